@@ -1,0 +1,76 @@
+/*
+ * Subutai SoC: tile identity, global cycle counter, core release, caches.
+ *
+ * OS-agnostic: used by the bare-metal runtime and by the Zephyr port. Every address and field
+ * comes from the SoC's generated headers.
+ */
+#ifndef SUBUTAI_SOC_H
+#define SUBUTAI_SOC_H
+
+#include <stdint.h>
+
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+#include <system.h>
+
+/* Variables private to each core (in its tile RAM), zeroed by every core at start-up. */
+#define __tile_bss __attribute__((section(".tile_bss")))
+
+static inline unsigned int subutai_tile_id(void)
+{
+	return tile_id_read();
+}
+
+static inline unsigned int subutai_tile_x(void)
+{
+	return (tile_position_read() >> CSR_TILE_POSITION_X_OFFSET) &
+	       ((1u << CSR_TILE_POSITION_X_SIZE) - 1);
+}
+
+static inline unsigned int subutai_tile_y(void)
+{
+	return (tile_position_read() >> CSR_TILE_POSITION_Y_OFFSET) &
+	       ((1u << CSR_TILE_POSITION_Y_SIZE) - 1);
+}
+
+static inline unsigned int subutai_num_tiles(void)
+{
+	return N_TILES;
+}
+
+/* Global cycle counter, common to all tiles. The two halves are read separately, so the high
+ * half is read again and the read retried when a carry happened in between.
+ */
+static inline uint64_t subutai_cycles(void)
+{
+	uint32_t hi, lo;
+
+	do {
+		hi = csr_read_simple(CSR_TILE_CYCLES_ADDR);
+		lo = csr_read_simple(CSR_TILE_CYCLES_ADDR + 4);
+	} while (hi != csr_read_simple(CSR_TILE_CYCLES_ADDR));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Cores set in mask start running (bit 0, the boot core, always runs). */
+static inline void subutai_release_cores(uint32_t mask)
+{
+	cores_release_write(mask | 1);
+}
+
+/* Data caches are write-through and not coherent: drop every cached line before reading data
+ * another core may have written (the acquire side of every synchronization).
+ */
+static inline void subutai_dcache_invalidate(void)
+{
+	flush_cpu_dcache();
+}
+
+/* Ends the program: the simulation exits with code; on hardware the core halts. */
+void subutai_exit(int code) __attribute__((noreturn));
+
+/* Entry point of every core other than 0 once released (weak: the default sleeps). */
+void tile_main(unsigned int tile);
+
+#endif /* SUBUTAI_SOC_H */

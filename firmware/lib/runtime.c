@@ -1,0 +1,85 @@
+/*
+ * Bare-metal start-up of the Subutai SoC: core 0 prepares shared memory, releases the other
+ * cores and runs main(); every other core runs tile_main().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <picotls.h> /* after a libc header: needs PICOLIBC_TLS from picolibc.h */
+
+#include <irq.h>
+#include <subutai/soc.h>
+
+extern char _fbss[], _ebss[], _tile_tls[];
+
+int main(void);
+
+static void halt(void)
+{
+	irq_setie(0);
+	for (;;) {
+		__asm__ volatile("wfi");
+	}
+}
+
+__attribute__((weak)) void tile_main(unsigned int tile)
+{
+	(void)tile;
+}
+
+void subutai_exit(int code)
+{
+	fflush(stdout);
+	while (!uart_txempty_read()) {
+	}
+#ifdef CSR_SIM_CTRL_BASE
+	sim_ctrl_exit_write(code & 0xff);
+#else
+	printf("@exit %d\n", code);
+#endif
+	halt();
+	__builtin_unreachable();
+}
+
+void _exit(int code)
+{
+	subutai_exit(code);
+}
+
+/* Interrupt sources of this core, dispatched by number (weak: nothing enabled yet). */
+__attribute__((weak)) void subutai_isr(uint32_t pending)
+{
+	(void)pending;
+}
+
+void subutai_trap(void)
+{
+	uint32_t mcause = csrr(mcause);
+
+	if (mcause & 0x80000000u) {
+		subutai_isr(irq_pending() & irq_getmask());
+		return;
+	}
+	printf("\n*** trap on tile %u: mcause=%lu mepc=0x%08lx mtval=0x%08lx\n",
+	       subutai_tile_id(), (unsigned long)mcause, csrr(mepc), csrr(mtval));
+	subutai_exit(3);
+}
+
+void subutai_start(void)
+{
+	unsigned int tile = subutai_tile_id();
+
+	_init_tls(_tile_tls);
+	_set_tls(_tile_tls);
+
+	if (tile != 0) {
+		/* Core 0 wrote shared memory before releasing this core. */
+		subutai_dcache_invalidate();
+		tile_main(tile);
+		halt();
+	}
+
+	memset(_fbss, 0, _ebss - _fbss);
+	subutai_release_cores((1u << subutai_num_tiles()) - 1);
+	exit(main());
+}

@@ -1,0 +1,107 @@
+#
+# One tile of the mesh: a core's private SRAM and CSRs behind a local interconnect.
+#
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import wishbone, csr_bus
+from litex.soc.interconnect.csr import CSRStatus, CSRField
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.cores.timer import Timer
+
+
+class TileInfo(LiteXModule):
+    """Identity of the tile and the global cycle counter, in the tile-local CSR window."""
+    def __init__(self, tile_id, x, y, cycles):
+        self._id = CSRStatus(8, reset=tile_id, description="Tile (and core) number, ``y*X + x``.")
+        self._position = CSRStatus(fields=[
+            CSRField("x", size=4, reset=x, description="Column of the tile in the mesh."),
+            CSRField("y", size=4, reset=y, description="Row of the tile in the mesh."),
+        ], description="Position of the tile in the mesh.")
+        self._cycles = CSRStatus(len(cycles), description="""
+            Global cycle counter (common to all tiles). Read the high word, the low word, then the
+            high word again and retry if it changed.""")
+
+        # # #
+
+        self.comb += self._cycles.status.eq(cycles)
+
+
+class Tile(Module):
+    """A tile: the local interconnect of one core.
+
+    The core's instruction and data buses enter a crossbar that decodes three windows, identical in
+    every tile so one binary runs on every core:
+
+    - ``ram_origin``: the tile's private SRAM (each core sees its own);
+    - ``csr_origin``: the tile's CSR bank (tile id, timer, later the NI);
+    - everything else goes out on ``self.uplink``, a master port of the SoC's shared bus.
+
+    The core itself is created and owned by the SoC (core 0 is the SoC's ``cpu``); the tile only
+    wires it. Interrupts of tile-local sources are connected to the core at the numbers given in
+    ``irqs``.
+
+    This is a plain Migen ``Module`` on purpose: its CSRs live in its own bank and must not be
+    collected into the SoC's global CSR bank.
+    """
+    # Page of each tile-local CSR module inside the tile CSR window (``paging`` bytes each).
+    csr_map = {
+        "timer0" : 0,
+        "tile"   : 1,
+    }
+
+    def __init__(self, cpu, tile_id, x, y, cycles,
+        ram_origin   = 0x2000_0000,
+        ram_size     = 16*1024,
+        csr_origin   = 0xf800_0000,
+        csr_paging   = 0x800,
+        irqs         = {"timer0": 1},
+        csr_map      = None):
+        self.tile_id = tile_id
+        self.csr_map = dict(self.csr_map, **(csr_map or {}))
+        self.csr_paging = csr_paging
+        self.uplink  = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+
+        # Tile-local modules ---------------------------------------------------------------------
+        self.submodules.ram    = wishbone.SRAM(ram_size)
+        self.submodules.timer0 = Timer()
+        self.timer0.add_uptime()
+        self.submodules.tile   = TileInfo(tile_id, x, y, cycles)
+
+        # Tile-local CSR bank --------------------------------------------------------------------
+        self.csr_bridge = wishbone.Wishbone2CSR(bus_csr=csr_bus.Interface(data_width=32, address_width=14))
+        self.submodules += self.csr_bridge
+        self.csr_size = 2**14 * 4
+
+        # Local interconnect ---------------------------------------------------------------------
+        self.ram_region = SoCRegion(origin=ram_origin, size=ram_size)
+        self.csr_region = SoCRegion(origin=csr_origin, size=self.csr_size, cached=False)
+        local = lambda a: self.ram_region.decoder(self.uplink)(a) | self.csr_region.decoder(self.uplink)(a)
+        self.submodules.crossbar = wishbone.Crossbar(
+            masters = [cpu.ibus, cpu.dbus],
+            slaves  = [
+                (self.ram_region.decoder(self.uplink), self.ram.bus),
+                (self.csr_region.decoder(self.uplink), self.csr_bridge.wishbone),
+                (lambda a: ~local(a),                  self.uplink),
+            ])
+
+        # Interrupts -----------------------------------------------------------------------------
+        self.irqs = irqs
+        for name, loc in irqs.items():
+            self.comb += cpu.interrupt[loc].eq(getattr(self, name).ev.irq)
+
+        # CSR bank (built last, once every tile-local module exists) -----------------------------
+        self.submodules.csr_bankarray = csr_bus.CSRBankArray(self,
+            address_map = lambda name, memory: self.csr_map.get(name) if memory is None else None,
+            data_width    = 32,
+            address_width = 14,
+            paging        = csr_paging)
+        self.submodules.csr_interconnect = csr_bus.InterconnectShared(
+            masters = [self.csr_bridge.csr],
+            slaves  = self.csr_bankarray.get_buses())
+
+    def csr_regions(self):
+        """(name, origin, csrs) of every tile-local CSR bank, for the SoC's exported headers."""
+        return [(name, self.csr_region.origin + self.csr_paging*mapaddr, csrs)
+            for name, csrs, mapaddr, rmap in self.csr_bankarray.banks]

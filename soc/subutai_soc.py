@@ -1,0 +1,111 @@
+#
+# Subutai SoC: N VexRiscv tiles in a 2-D mesh, shared main RAM, one UART.
+#
+
+from migen import *
+
+from litex.soc.integration.soc import SoCRegion, SoCCSRRegion
+from litex.soc.integration.soc_core import SoCCore
+from litex.soc.cores.cpu.vexriscv import VexRiscv
+
+from gateware.control import CycleCounter, CoreControl
+from gateware.tile import Tile
+
+KiB = 1024
+MiB = 1024*KiB
+
+
+class SubutaiSoC(SoCCore):
+    """Multi-tile VexRiscv SoC.
+
+    Every tile has a core, a private SRAM seen at ``tile_ram`` and a CSR bank seen at
+    ``tile_csr`` by its own core (same addresses in every tile, so one image runs on all cores).
+    Main RAM, the UART and the global CSRs are shared through the SoC bus. Core 0 boots; the other
+    cores are held in reset until core 0 writes ``cores_release``.
+    """
+    mem_map = {
+        **SoCCore.mem_map,
+        "tile_ram" : 0x2000_0000,
+        "main_ram" : 0x4000_0000,
+        "csr"      : 0xf000_0000,
+        "tile_csr" : 0xf800_0000,
+    }
+
+    # Interrupt numbers of tile-local sources, the same on every core.
+    tile_irqs = {
+        "timer0" : 1,
+    }
+
+    def __init__(self, platform, sys_clk_freq,
+        mesh_x        = 2,
+        mesh_y        = 2,
+        cpu_variant   = "standard",
+        tile_ram_size = 16*KiB,
+        ident         = "Subutai SoC",
+        **kwargs):
+        self.mesh_x  = mesh_x
+        self.mesh_y  = mesh_y
+        self.n_tiles = n_tiles = mesh_x*mesh_y
+        kwargs.setdefault("cpu_reset_address", self.mem_map["main_ram"])
+        kwargs.setdefault("integrated_rom_size",  0)
+        kwargs.setdefault("integrated_sram_size", 0)
+
+        # SoCCore: core 0 as the SoC's CPU, shared bus, UART, global CSRs. The tile-local timer
+        # replaces LiteX's global timer0.
+        SoCCore.__init__(self, platform, sys_clk_freq,
+            cpu_type    = "vexriscv",
+            cpu_variant = cpu_variant,
+            with_timer  = False,
+            ident       = f"{ident} {mesh_x}x{mesh_y}",
+            **kwargs)
+
+        # Reserve the tile-local interrupt numbers (exported as <NAME>_INTERRUPT).
+        for name, loc in self.tile_irqs.items():
+            self.irq.add(name, loc)
+
+        # Core 0's buses reach the SoC bus through tile 0, not directly.
+        for n in range(len(self.cpu.periph_buses)):
+            self.bus.masters.pop(f"cpu_bus{n}")
+
+        # Global blocks.
+        self.cycles = CycleCounter()
+        self.cores  = CoreControl(n_tiles)
+
+        # Tiles.
+        self.bus.add_region("tile_ram", SoCRegion(origin=self.mem_map["tile_ram"],
+            size=tile_ram_size, cached=True, linker=True))
+        self.cpus  = [self.cpu]
+        self.tiles = []
+        for i in range(n_tiles):
+            if i > 0:
+                cpu = VexRiscv(platform, cpu_variant)
+                cpu.set_reset_address(self.cpu.reset_address)
+                self.comb += cpu.reset.eq(self.cores.resets[i])
+                self.add_module(name=f"cpu{i}", module=cpu)
+                self.cpus.append(cpu)
+            tile = Tile(self.cpus[i], tile_id=i, x=i % mesh_x, y=i // mesh_x,
+                cycles     = self.cycles.value,
+                ram_origin = self.mem_map["tile_ram"],
+                ram_size   = tile_ram_size,
+                csr_origin = self.mem_map["tile_csr"],
+                csr_paging = self.csr.paging,
+                irqs       = self.tile_irqs)
+            setattr(self.submodules, f"tile{i}", tile)
+            self.bus.add_master(name=f"tile{i}", master=tile.uplink)
+            self.tiles.append(tile)
+        self.bus.add_region("tile_csr", SoCRegion(origin=self.mem_map["tile_csr"],
+            size=self.tiles[0].csr_size, cached=False))
+
+        for name, value in [("MESH_X", mesh_x), ("MESH_Y", mesh_y), ("N_TILES", n_tiles)]:
+            self.add_constant(name, value)
+
+    def finalize(self):
+        if self.finalized:
+            return
+        SoCCore.finalize(self)
+        # Export tile-local CSR banks (identical layout in every tile) after LiteX has sorted the
+        # global ones, so the global CSR base stays the first region of csr.h.
+        for name, origin, csrs in self.tiles[0].csr_regions():
+            region = SoCCSRRegion(origin=origin, busword=self.csr.data_width, obj=csrs)
+            self.csr.add_region(name, region)
+            self.csr_regions[name] = region
