@@ -221,7 +221,7 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
     if trace:
         cmd.append(f"TRACE={trace}")
     if opt is not None:
-        cmd.append(f"OPT={opt}")
+        cmd.append(f"VERILATOR_OPT={opt}")
     if cxxopt is not None:
         cmd.append(f"CXXOPT={cxxopt}")
     if pgo:

@@ -12,6 +12,9 @@
 
 extern char _fbss[], _ebss[], _tile_tls[];
 
+/* Global cycle count at which core 0 released the other cores. */
+uint64_t subutai_release_cycle;
+
 int main(void);
 
 static void halt(void)
@@ -80,6 +83,7 @@ void subutai_start(void)
 	}
 
 	memset(_fbss, 0, _ebss - _fbss);
+	subutai_release_cycle = subutai_cycles();
 	subutai_release_cores((1u << subutai_num_tiles()) - 1);
 	exit(main());
 }

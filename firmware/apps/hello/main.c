@@ -61,5 +61,6 @@ int main(void)
 		       (unsigned long)e->tile, n, (unsigned long)e->x, (unsigned long)e->y,
 		       (unsigned long)e->counter, (unsigned long)e->start_cycle);
 	}
+	printf("cores released at cycle %lu\n", (unsigned long)subutai_release_cycle);
 	return 0;
 }

@@ -67,6 +67,9 @@ static inline void subutai_dcache_invalidate(void)
 	flush_cpu_dcache();
 }
 
+/* Global cycle count at which core 0 released the other cores (bare-metal runtime). */
+extern uint64_t subutai_release_cycle;
+
 /* Ends the program: the simulation exits with code; on hardware the core halts. */
 void subutai_exit(int code) __attribute__((noreturn));
 

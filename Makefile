@@ -1,0 +1,33 @@
+# Subutai on LiteX: top-level commands. `make help` lists them.
+
+PYTHON  := .venv/bin/python
+TILES   ?= 4
+APP     ?= hello
+PYTEST_ARGS ?=
+
+.PHONY: help setup test sim simspeed clean
+
+help:
+	@echo "make setup                 install apt packages and the Python venv (.venv)"
+	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
+	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
+	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
+	@echo "make clean                 remove build/ (models, firmware, generated headers)"
+
+setup:
+	bash scripts/setup.sh
+
+$(PYTHON):
+	@echo "error: no virtual environment: run 'make setup' first" >&2; exit 1
+
+test: | $(PYTHON)
+	$(PYTHON) -m pytest tests -q $(PYTEST_ARGS)
+
+sim: | $(PYTHON)
+	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP)
+
+simspeed: | $(PYTHON)
+	$(PYTHON) scripts/simspeed.py
+
+clean:
+	rm -rf build

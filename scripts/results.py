@@ -1,0 +1,43 @@
+"""Writing results: CSV, Markdown tables and console tables under results/."""
+
+import csv
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS_DIR = os.path.join(ROOT, "results")
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(str(h) for h in header) + " |",
+             "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def console_table(header, rows):
+    cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for n, row in enumerate(cells):
+        out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            out.append("  ".join("-"*w for w in widths))
+    return "\n".join(out)
+
+
+def save_table(name, header, rows, title=None, notes=None, results_dir=RESULTS_DIR):
+    """Write results/<name>.csv and results/<name>.md; return their paths."""
+    os.makedirs(results_dir, exist_ok=True)
+    csv_path = os.path.join(results_dir, f"{name}.csv")
+    md_path  = os.path.join(results_dir, f"{name}.md")
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    with open(md_path, "w") as f:
+        if title:
+            f.write(f"# {title}\n\n")
+        f.write(markdown_table(header, rows))
+        if notes:
+            f.write("\n" + notes.strip() + "\n")
+    return csv_path, md_path

@@ -1,0 +1,37 @@
+"""Shared fixtures: Verilator models are built once per test session and reused."""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+class ModelCache:
+    def __init__(self):
+        self.models = {}
+        self.images = {}
+
+    def model(self, mesh_x, mesh_y):
+        from boards.sim import build_model
+        key = (mesh_x, mesh_y)
+        if key not in self.models:
+            self.models[key] = build_model(mesh_x, mesh_y, log=lambda m: print(m, file=sys.stderr))
+        return self.models[key]
+
+    def image(self, mesh_x, mesh_y, app):
+        key = (mesh_x, mesh_y, app)
+        if key not in self.images:
+            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app)
+        return self.images[key]
+
+    def run(self, mesh_x, mesh_y, app, **kwargs):
+        model = self.model(mesh_x, mesh_y)
+        return model.run(self.image(mesh_x, mesh_y, app), **kwargs)
+
+
+@pytest.fixture(scope="session")
+def sim():
+    return ModelCache()

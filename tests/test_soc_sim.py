@@ -1,0 +1,123 @@
+"""Integration tests of the multi-tile SoC in Verilator: boot, tile ids, memories, cycle counter."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+MESHES = [(1, 1), (2, 1), (2, 2)]
+MESH_IDS = [f"{x}x{y}" for x, y in MESHES]
+
+
+def subutai_lines(output):
+    return [json.loads(l.split(" ", 1)[1]) for l in output.splitlines() if l.startswith("@subutai ")]
+
+
+@pytest.mark.parametrize("mesh", MESHES, ids=MESH_IDS)
+def test_hello_every_tile_reports_its_id(sim, mesh):
+    x, y = mesh
+    n = x*y
+    r = sim.run(x, y, "hello", max_cycles=5_000_000)
+    assert r.exit_code == 0, r.stderr
+    lines = re.findall(r"hello from tile (\d+) of (\d+) \(x=(\d+), y=(\d+)\) counter=(\d+) cycle=(\d+)", r.output)
+    assert len(lines) == n, r.output
+    release = int(re.search(r"cores released at cycle (\d+)", r.output).group(1))
+    for i, (tile, tiles, tx, ty, counter, cycle) in enumerate(lines):
+        assert int(tile) == i
+        assert int(tiles) == n
+        assert (int(tx), int(ty)) == (i % x, i // x)
+        assert int(counter) == 100*(i + 1)
+        if i > 0:
+            # Secondary cores only run once core 0 has released them.
+            assert int(cycle) > release
+
+
+@pytest.mark.parametrize("mesh", MESHES, ids=MESH_IDS)
+def test_memories_and_cycle_counter(sim, mesh):
+    x, y = mesh
+    n = x*y
+    r = sim.run(x, y, "memcheck", max_cycles=5_000_000)
+    assert r.exit_code == 0, r.stderr
+    reports = subutai_lines(r.output)
+    assert [rep["tile"] for rep in reports] == list(range(n))
+    addrs = {rep["private_addr"] for rep in reports}
+    assert len(addrs) == 1, "every core must use the same local address"
+    for rep in reports:
+        # Private RAM: every core wrote 0xa5000000|tile at the same address before any read.
+        assert rep["private"] == 0xa5000000 | rep["tile"]
+        # Shared RAM: every core sees every other core's slot.
+        assert rep["shared_seen"] == n
+        # Monotonic: successive reads strictly increase.
+        assert rep["monotonic"] == 1
+        # Common: core 0 stamped t_go, then signalled; tile i saw the signal, then stamped
+        # t_seen; core 0 saw tile i done, then stamped t_end. One counter means order holds.
+        assert rep["t_go"] < rep["t_seen"] < rep["t_end"]
+    # The counter counts simulated cycles from reset.
+    assert reports[0]["t_end"] < r.cycles
+
+
+def test_trap_is_reported_not_hung(sim):
+    r = sim.run(1, 1, "trap", max_cycles=2_000_000)
+    assert r.exit_code == 3
+    assert re.search(r"\*\*\* trap on tile 0: mcause=2 ", r.output), r.output
+
+
+def test_timeout_ends_simulation(sim):
+    r = sim.run(2, 1, "busy", max_cycles=20_000)
+    assert r.exit_code == 124
+    assert "timeout" in r.stderr
+    assert r.cycles == 20_000
+
+
+def test_generated_exports_describe_tiles(sim):
+    model = sim.model(2, 2)
+    cfg = model.config
+    c = cfg["constants"]
+    assert (c["mesh_x"], c["mesh_y"], c["n_tiles"]) == (2, 2, 4)
+    mems = cfg["memories"]
+    assert mems["tile_ram"]["base"] == 0x2000_0000
+    assert mems["main_ram"]["base"] == 0x4000_0000
+    tile_csr = mems["tile_csr"]["base"]
+    for bank in ["tile", "timer0"]:
+        assert tile_csr <= cfg["csr_bases"][bank] < tile_csr + mems["tile_csr"]["size"]
+    for reg in ["tile_id", "tile_position", "tile_cycles", "timer0_uptime_cycles", "cores_release"]:
+        assert reg in cfg["csr_registers"], reg
+    assert c["timer0_interrupt"] != c["uart_interrupt"]
+    csr_h = open(os.path.join(model.generated_dir, "csr.h")).read()
+    assert "tile_id_read" in csr_h and "cores_release_write" in csr_h
+
+
+def _sim_cli(*args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "boards", "sim.py"), *args],
+        capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--tiles", "5"], "does not form a mesh"),
+    (["--tiles", "17"], "must be 1 to 16"),
+    (["--mesh", "5x1"], "each side must be 1 to 4"),
+    (["--mesh", "2by2"], "expected XxY"),
+    (["--tiles", "4", "--mesh", "2x1"], "does not match"),
+    (["--ram-init", "/nonexistent.bin"], "no such file"),
+    (["--app", "no_such_app"], "no such application"),
+])
+def test_cli_rejects_bad_arguments(args, message):
+    p = _sim_cli(*args)
+    assert p.returncode == 2
+    assert message in p.stderr
+
+
+def test_harness_rejects_bad_arguments(sim):
+    model = sim.model(1, 1)
+    p = subprocess.run([model.binary, "--max-cycles", "ten"], capture_output=True, text=True)
+    assert p.returncode == 2 and "not a number" in p.stderr
+    p = subprocess.run([model.binary, "--dir", "/nonexistent"], capture_output=True, text=True)
+    assert p.returncode == 2 and "cannot enter" in p.stderr
+    p = subprocess.run([model.binary, "--trace", "x.vcd", "--dir", model.gateware_dir],
+        capture_output=True, text=True)
+    assert p.returncode == 2 and "without tracing" in p.stderr
