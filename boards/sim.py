@@ -256,7 +256,7 @@ def main():
     parser.add_argument("--force", action="store_true", help="Rebuild the model even when up to date.")
     parser.add_argument("--app", default=None, help="Firmware application to compile and run (firmware/apps/<app>).")
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
-    parser.add_argument("--max-cycles", type=int, default=200_000_000, help="Stop after this many cycles (exit 124).")
+    parser.add_argument("--max-cycles", type=int, default=50_000_000, help="Stop after this many cycles (exit 124).")
     parser.add_argument("--trace", nargs="?", const="sim.vcd", default=None, metavar="FILE",
         help="Write a waveform (.vcd or .fst); builds a tracing model beside the fast one.")
     parser.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")

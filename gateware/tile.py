@@ -38,6 +38,9 @@ class Tile(Module):
     - ``csr_origin``: the tile's CSR bank (tile id, timer, later the NI);
     - everything else goes out on ``self.uplink``, a master port of the SoC's shared bus.
 
+    ``modules`` adds tile-local modules (e.g. ``{"ni": NetworkInterface(...)}``) to the tile's CSR
+    bank, at the page given by ``csr_map``.
+
     The core itself is created and owned by the SoC (core 0 is the SoC's ``cpu``); the tile only
     wires it. Interrupts of tile-local sources are connected to the core at the numbers given in
     ``irqs``.
@@ -49,6 +52,7 @@ class Tile(Module):
     csr_map = {
         "timer0" : 0,
         "tile"   : 1,
+        "ni"     : 2,
     }
 
     def __init__(self, cpu, tile_id, x, y, cycles,
@@ -57,6 +61,7 @@ class Tile(Module):
         csr_origin   = 0xf800_0000,
         csr_paging   = 0x800,
         irqs         = {"timer0": 1},
+        modules      = None,
         csr_map      = None):
         self.tile_id = tile_id
         self.csr_map = dict(self.csr_map, **(csr_map or {}))
@@ -68,6 +73,9 @@ class Tile(Module):
         self.submodules.timer0 = Timer()
         self.timer0.add_uptime()
         self.submodules.tile   = TileInfo(tile_id, x, y, cycles)
+        # Further tile-local modules given by the SoC (the NI), in the tile's CSR bank.
+        for name, module in (modules or {}).items():
+            setattr(self.submodules, name, module)
 
         # Tile-local CSR bank --------------------------------------------------------------------
         self.csr_bridge = wishbone.Wishbone2CSR(bus_csr=csr_bus.Interface(data_width=32, address_width=14))

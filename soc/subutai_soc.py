@@ -10,6 +10,9 @@ from litex.soc.cores.cpu.vexriscv import VexRiscv
 
 from gateware.control import CycleCounter, CoreControl
 from gateware.tile import Tile
+from gateware.noc.common import HEAD_FIELDS
+from gateware.noc.mesh import Mesh
+from gateware.ni.ni import NetworkInterface
 
 KiB = 1024
 MiB = 1024*KiB
@@ -34,6 +37,7 @@ class SubutaiSoC(SoCCore):
     # Interrupt numbers of tile-local sources, the same on every core.
     tile_irqs = {
         "timer0" : 1,
+        "ni"     : 2,
     }
 
     def __init__(self, platform, sys_clk_freq,
@@ -41,6 +45,8 @@ class SubutaiSoC(SoCCore):
         mesh_y        = 2,
         cpu_variant   = "standard",
         tile_ram_size = 16*KiB,
+        noc_buffer_depth = 4,
+        ni_fifo_depth = 16,
         ident         = "Subutai SoC",
         **kwargs):
         self.mesh_x  = mesh_x
@@ -71,6 +77,9 @@ class SubutaiSoC(SoCCore):
         self.cycles = CycleCounter()
         self.cores  = CoreControl(n_tiles)
 
+        # Network-on-Chip.
+        self.noc = Mesh(mesh_x, mesh_y, buffer_depth=noc_buffer_depth)
+
         # Tiles.
         self.bus.add_region("tile_ram", SoCRegion(origin=self.mem_map["tile_ram"],
             size=tile_ram_size, cached=True, linker=True))
@@ -83,13 +92,20 @@ class SubutaiSoC(SoCCore):
                 self.comb += cpu.reset.eq(self.cores.resets[i])
                 self.add_module(name=f"cpu{i}", module=cpu)
                 self.cpus.append(cpu)
+            ni = NetworkInterface(mesh_x, mesh_y, x=i % mesh_x, y=i // mesh_x,
+                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth)
+            self.comb += [
+                ni.tx.connect(self.noc.local_inputs[i]),
+                self.noc.local_outputs[i].connect(ni.rx),
+            ]
             tile = Tile(self.cpus[i], tile_id=i, x=i % mesh_x, y=i // mesh_x,
                 cycles     = self.cycles.value,
                 ram_origin = self.mem_map["tile_ram"],
                 ram_size   = tile_ram_size,
                 csr_origin = self.mem_map["tile_csr"],
                 csr_paging = self.csr.paging,
-                irqs       = self.tile_irqs)
+                irqs       = self.tile_irqs,
+                modules    = {"ni": ni})
             setattr(self.submodules, f"tile{i}", tile)
             self.bus.add_master(name=f"tile{i}", master=tile.uplink)
             self.tiles.append(tile)
@@ -98,6 +114,11 @@ class SubutaiSoC(SoCCore):
 
         for name, value in [("MESH_X", mesh_x), ("MESH_Y", mesh_y), ("N_TILES", n_tiles)]:
             self.add_constant(name, value)
+        # Packet format of the NoC, for drivers.
+        for field, (lsb, width) in HEAD_FIELDS.items():
+            self.add_constant(f"NOC_HEAD_{field.upper()}_OFFSET", lsb)
+            self.add_constant(f"NOC_HEAD_{field.upper()}_SIZE", width)
+        self.add_constant("NOC_MAX_PAYLOAD", self.tiles[0].ni.max_payload)
 
     def finalize(self):
         if self.finalized:

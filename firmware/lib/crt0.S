@@ -64,6 +64,9 @@ crt_init:
 	la	sp, _estack
 	la	t0, trap_entry
 	csrw	mtvec, t0
+	/* Machine external interrupts reach the core (VexRiscv's mask CSR selects which). */
+	li	t0, 0x800
+	csrw	mie, t0
 
 	/* Private .tile_bss of this core. */
 	la	t0, _ftile_bss

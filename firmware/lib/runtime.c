@@ -49,10 +49,14 @@ void _exit(int code)
 	subutai_exit(code);
 }
 
-/* Interrupt sources of this core, dispatched by number (weak: nothing enabled yet). */
+void subutai_ni_isr(void);
+
+/* Interrupt sources of this core, dispatched by number. */
 __attribute__((weak)) void subutai_isr(uint32_t pending)
 {
-	(void)pending;
+	if (pending & (1u << NI_INTERRUPT)) {
+		subutai_ni_isr();
+	}
 }
 
 void subutai_trap(void)
