@@ -110,7 +110,7 @@ class NetworkInterface(LiteXModule):
         push_first, push_last, push_vc = Signal(), Signal(), Signal()
         err = self._tx_error
         tx_err = Signal(5)
-        self.comb += err.status.eq(tx_err)
+        self.comb += [getattr(err.fields, f.name).eq(tx_err[i]) for i, f in enumerate(err.fields.fields)]
         self.comb += [
             tx_fifo.sink.valid.eq(push),
             tx_fifo.sink.data.eq(push_data),
