@@ -121,3 +121,14 @@ def test_harness_rejects_bad_arguments(sim):
     p = subprocess.run([model.binary, "--trace", "x.vcd", "--dir", model.gateware_dir],
         capture_output=True, text=True)
     assert p.returncode == 2 and "without tracing" in p.stderr
+
+
+def test_trace_writes_waveform(sim, tmp_path):
+    from boards.sim import build_model
+    model = build_model(1, 1, trace="1", log=lambda m: None)
+    vcd = tmp_path / "hello.vcd"
+    r = model.run(sim.image(1, 1, "hello"), max_cycles=2_000_000, trace=str(vcd))
+    assert r.exit_code == 0
+    head = vcd.read_text()[:4000]
+    assert "$enddefinitions" in head or "$scope" in head
+    assert "serial_source_valid" in head
