@@ -1,0 +1,363 @@
+#
+# 5-port wormhole router of the Subutai mesh NoC.
+#
+"""5-port wormhole router with two virtual channels and XY routing.
+
+Structure (one concern per module)::
+
+    link in --> _InputPort (one FIFO per VC, route computation, drop of bad packets) --+
+                                                                                        |
+    link out <-- _OutputPort (per VC: wormhole lock + round-robin over inputs;         <+
+                              between VCs: priority with a starvation limit; crossbar mux)
+
+Latency: the input FIFOs are the only storage on the path. A flit written into an input FIFO in
+cycle ``t`` is offered on the output link in cycle ``t+1`` (route computation, allocation and the
+crossbar are combinational behind the FIFO read port), so an uncontended head flit advances **one
+router per cycle**: injected into the source router in cycle ``t``, it is delivered by the
+destination router in cycle ``t + hops + 1``, where ``hops`` is the Manhattan distance (the ``+1``
+is the ejection through the destination router). Body flits follow at one flit per cycle.
+
+Back-pressure: ``ready[v]`` of an input is "the VC-``v`` FIFO is not full", computed from the FIFO
+level register only, so it never depends on ``valid`` (no combinational loop between routers).
+The outputs look at the downstream ``ready`` before choosing what to send. A FIFO depth of at
+least 2 sustains one flit per cycle per link; the default is 4.
+
+Routing is dimension-ordered (X first, then Y). Each VC is an independent XY network, which is
+deadlock-free on a mesh; packets never change VC.
+
+Arbitration at each output:
+
+- per VC, an output VC is allocated to one input from head to tail (wormhole); a new packet is
+  chosen round-robin among the inputs whose head flit asks for this output VC;
+- between the two VCs of the output, a VC competes when it has a flit *and* the downstream
+  ``ready`` of that VC is high; VC 1 (priority) wins, except that after ``starvation_limit``
+  consecutive VC-1 grants while VC 0 was competing, VC 0 gets one grant.
+
+Bad packets never hang the router: a head flit whose destination is outside the mesh (when the
+mesh size is known) or whose XY route would leave through a port that is absent or an illegal
+turn (a U-turn, or a Y-to-X turn) is consumed together with the rest of its packet and dropped;
+``error`` (sticky) is set and ``dropped`` counts such packets.
+"""
+
+from migen import *
+from migen.genlib.fifo import SyncFIFO
+
+from litex.gen import LiteXModule, Reduce
+
+from gateware.noc.common import (
+    N_VCS, PORTS, LOCAL, NORTH, EAST, SOUTH, WEST, PORT_OFFSETS, MAX_MESH_DIM,
+    Link, head_field,
+)
+
+# Outputs an XY-routed flit may take, per input port: no U-turns, no turns from Y back to X.
+LEGAL_TURNS = {
+    LOCAL: {LOCAL, NORTH, EAST, SOUTH, WEST},
+    WEST:  {LOCAL, NORTH, EAST, SOUTH},   # Arrived from the west: travelling east.
+    EAST:  {LOCAL, NORTH, SOUTH, WEST},   # Travelling west.
+    NORTH: {LOCAL, SOUTH},                # Travelling south.
+    SOUTH: {LOCAL, NORTH},                # Travelling north.
+}
+
+# Round-robin arbiter ------------------------------------------------------------------------------
+
+class RoundRobinComb(Module):
+    """Round-robin arbiter with a combinational grant.
+
+    ``grant`` (one-hot) is the first requester after the previous winner, in the same cycle as
+    ``request`` (Migen's ``RoundRobin`` registers its grant, which would cost a cycle per hop).
+    The previous winner is updated when ``ce`` is high (the grant was used).
+    """
+    def __init__(self, n):
+        self.request = Signal(n)
+        self.grant   = Signal(n)
+        self.ce      = Signal()
+
+        # # #
+
+        if n == 1:
+            self.comb += self.grant.eq(self.request)
+            return
+        last  = Signal(max=n, reset=n - 1, name="rr_last")  # Requester 0 has priority after reset.
+        cases = {}
+        for prev in range(n):
+            chain = []
+            for t in reversed([(prev + 1 + k) % n for k in range(n)]):
+                chain = [If(self.request[t], self.grant.eq(1 << t)).Else(*chain)]
+            cases[prev] = chain
+        self.comb += Case(last, cases)
+        for t in range(n):
+            self.sync += If(self.ce & self.grant[t], last.eq(t))
+
+# Input port ---------------------------------------------------------------------------------------
+
+class _InputVC(Module):
+    """FIFO of one VC of an input port, with the XY route of the flit at its head.
+
+    ``valid``/``first``/``last``/``data``: flit at the head of the FIFO (first-word fall-through).
+    ``request[o]``: the head flit is a well-formed head that asks for output ``o``.
+    ``pop``: the head flit leaves (forwarded by an output, asserted by the router).
+    """
+    def __init__(self, link, vc, x, y, port, depth, outputs, mesh_x, mesh_y):
+        self.valid   = Signal()
+        self.first   = Signal()
+        self.last    = Signal()
+        self.data    = Signal(len(link.data))
+        self.request = Signal(len(PORTS))
+        self.pop     = Signal()
+        self.drop    = Signal()  # A flit of a bad packet is consumed this cycle.
+        self.dropped = Signal()  # The tail of a bad packet is consumed this cycle.
+
+        # # #
+
+        width = len(link.data) + 2
+        self.fifo = fifo = SyncFIFO(width, depth)
+        self.submodules += fifo
+        self.comb += [
+            fifo.din.eq(Cat(link.data, link.first, link.last)),
+            fifo.we.eq(link.valid & (link.vc == vc)),
+            # Depends on the fill level only, never on valid (see the link protocol).
+            link.ready[vc].eq(fifo.writable),
+            self.valid.eq(fifo.readable),
+            Cat(self.data, self.first, self.last).eq(fifo.dout),
+        ]
+
+        # XY route of the head flit.
+        dst_x = head_field(self.data, "dst_x")
+        dst_y = head_field(self.data, "dst_y")
+        route = Signal(len(PORTS), name="route")
+        self.comb += [
+            route[EAST ].eq(dst_x > x),
+            route[WEST ].eq(dst_x < x),
+            route[NORTH].eq((dst_x == x) & (dst_y < y)),
+            route[SOUTH].eq((dst_x == x) & (dst_y > y)),
+            route[LOCAL].eq((dst_x == x) & (dst_y == y)),
+        ]
+        # A head is bad if its route is not an existing legal output, or its destination is
+        # outside the mesh (dropped at the first router instead of at the mesh edge).
+        allowed = [o for o in sorted(LEGAL_TURNS[port]) if o in outputs]
+        routable = Signal(name="routable")
+        self.comb += routable.eq(Reduce("OR", [route[o] for o in allowed]) if allowed else 0)
+        if mesh_x is not None and mesh_x < MAX_MESH_DIM:
+            self.comb += If(dst_x >= mesh_x, routable.eq(0))
+        if mesh_y is not None and mesh_y < MAX_MESH_DIM:
+            self.comb += If(dst_y >= mesh_y, routable.eq(0))
+
+        # Dropping a bad packet: its head and every flit up to its tail are consumed here.
+        dropping = Signal(name="dropping")
+        self.comb += [
+            self.drop.eq(self.valid & (dropping | (self.first & ~routable))),
+            self.dropped.eq(self.drop & self.last),
+            fifo.re.eq(self.pop | self.drop),
+            If(self.valid & self.first & routable & ~dropping,
+                self.request.eq(route)
+            ),
+        ]
+        self.sync += If(self.drop, dropping.eq(~self.last))
+
+
+class _InputPort(Module):
+    """An input port: one :class:`_InputVC` per virtual channel behind one link."""
+    def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y):
+        self.vcs = [_InputVC(link, vc, x, y, port, depth, outputs, mesh_x, mesh_y)
+            for vc in range(N_VCS)]
+        self.submodules += self.vcs
+
+# Output port --------------------------------------------------------------------------------------
+
+class _OutputVC(Module):
+    """Allocation of one VC of an output port to the inputs (wormhole, round-robin).
+
+    ``select`` (one-hot over ``inputs``): the input whose flit this VC would send now;
+    ``candidate``: this VC has a flit to send and the downstream VC is ready;
+    ``go`` (from the VC arbiter): the flit is sent this cycle; ``last``: it is a tail.
+    """
+    def __init__(self, link, vc, requests, valids):
+        n = len(requests)
+        self.select    = Signal(n)
+        self.candidate = Signal()
+        self.go        = Signal()
+        self.last      = Signal()
+
+        # # #
+
+        locked = Signal(name="locked")    # Allocated to input ``owner`` from head to tail.
+        owner  = Signal(n, name="owner")  # One-hot.
+        self.rr = rr = RoundRobinComb(n)
+        self.submodules += rr
+        has_flit = Signal(name="has_flit")
+        self.comb += [
+            rr.request.eq(Cat(*requests)),
+            If(locked,
+                self.select.eq(owner),
+                has_flit.eq((owner & Cat(*valids)) != 0),
+            ).Else(
+                self.select.eq(rr.grant),
+                has_flit.eq(rr.request != 0),
+            ),
+            self.candidate.eq(has_flit & link.ready[vc]),
+            rr.ce.eq(self.go & ~locked),
+        ]
+        self.sync += If(self.go,
+            locked.eq(0),
+            If(~locked, owner.eq(rr.grant)),
+        )
+
+
+class _OutputPort(Module):
+    """An output port: per-VC allocation, VC arbitration and the crossbar multiplexer.
+
+    ``inputs``: list of ``(port, _InputPort)`` that may be routed to this output.
+    """
+    def __init__(self, link, port, inputs, starvation_limit):
+        assert starvation_limit >= 1
+        n = len(inputs)
+        self.go      = Signal(N_VCS)  # Flit sent on VC v this cycle (for counters).
+        self.sources = [port for port, _ in inputs]
+
+        # # #
+
+        heads = [[(ip.vcs[vc].data, ip.vcs[vc].first, ip.vcs[vc].last) for _, ip in inputs]
+            for vc in range(N_VCS)]
+        ovcs = []
+        for vc in range(N_VCS):
+            ovc = _OutputVC(link, vc,
+                requests = [ip.vcs[vc].request[port] for _, ip in inputs],
+                valids   = [ip.vcs[vc].valid for _, ip in inputs])
+            ovcs.append(ovc)
+        self.ovcs = ovcs
+        self.submodules += ovcs
+
+        # VC arbitration: priority to VC 1, one VC-0 grant after ``starvation_limit`` VC-1 grants
+        # that made a competing VC 0 wait.
+        starve   = Signal(max=starvation_limit + 1, name="starve")
+        starved  = Signal(name="starved")
+        choose1  = Signal(name="choose1")
+        choose0  = Signal(name="choose0")
+        c0, c1 = ovcs[0].candidate, ovcs[1].candidate
+        self.comb += [
+            starved.eq(starve >= starvation_limit),
+            choose1.eq(c1 & ~(c0 & starved)),
+            choose0.eq(c0 & ~choose1),
+            ovcs[0].go.eq(choose0),
+            ovcs[1].go.eq(choose1),
+            self.go.eq(Cat(choose0, choose1)),
+        ]
+        self.sync += [
+            If(choose0,
+                starve.eq(0)
+            ).Elif(choose1 & c0 & ~starved,
+                starve.eq(starve + 1)
+            )
+        ]
+
+        # Crossbar: AND-OR multiplexer over (VC, input) of the granted head-of-FIFO flits.
+        # ``grants[vc][i]``: the flit of input ``i`` on ``vc`` is sent (and popped) this cycle.
+        self.grants = grants = [[Signal(name=f"grant_vc{vc}_{i}") for i in range(n)]
+            for vc in range(N_VCS)]
+        for vc in range(N_VCS):
+            for i in range(n):
+                self.comb += grants[vc][i].eq(self.go[vc] & ovcs[vc].select[i])
+        terms_data, terms_first, terms_last = [], [], []
+        for vc in range(N_VCS):
+            for i in range(n):
+                data, first, last = heads[vc][i]
+                g = grants[vc][i]
+                terms_data.append(Replicate(g, len(data)) & data)
+                terms_first.append(g & first)
+                terms_last.append(g & last)
+        self.comb += [
+            link.valid.eq(choose0 | choose1),
+            link.vc.eq(choose1),
+            link.data.eq(Reduce("OR", terms_data)),
+            link.first.eq(Reduce("OR", terms_first)),
+            link.last.eq(Reduce("OR", terms_last)),
+            ovcs[0].last.eq(link.last),
+            ovcs[1].last.eq(link.last),
+        ]
+
+# Router -------------------------------------------------------------------------------------------
+
+class MeshRouter(LiteXModule):
+    """5-port wormhole router at position ``(x, y)`` of a mesh (see the module docstring).
+
+    Parameters:
+
+    - ``x``, ``y``: coordinates of the router (its local port is tile ``y*X + x``);
+    - ``buffer_depth``: flits per input FIFO, one FIFO per input and VC (>= 2 for full rate);
+    - ``starvation_limit``: VC-1 grants in a row after which a waiting VC-0 flit goes first;
+    - ``mesh_x``, ``mesh_y``: size of the mesh, if known. Ports that would face the outside of
+      the mesh are then not built (their input never accepts, their output never sends) and
+      packets for destinations outside the mesh are dropped at the first router;
+    - ``with_counters``: add ``flits[v]``, 32-bit counts of flits forwarded per VC (all outputs).
+
+    Attributes: ``inputs`` and ``outputs``, dicts of :class:`Link` by port name (``"local"``,
+    ``"north"``, ``"east"``, ``"south"``, ``"west"``); ``error`` (sticky: a packet was dropped);
+    ``dropped`` (16-bit count of dropped packets).
+    """
+    def __init__(self, x, y, buffer_depth=4, starvation_limit=8, mesh_x=None, mesh_y=None,
+            with_counters=False):
+        assert buffer_depth >= 1
+        assert 0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM
+        self.x, self.y = x, y
+        self.inputs  = {p: Link(name=f"{p}_in")  for p in PORTS}
+        self.outputs = {p: Link(name=f"{p}_out") for p in PORTS}
+        self.error   = Signal()
+        self.dropped = Signal(16)
+
+        # # #
+
+        # Ports that exist: all of them, minus those facing outside a known mesh.
+        present = []
+        for i, p in enumerate(PORTS):
+            dx, dy = PORT_OFFSETS[p]
+            nx, ny = x + dx, y + dy
+            if (nx < 0 or ny < 0 or
+                (mesh_x is not None and nx >= mesh_x) or
+                (mesh_y is not None and ny >= mesh_y)):
+                continue
+            present.append(i)
+
+        # Input ports.
+        input_ports = {}
+        for i in present:
+            ip = _InputPort(self.inputs[PORTS[i]], x, y, i, buffer_depth, present, mesh_x, mesh_y)
+            setattr(self.submodules, f"in_{PORTS[i]}", ip)
+            input_ports[i] = ip
+
+        # Output ports, each fed by the inputs that may legally turn into it.
+        output_ports = {}
+        for o in present:
+            sources = [(i, input_ports[i]) for i in present if o in LEGAL_TURNS[i]]
+            op = _OutputPort(self.outputs[PORTS[o]], o, sources, starvation_limit)
+            setattr(self.submodules, f"out_{PORTS[o]}", op)
+            output_ports[o] = op
+
+        # Each input VC pops when one of the outputs forwards its head-of-FIFO flit (at most one
+        # output can: only the output allocated to its current packet selects it).
+        for i, ip in input_ports.items():
+            for vc, ivc in enumerate(ip.vcs):
+                pops = [op.grants[vc][op.sources.index(i)]
+                    for op in output_ports.values() if i in op.sources]
+                self.comb += ivc.pop.eq(Reduce("OR", pops) if pops else 0)
+
+        # Absent ports.
+        for i, p in enumerate(PORTS):
+            if i not in present:
+                self.comb += [
+                    self.inputs[p].ready.eq(0),
+                    self.outputs[p].valid.eq(0),
+                ]
+
+        # Errors.
+        drops = [ivc.dropped for ip in input_ports.values() for ivc in ip.vcs]
+        self.sync += If(Reduce("OR", drops),
+            self.error.eq(1),
+            self.dropped.eq(self.dropped + Reduce("ADD", drops)),
+        )
+
+        # Event counters.
+        if with_counters:
+            self.flits = [Signal(32, name=f"flits_vc{vc}") for vc in range(N_VCS)]
+            for vc in range(N_VCS):
+                sent = [op.go[vc] for op in output_ports.values()]
+                self.sync += self.flits[vc].eq(self.flits[vc] + Reduce("ADD", sent))
