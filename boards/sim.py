@@ -212,6 +212,7 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
     builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
         csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
     builder.build(run=False, build_name="sim")
+    soc.export_software(model.generated_dir)
     sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
     sources = ["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]
 

@@ -53,6 +53,7 @@ class Tile(Module):
         "timer0" : 0,
         "tile"   : 1,
         "ni"     : 2,
+        "subutai": 3,
     }
 
     def __init__(self, cpu, tile_id, x, y, cycles,

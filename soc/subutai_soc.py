@@ -2,6 +2,8 @@
 # Subutai SoC: N VexRiscv tiles in a 2-D mesh, shared main RAM, one UART.
 #
 
+import os
+
 from migen import *
 
 from litex.soc.integration.soc import SoCRegion, SoCCSRRegion
@@ -13,6 +15,7 @@ from gateware.tile import Tile
 from gateware.noc.common import HEAD_FIELDS
 from gateware.noc.mesh import Mesh
 from gateware.ni.ni import NetworkInterface
+from gateware.ni.subutai_port import SubutaiPort
 
 KiB = 1024
 MiB = 1024*KiB
@@ -37,7 +40,8 @@ class SubutaiSoC(SoCCore):
     # Interrupt numbers of tile-local sources, the same on every core.
     tile_irqs = {
         "timer0" : 1,
-        "ni"     : 2,
+        "ni"      : 2,
+        "subutai" : 3,
     }
 
     def __init__(self, platform, sys_clk_freq,
@@ -47,6 +51,7 @@ class SubutaiSoC(SoCCore):
         tile_ram_size = 16*KiB,
         noc_buffer_depth = 4,
         ni_fifo_depth = 16,
+        spm_bytes     = 2048,
         ident         = "Subutai SoC",
         **kwargs):
         self.mesh_x  = mesh_x
@@ -93,7 +98,8 @@ class SubutaiSoC(SoCCore):
                 self.add_module(name=f"cpu{i}", module=cpu)
                 self.cpus.append(cpu)
             ni = NetworkInterface(mesh_x, mesh_y, x=i % mesh_x, y=i // mesh_x,
-                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth)
+                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth, prio_stream=True)
+            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes)
             self.comb += [
                 ni.tx.connect(self.noc.local_inputs[i]),
                 self.noc.local_outputs[i].connect(ni.rx),
@@ -105,7 +111,7 @@ class SubutaiSoC(SoCCore):
                 csr_origin = self.mem_map["tile_csr"],
                 csr_paging = self.csr.paging,
                 irqs       = self.tile_irqs,
-                modules    = {"ni": ni})
+                modules    = {"ni": ni, "subutai": subutai})
             setattr(self.submodules, f"tile{i}", tile)
             self.bus.add_master(name=f"tile{i}", master=tile.uplink)
             self.tiles.append(tile)
@@ -119,6 +125,12 @@ class SubutaiSoC(SoCCore):
             self.add_constant(f"NOC_HEAD_{field.upper()}_OFFSET", lsb)
             self.add_constant(f"NOC_HEAD_{field.upper()}_SIZE", width)
         self.add_constant("NOC_MAX_PAYLOAD", self.tiles[0].ni.max_payload)
+
+    def export_software(self, generated_dir):
+        """Write the Subutai protocol header beside LiteX's generated headers."""
+        from gateware.subutai import protocol
+        with open(os.path.join(generated_dir, "subutai_protocol.h"), "w") as f:
+            f.write(protocol.c_header())
 
     def finalize(self):
         if self.finalized:

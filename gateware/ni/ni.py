@@ -30,8 +30,13 @@ class NetworkInterface(LiteXModule):
     Parameters: ``mesh_x``/``mesh_y`` (for destination decoding), the tile's own ``x``/``y``,
     FIFO depths, and ``max_payload`` (payload words per message; at most RX depth - 1 so a whole
     message always fits in the RX FIFO).
+
+    With ``prio_stream``, the priority class belongs to the hardware (Subutai-HW): its flits are
+    sent from ``prio_tx`` and received on ``prio_rx`` (streams of flits with ``first``/``last``)
+    instead of through software registers, and software messages always use the normal class.
     """
-    def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None):
+    def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None,
+        prio_stream=False):
         n_tiles = mesh_x*mesh_y
         if max_payload is None:
             max_payload = min(tx_depth, rx_depth) - 1
@@ -133,7 +138,7 @@ class NetworkInterface(LiteXModule):
                     tx_err[2].eq(1)
                 ).Else(
                     open_.eq(hdr.length != 0),
-                    open_vc.eq(hdr.vc),
+                    open_vc.eq(hdr.vc if not prio_stream else VC_NORMAL),
                     remaining.eq(hdr.length),
                 )
             ),
@@ -154,7 +159,7 @@ class NetworkInterface(LiteXModule):
                 push_data.eq(head_flit(dst_x, dst_y, x, y, hdr.length, hdr.type)),
                 push_first.eq(1),
                 push_last.eq(hdr.length == 0),
-                push_vc.eq(hdr.vc),
+                push_vc.eq(hdr.vc if not prio_stream else VC_NORMAL),
             ).Elif(self._tx_data.re & open_,
                 push.eq(1),
                 push_data.eq(self._tx_data.storage),
@@ -168,17 +173,36 @@ class NetworkInterface(LiteXModule):
         # soon as the router has room in that class.
         tail_sent = Signal()
         out_valid = Signal()
-        self.comb += [
-            out_valid.eq(tx_fifo.source.valid & (complete != 0)),
+        prio_go   = Signal()  # A hardware priority flit takes the link this cycle.
+        if prio_stream:
+            self.prio_tx = stream.Endpoint([("data", 32)])
+            # Priority flits go whenever the router has room in their class; software flits
+            # (normal class) use the other cycles. Different classes may interleave on a link.
+            self.comb += [
+                prio_go.eq(self.prio_tx.valid & self.tx.ready[VC_PRIORITY]),
+                self.prio_tx.ready.eq(prio_go),
+            ]
+        sw_flit = [
             self.tx.valid.eq(out_valid),
             self.tx.data.eq(tx_fifo.source.data),
             self.tx.first.eq(tx_fifo.source.first),
             self.tx.last.eq(tx_fifo.source.last),
             self.tx.vc.eq(tx_fifo.source.vc),
         ]
+        self.comb += out_valid.eq(tx_fifo.source.valid & (complete != 0))
+        if prio_stream:
+            self.comb += If(prio_go,
+                self.tx.valid.eq(1),
+                self.tx.data.eq(self.prio_tx.data),
+                self.tx.first.eq(self.prio_tx.first),
+                self.tx.last.eq(self.prio_tx.last),
+                self.tx.vc.eq(VC_PRIORITY),
+            ).Else(*sw_flit)
+        else:
+            self.comb += sw_flit
         accepted = Signal()
         self.comb += [
-            accepted.eq(out_valid & Mux(tx_fifo.source.vc, self.tx.ready[1], self.tx.ready[0])),
+            accepted.eq(~prio_go & out_valid & Mux(tx_fifo.source.vc, self.tx.ready[1], self.tx.ready[0])),
             tx_fifo.source.ready.eq(accepted),
             tail_sent.eq(accepted & tx_fifo.source.last),
         ]
@@ -203,6 +227,21 @@ class NetworkInterface(LiteXModule):
             pop   = Signal()
             take  = Signal()
             csr   = data_csrs[vc]
+            if prio_stream and vc == VC_PRIORITY:
+                # Hardware consumer: the FIFO's output is the prio_rx stream.
+                self.prio_rx = stream.Endpoint([("data", 32)])
+                self.comb += [
+                    fifo.sink.valid.eq(self.rx.valid & (self.rx.vc == vc)),
+                    fifo.sink.data.eq(self.rx.data),
+                    fifo.sink.first.eq(self.rx.first),
+                    fifo.sink.last.eq(self.rx.last),
+                    self.rx.ready[vc].eq(fifo.sink.ready),
+                    fifo.source.connect(self.prio_rx),
+                    csr.status.eq(0),
+                ]
+                rx_fifos.append(fifo)
+                msg_counts.append(count)
+                continue
             self.comb += [
                 take.eq(self.rx.valid & (self.rx.vc == vc) & fifo.sink.ready),
                 fifo.sink.valid.eq(self.rx.valid & (self.rx.vc == vc)),

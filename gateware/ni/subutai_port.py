@@ -1,0 +1,261 @@
+#
+# Subutai port of a network interface: the core's synchronization requests, the tile's Subutai-HW
+# engine, and their packets on the NoC's priority class.
+#
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
+from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
+
+from gateware.noc.common import head_flit
+from gateware.subutai import protocol as P
+from gateware.subutai.engine import SubutaiEngine
+
+# Head-flit type of Subutai packets (opaque to the routers).
+SUBUTAI_PACKET_TYPE = 0x53
+# Payload words of a Subutai packet (000 Fig. 8): sync id; op | core | thread; value.
+SUBUTAI_PACKET_WORDS = 3
+
+_REPLY_LAYOUT = [("sync_id", 32), ("op", 8), ("thread", 16), ("value", 32)]
+_OUT_LAYOUT   = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32)]
+
+
+def _round_robin_merge(module, sinks, source):
+    """Merge streams of one layout into ``source``, one transfer at a time, round-robin."""
+    n = len(sinks)
+    if n == 1:
+        module.comb += sinks[0].connect(source)
+        return
+    grant  = Signal(max=n)
+    nxt    = Signal(max=n)
+    valids = Array(s.valid for s in sinks)
+    module.comb += Case(grant, {i: sinks[i].connect(source) for i in range(n)})
+    for i in range(n):
+        others = [(i + k) % n for k in range(1, n)]
+        # The first requester after i in round-robin order wins (later statements override).
+        module.comb += If(grant == i, nxt.eq(i), *[If(sinks[j].valid, nxt.eq(j)) for j in reversed(others)])
+    # Pass the grant on when the granted input is idle or has just transferred.
+    module.sync += If(~valids[grant] | (source.valid & source.ready), grant.eq(nxt))
+
+
+class SubutaiPort(LiteXModule):
+    """Synchronization requests of a core, its tile's Subutai-HW engine and their packets.
+
+    Core side (CSRs): write ``req_id`` and ``req_value``, then ``req_op`` (op, thread, reply flag)
+    to issue a request; the core id is the tile's, set by hardware. ``status.req_ready`` says a
+    request can be issued. Replies queue in a FIFO: read ``reply_id``, ``reply_value``, then
+    ``reply_info`` (status, thread), which pops the reply. The ``reply`` event (interrupt) is
+    pending while a reply waits.
+
+    Routing (000 §III-D): the host tile of a request is bits 30:24 of its sync id. A request for
+    this tile's engine (or for no valid tile, which the engine refuses with EINVAL) goes straight
+    to the engine and never enters the NoC; any other goes to its host as a priority-class packet.
+    Engine output is a reply for this tile's core (local), or a packet for another tile. Packets
+    from the network are replies (to the reply FIFO) or requests (to the engine).
+
+    Engine counters are readable as CSRs (``ev_<name>``), with the last error of a posted request.
+    """
+    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=8):
+        n_tiles = mesh_x*mesh_y
+        self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes)
+
+        # CSRs -----------------------------------------------------------------------------------
+        self._req_id    = CSRStorage(32, description="Sync id of the next request (host tile in bits 30:24).")
+        self._req_value = CSRStorage(32, description="Value of the next request (count, mutex id, kind).")
+        self._req_op    = CSRStorage(fields=[
+            CSRField("op",     size=8, description="Request op (``SUBUTAI_OP_*``)."),
+            CSRField("thread", size=16, offset=8, description="Requesting thread id on this core."),
+            CSRField("reply",  size=1, offset=24, description="Ask a reply even for a posted op."),
+        ], description="Writing issues the request made of ``req_id``, ``req_value`` and this.")
+        self._status = CSRStatus(fields=[
+            CSRField("req_ready", size=1, offset=0, description="A request can be issued now."),
+            CSRField("replies",   size=8, offset=8, description="Replies waiting."),
+            CSRField("overflow",  size=1, offset=16, description="Sticky: a request was issued while not ready (it was refused)."),
+        ])
+        self._reply_id    = CSRStatus(32, description="Sync id of the oldest reply (new id of an allocation).")
+        self._reply_value = CSRStatus(32, description="Value of the oldest reply.")
+        self._reply_info  = CSRStatus(fields=[
+            CSRField("status", size=7, description="0 or an errno value."),
+            CSRField("thread", size=16, offset=8, description="Thread the reply is for."),
+        ], description="Reading pops the oldest reply.")
+        self._last_error = CSRStatus(fields=[
+            CSRField("status", size=8, description="Status of the last refused posted request."),
+            CSRField("op", size=8, offset=8, description="Its op."),
+        ])
+        self._last_error_id = CSRStatus(32, description="Sync id of the last refused posted request.")
+        for name, sig in engine.counters.items():
+            setattr(self, f"_ev_{name}", CSRStatus(32, name=f"ev_{name}", description=f"Engine counter ``{name}``."))
+        self.ev = EventManager()
+        self.ev.reply = EventSourceLevel(description="A reply waits.")
+        self.ev.finalize()
+
+        # # #
+
+        for name, sig in engine.counters.items():
+            self.comb += getattr(self, f"_ev_{name}").status.eq(sig)
+        self.comb += [
+            self._last_error.fields.status.eq(engine.last_err_status),
+            self._last_error.fields.op.eq(engine.last_err_op),
+            self._last_error_id.status.eq(engine.last_err_sync),
+        ]
+
+        # Core requests ----------------------------------------------------------------------------
+        issue = stream.SyncFIFO(P.REQUEST_LAYOUT, request_depth)
+        self.issue = issue
+        overflow = Signal()
+        self.comb += [
+            issue.sink.valid.eq(self._req_op.re),
+            issue.sink.sync_id.eq(self._req_id.storage),
+            issue.sink.value.eq(self._req_value.storage),
+            issue.sink.op.eq(self._req_op.fields.op),
+            issue.sink.core.eq(tile_id),
+            issue.sink.thread.eq(self._req_op.fields.thread),
+            issue.sink.reply.eq(self._req_op.fields.reply),
+            self._status.fields.req_ready.eq(issue.sink.ready),
+            self._status.fields.overflow.eq(overflow),
+        ]
+        self.sync += If(self._req_op.re & ~issue.sink.ready, overflow.eq(1))
+
+        host = Signal(P.ID_NI_BITS)
+        local = Signal()
+        self.comb += [
+            host.eq(issue.source.sync_id[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]),
+            local.eq((host == tile_id) | (host >= n_tiles)),
+        ]
+        core_local  = stream.Endpoint(P.REQUEST_LAYOUT)
+        core_remote = stream.Endpoint(_OUT_LAYOUT)
+        self.comb += [
+            If(local,
+                issue.source.connect(core_local),
+            ).Else(
+                core_remote.valid.eq(issue.source.valid),
+                issue.source.ready.eq(core_remote.ready),
+                core_remote.dest.eq(host),
+                core_remote.sync_id.eq(issue.source.sync_id),
+                core_remote.op.eq(issue.source.op | Mux(issue.source.reply, P.OP_FLAG_REPLY, 0)),
+                core_remote.core.eq(issue.source.core),
+                core_remote.thread.eq(issue.source.thread),
+                core_remote.value.eq(issue.source.value),
+            )
+        ]
+
+        # Packets from the network -----------------------------------------------------------------
+        words = Array(Signal(32) for _ in range(SUBUTAI_PACKET_WORDS))
+        index = Signal(max=SUBUTAI_PACKET_WORDS + 1)
+        full  = Signal()
+        net_request = stream.Endpoint(P.REQUEST_LAYOUT)
+        net_reply   = stream.Endpoint(_REPLY_LAYOUT)
+        rx = ni.prio_rx
+        op_word = words[1]
+        is_reply = Signal()
+        self.comb += [
+            rx.ready.eq(~full),
+            is_reply.eq(op_word[7]),
+            net_request.valid.eq(full & ~is_reply),
+            net_request.sync_id.eq(words[0]),
+            net_request.op.eq(op_word[0:8] & ~P.OP_FLAG_REPLY),
+            net_request.reply.eq((op_word & P.OP_FLAG_REPLY) != 0),
+            net_request.core.eq(op_word[8:16]),
+            net_request.thread.eq(op_word[16:32]),
+            net_request.value.eq(words[2]),
+            net_reply.valid.eq(full & is_reply),
+            net_reply.sync_id.eq(words[0]),
+            net_reply.op.eq(op_word[0:8]),
+            net_reply.thread.eq(op_word[16:32]),
+            net_reply.value.eq(words[2]),
+        ]
+        self.sync += [
+            If(rx.valid & rx.ready,
+                If(rx.first,
+                    index.eq(0)  # Head flit: routing only.
+                ).Else(
+                    words[index].eq(rx.data),
+                    index.eq(index + 1),
+                    If(rx.last, full.eq(1)),
+                )
+            ),
+            If(full & ((net_request.valid & net_request.ready) | (net_reply.valid & net_reply.ready)),
+                full.eq(0),
+                index.eq(0),
+            ),
+        ]
+
+        # Engine input: core requests for this tile and requests from the network --------------
+        net_fifo = stream.SyncFIFO(P.REQUEST_LAYOUT, request_depth)
+        self.net_fifo = net_fifo
+        self.comb += net_request.connect(net_fifo.sink)
+        _round_robin_merge(self, [core_local, net_fifo.source], engine.sink)
+
+        # Engine output: replies for this core, packets for other tiles ----------------------------
+        out_fifo = stream.SyncFIFO(P.PACKET_LAYOUT, request_depth)
+        self.out_fifo = out_fifo
+        self.comb += engine.source.connect(out_fifo.sink)
+        eng_reply  = stream.Endpoint(_REPLY_LAYOUT)
+        eng_remote = stream.Endpoint(_OUT_LAYOUT)
+        src = out_fifo.source
+        self.comb += [
+            If((src.dest == tile_id) & src.op[7],
+                eng_reply.valid.eq(src.valid),
+                src.ready.eq(eng_reply.ready),
+            ).Else(
+                eng_remote.valid.eq(src.valid),
+                src.ready.eq(eng_remote.ready),
+            ),
+            eng_reply.sync_id.eq(src.sync_id),
+            eng_reply.op.eq(src.op),
+            eng_reply.thread.eq(src.thread),
+            eng_reply.value.eq(src.value),
+            eng_remote.dest.eq(src.dest),
+            eng_remote.sync_id.eq(src.sync_id),
+            eng_remote.op.eq(src.op),
+            eng_remote.core.eq(src.core),
+            eng_remote.thread.eq(src.thread),
+            eng_remote.value.eq(src.value),
+        ]
+
+        # Packetizer: one Subutai packet (head + 3 words) on the priority class ------------------
+        out = stream.Endpoint(_OUT_LAYOUT)
+        _round_robin_merge(self, [core_remote, eng_remote], out)
+        dst_x, dst_y = Signal(4), Signal(4)
+        self.comb += Case(out.dest, {
+            **{t: [dst_x.eq(t % mesh_x), dst_y.eq(t // mesh_x)] for t in range(n_tiles)},
+            "default": [dst_x.eq(0), dst_y.eq(0)],  # Never: remote dests are < n_tiles.
+        })
+        flit = Signal(2)
+        tx = ni.prio_tx
+        self.comb += [
+            tx.valid.eq(out.valid),
+            tx.first.eq(flit == 0),
+            tx.last.eq(flit == SUBUTAI_PACKET_WORDS),
+            Case(flit, {
+                0: tx.data.eq(head_flit(dst_x, dst_y, tile_id % mesh_x, tile_id // mesh_x,
+                    SUBUTAI_PACKET_WORDS, SUBUTAI_PACKET_TYPE)),
+                1: tx.data.eq(out.sync_id),
+                2: tx.data.eq(Cat(out.op, out.core, out.thread)),
+                3: tx.data.eq(out.value),
+            }),
+            out.ready.eq(tx.ready & (flit == SUBUTAI_PACKET_WORDS)),
+        ]
+        self.sync += If(tx.valid & tx.ready, flit.eq(Mux(flit == SUBUTAI_PACKET_WORDS, 0, flit + 1)))
+
+        # Replies for this core ------------------------------------------------------------------
+        replies = stream.SyncFIFO(_REPLY_LAYOUT, reply_depth)
+        self.replies = replies
+        _round_robin_merge(self, [eng_reply, net_reply], replies.sink)
+        head = replies.source
+        count = Signal(8)
+        pop = Signal()
+        self.comb += [
+            self._reply_id.status.eq(Mux(head.valid, head.sync_id, 0)),
+            self._reply_value.status.eq(Mux(head.valid, head.value, 0)),
+            self._reply_info.fields.status.eq(Mux(head.valid, head.op[0:7], 0)),
+            self._reply_info.fields.thread.eq(head.thread),
+            pop.eq(self._reply_info.we & head.valid),
+            head.ready.eq(pop),
+            self._status.fields.replies.eq(count),
+            self.ev.reply.trigger.eq(head.valid),
+        ]
+        self.sync += count.eq(count + (replies.sink.valid & replies.sink.ready) - pop)
