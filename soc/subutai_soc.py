@@ -131,6 +131,13 @@ class SubutaiSoC(SoCCore):
         from gateware.subutai import protocol
         with open(os.path.join(generated_dir, "subutai_protocol.h"), "w") as f:
             f.write(protocol.c_header())
+        # Reply statuses use the hardware's own numbering (not the C library's errno values).
+        with open(os.path.join(generated_dir, "subutai_status.h"), "w") as f:
+            f.write("/* Generated from gateware/subutai/protocol.py: do not edit. */\n")
+            f.write("#ifndef SUBUTAI_STATUS_H\n#define SUBUTAI_STATUS_H\n\n")
+            for code, name in sorted(protocol.STATUS_NAMES.items()):
+                f.write(f"#define SUBUTAI_STATUS_{name:<8} {code}\n")
+            f.write("\n#endif /* SUBUTAI_STATUS_H */\n")
 
     def finalize(self):
         if self.finalized:

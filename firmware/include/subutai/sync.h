@@ -1,0 +1,46 @@
+/*
+ * Driver of the Subutai-HW synchronization engine: mutexes, barriers and condition variables
+ * hosted in the NIs. OS-agnostic; op codes, statuses and the id layout come from the generated
+ * subutai_protocol.h, registers from csr.h.
+ *
+ * Every function returns 0 or a positive errno value (EINVAL, EPERM, EDEADLK, EBUSY, EAGAIN),
+ * like the pthread functions they back. Acquires (lock granted, barrier released, condition
+ * woken with the mutex) invalidate the data cache before returning.
+ */
+#ifndef SUBUTAI_SYNC_H
+#define SUBUTAI_SYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <generated/subutai_protocol.h>
+#include <subutai/soc.h>
+
+typedef uint32_t subutai_id_t;
+
+/* One request; waits for the reply when the op has one (or want_reply is set). */
+int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+		    uint32_t *result);
+
+int subutai_mutex_alloc(unsigned int host, bool errorcheck, subutai_id_t *id);
+int subutai_barrier_alloc(unsigned int host, unsigned int count, subutai_id_t *id);
+int subutai_cond_alloc(unsigned int host, subutai_id_t *id);
+int subutai_free(subutai_id_t id);
+
+int subutai_mutex_lock(subutai_id_t mutex);
+int subutai_mutex_trylock(subutai_id_t mutex);
+int subutai_mutex_unlock(subutai_id_t mutex);
+
+/* Returns 0, or -1 (PTHREAD_BARRIER_SERIAL_THREAD) in exactly one waiter, or an errno value. */
+int subutai_barrier_wait(subutai_id_t barrier);
+
+int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex);
+int subutai_cond_signal(subutai_id_t cond);
+int subutai_cond_broadcast(subutai_id_t cond);
+
+/* Last error (errno value, 0 if none) of a posted request without reply refused by this tile's
+ * engine, and its id.
+ */
+int subutai_last_posted_error(subutai_id_t *id);
+
+#endif /* SUBUTAI_SYNC_H */

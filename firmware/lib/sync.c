@@ -1,0 +1,165 @@
+/*
+ * Subutai-HW driver (see subutai/sync.h).
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include <generated/subutai_status.h>
+#include <irq.h>
+#include <subutai/ni.h>
+#include <subutai/sync.h>
+
+/* One thread per core in the bare-metal runtime. */
+#define THREAD_ID 0
+
+/* Hardware reply status -> the C library's errno value. */
+static int status_to_errno(unsigned int status)
+{
+	switch (status) {
+	case SUBUTAI_STATUS_OK:
+		return 0;
+	case SUBUTAI_STATUS_EPERM:
+		return EPERM;
+	case SUBUTAI_STATUS_EAGAIN:
+		return EAGAIN;
+	case SUBUTAI_STATUS_EBUSY:
+		return EBUSY;
+	case SUBUTAI_STATUS_EINVAL:
+		return EINVAL;
+	case SUBUTAI_STATUS_EDEADLK:
+		return EDEADLK;
+	default:
+		return EIO;
+	}
+}
+
+static bool op_is_posted(unsigned int op)
+{
+	return op == SUBUTAI_OP_UNLOCK || op == SUBUTAI_OP_COND_SIGNAL ||
+	       op == SUBUTAI_OP_COND_BROADCAST;
+}
+
+int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+		    uint32_t *result)
+{
+	bool reply = want_reply || !op_is_posted(op);
+
+	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
+	}
+	unsigned int ie = irq_getie();
+
+	/* The three registers form one request: no handler may issue in between. */
+	irq_setie(0);
+	subutai_req_id_write(id);
+	subutai_req_value_write(value);
+	subutai_req_op_write(SUBUTAI_FIELD_PREP(op, CSR_SUBUTAI_REQ_OP_OP) |
+			     SUBUTAI_FIELD_PREP(THREAD_ID, CSR_SUBUTAI_REQ_OP_THREAD) |
+			     SUBUTAI_FIELD_PREP(want_reply ? 1 : 0, CSR_SUBUTAI_REQ_OP_REPLY));
+	irq_setie(ie);
+	if (!reply) {
+		return 0;
+	}
+	/* Sleep until the reply interrupt line rises (enabled in the mask, not taken). */
+	subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
+	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
+	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
+		__asm__ volatile("wfi");
+	}
+	uint32_t reply_value = subutai_reply_value_read();
+	uint32_t info = subutai_reply_info_read(); /* pops the reply */
+	int status = status_to_errno(SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS));
+
+	if (result) {
+		*result = reply_value;
+	}
+	return status;
+}
+
+static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_t *id)
+{
+	if (host >= subutai_num_tiles()) {
+		return EINVAL;
+	}
+	return subutai_request(SUBUTAI_ALLOC_TARGET(host), op, value, false, id);
+}
+
+int subutai_mutex_alloc(unsigned int host, bool errorcheck, subutai_id_t *id)
+{
+	return alloc(host, SUBUTAI_OP_ALLOC_MUTEX, errorcheck ? 1 : 0, id);
+}
+
+int subutai_barrier_alloc(unsigned int host, unsigned int count, subutai_id_t *id)
+{
+	return alloc(host, SUBUTAI_OP_ALLOC_BARRIER, count, id);
+}
+
+int subutai_cond_alloc(unsigned int host, subutai_id_t *id)
+{
+	return alloc(host, SUBUTAI_OP_ALLOC_COND, 0, id);
+}
+
+int subutai_free(subutai_id_t id)
+{
+	return subutai_request(id, SUBUTAI_OP_FREE, 0, false, NULL);
+}
+
+static int acquired(int status)
+{
+	if (status == 0) {
+		subutai_dcache_invalidate();
+	}
+	return status;
+}
+
+int subutai_mutex_lock(subutai_id_t mutex)
+{
+	return acquired(subutai_request(mutex, SUBUTAI_OP_LOCK, 0, false, NULL));
+}
+
+int subutai_mutex_trylock(subutai_id_t mutex)
+{
+	return acquired(subutai_request(mutex, SUBUTAI_OP_TRYLOCK, 0, false, NULL));
+}
+
+int subutai_mutex_unlock(subutai_id_t mutex)
+{
+	/* Error-checking mutexes answer unlocks (EPERM for a non-owner); others are posted. */
+	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
+
+	return subutai_request(mutex, SUBUTAI_OP_UNLOCK, 0, checked, NULL);
+}
+
+int subutai_barrier_wait(subutai_id_t barrier)
+{
+	uint32_t value = 0;
+	int status = subutai_request(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, false, &value);
+
+	if (status != 0) {
+		return status;
+	}
+	subutai_dcache_invalidate();
+	return value == 0xffffffffu ? -1 : 0;
+}
+
+int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
+{
+	return acquired(subutai_request(cond, SUBUTAI_OP_COND_WAIT, mutex, false, NULL));
+}
+
+int subutai_cond_signal(subutai_id_t cond)
+{
+	return subutai_request(cond, SUBUTAI_OP_COND_SIGNAL, 0, false, NULL);
+}
+
+int subutai_cond_broadcast(subutai_id_t cond)
+{
+	return subutai_request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL);
+}
+
+int subutai_last_posted_error(subutai_id_t *id)
+{
+	if (id) {
+		*id = subutai_last_error_id_read();
+	}
+	return status_to_errno(SUBUTAI_FIELD_GET(subutai_last_error_read(), CSR_SUBUTAI_LAST_ERROR_STATUS));
+}

@@ -1,0 +1,733 @@
+#
+# Subutai-HW engine: the synchronization FSM and its scratchpad (SPM), one per network interface.
+#
+"""Subutai-HW engine (000 §V): mutexes, barriers and condition variables in hardware.
+
+The engine serves one request at a time from ``sink`` and emits replies and engine-to-engine
+requests on ``source``; the surrounding NI routes both (see :mod:`gateware.subutai.protocol` for
+op codes, ids and packets, and ``docs/subutai-hw.md`` for the design).
+
+Scratchpad
+==========
+
+One Migen :class:`Memory` of ``spm_bytes/8`` 64-bit words (one BRAM pair on 7-series / ECP5),
+used as a simple dual-port RAM: one synchronous read port (read latency **m = 1 cycle**: the
+address is presented in cycle t, the word is in the read register in cycle t+1) and one write
+port with byte enables (a queue element's ``next`` byte is rewritten without a read-modify-write).
+Words ``[0, n_ctrl)`` are control structures, words ``[n_ctrl, n_ctrl + n_queue)`` queue elements.
+
+Control structure (one word; 000 Fig. 6 packed into 64 bits, the id itself is not stored: the
+index is implicit in the address and the NI id is the engine's)::
+
+    bits  7:0  head       first queue element (0xff: empty queue)
+         15:8  tail       last queue element
+        27:16  gen        generation (must match the id's)
+        29:28  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond
+           30  alloc      the structure is allocated (000's "F" bit)
+        63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56]
+                          barrier: arrived count [47:32], count (max) [63:48]
+                          cond:    the waiters' mutex id (bit 63 clear: several mutexes)
+                          free:    next free control structure [47:32] (0xffff: none)
+
+Queue element (one word; 000 Fig. 7: the queues are singly linked because no operation removes
+a waiter from the middle of a queue, so "prev" would only cost writes)::
+
+    bits  7:0  next       next element of the queue or of the free list (0xff: none)
+         15:8  core       waiting thread's core
+        31:16  thread     waiting thread's id
+        63:32  aux        condition waiters: the mutex id to requeue on (0 otherwise)
+
+Free lists: control structures and queue elements each form a LIFO list whose head is a
+register; ``INIT`` builds both after reset (the paper leaves this to the driver).
+
+A condition variable's ``value`` field holds the mutex id its current waiters wait with (bit 31
+cleared if they used different mutexes): a broadcast whose waiters all use one mutex of this
+engine splices the whole queue onto the mutex's queue in constant time.
+
+Engine-to-engine requests addressed to this engine itself go through a 2-entry *self queue*
+served before ``sink``, never through ``source``.
+"""
+
+from migen import *
+from migen.genlib.fsm import FSM, NextState, NextValue
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
+
+from gateware.subutai import protocol as P
+
+QNIL = P.QUEUE_NIL
+
+
+class SubutaiEngine(LiteXModule):
+    """Subutai-HW synchronization engine of one tile.
+
+    Parameters
+    ----------
+    ni_id : int
+        This tile's id (0..127), the ``ni`` field of every id the engine allocates.
+    n_tiles : int
+        Number of tiles; engine-to-engine requests to a tile >= ``n_tiles`` are refused (EINVAL).
+    spm_bytes : int
+        Scratchpad size in bytes (multiple of 8).
+    n_ctrl : int or None
+        Control structures; default a quarter of the SPM words (see
+        :func:`gateware.subutai.protocol.spm_geometry`), the rest are queue elements (<= 255).
+
+    Interface
+    ---------
+    ``sink``   requests, :data:`protocol.REQUEST_LAYOUT`, one per transfer.
+    ``source`` packets, :data:`protocol.PACKET_LAYOUT`, one per transfer; registered, may be
+               back-pressured at will (the FSM waits; nothing is dropped).
+    ``ready``  the FSM is in IDLE with an empty self queue (a request offered now is accepted).
+    ``idle``   ``ready`` and no packet pending on ``source``.
+    ``counters`` dict name -> 32-bit Signal, in :data:`protocol.REQUEST_COUNTERS` +
+    :data:`protocol.COUNTERS` order: requests served per op (from ``sink`` or the self queue),
+    grants, replies, engine-to-engine packets, errors, queue high-water mark, free queue elements
+    and control structures, busy cycles; plus ``last_err_sync``/``last_err_op``/
+    ``last_err_status``: the last error of a request that had no reply (posted, ``reply`` = 0).
+    """
+    def __init__(self, ni_id, n_tiles, spm_bytes=2048, n_ctrl=None):
+        assert 0 <= ni_id < n_tiles <= P.MAX_TILES
+        depth, n_ctrl, n_queue = P.spm_geometry(spm_bytes, n_ctrl)
+        self.ni_id, self.n_tiles = ni_id, n_tiles
+        self.spm_bytes, self.depth, self.n_ctrl, self.n_queue = spm_bytes, depth, n_ctrl, n_queue
+
+        self.sink   = sink   = stream.Endpoint(P.REQUEST_LAYOUT)
+        self.source = source = stream.Endpoint(P.PACKET_LAYOUT)
+        self.ready  = Signal()  # FSM in IDLE, self queue empty: a sink request is taken now.
+        self.idle   = Signal()  # ready, and no packet pending on source.
+
+        # Counters -------------------------------------------------------------------------------
+        self.counters = counters = {}
+        for name in P.REQUEST_COUNTERS:
+            counters[name] = Signal(32, name=f"ev_{name}")
+        for name, _ in P.COUNTERS:
+            counters[name] = Signal(32, name=f"ev_{name}")
+        self.last_err_sync   = Signal(32)
+        self.last_err_op     = Signal(8)
+        self.last_err_status = Signal(8)
+
+        # Scratchpad -----------------------------------------------------------------------------
+        self.mem = mem = Memory(64, depth, name="spm")
+        # READ_FIRST: registered read data, re-read every cycle (stable while the address is held).
+        rd = mem.get_port(mode=READ_FIRST)
+        wr = mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += rd, wr
+
+        # Free lists -----------------------------------------------------------------------------
+        ctrl_free_head = Signal(16, reset=0)
+        qfree_head     = Signal(8, reset=0)
+        free_ctrl      = Signal(max=n_ctrl + 1, reset=n_ctrl)
+        free_queue     = Signal(max=n_queue + 1, reset=n_queue)
+
+        # Self queue -----------------------------------------------------------------------------
+        # Engine-to-engine requests for this same engine (e.g. a condition wait on a cond and a
+        # mutex both hosted here) never go out on source: they wait here and are served before
+        # the next request from sink, so the engine cannot deadlock on its own output whatever
+        # the NI's loop-back buffering. No request causes more than 2 of them in a row (see
+        # docs/subutai-hw.md), so 2 entries always suffice.
+        self.selfq = selfq = stream.SyncFIFO(P.REQUEST_LAYOUT, 2)
+
+        # Latched request ------------------------------------------------------------------------
+        r_sync   = Signal(32)
+        r_op     = Signal(8)
+        r_core   = Signal(8)
+        r_thread = Signal(16)
+        r_value  = Signal(32)
+        r_reply  = Signal()
+        inp = Record(P.REQUEST_LAYOUT)   # Next request: the self queue's first, else sink's.
+        in_valid = Signal()
+        take = Signal()                  # Strobe: the FSM takes inp (in IDLE).
+        self.comb += [
+            in_valid.eq(selfq.source.valid | sink.valid),
+            If(selfq.source.valid,
+                *[getattr(inp, f).eq(getattr(selfq.source, f)) for f, _ in P.REQUEST_LAYOUT],
+                selfq.source.ready.eq(take),
+            ).Else(
+                *[getattr(inp, f).eq(getattr(sink, f)) for f, _ in P.REQUEST_LAYOUT],
+                sink.ready.eq(take),
+            ),
+        ]
+        accept = Signal()
+        self.comb += accept.eq(take & in_valid)
+        self.sync += If(accept,
+            r_sync.eq(inp.sync_id), r_op.eq(inp.op), r_core.eq(inp.core),
+            r_thread.eq(inp.thread), r_value.eq(inp.value), r_reply.eq(inp.reply))
+        id_idx  = r_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        id_gen  = r_sync[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]
+        id_kind = r_sync[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS]
+        id_ni   = r_sync[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
+        id_f    = r_sync[P.ID_F_BIT]
+        me      = Cat(r_thread, r_core)  # 24-bit owner/waiter tag.
+
+        # Latched control structure (fields) -----------------------------------------------------
+        cw_head  = Signal(8)
+        cw_tail  = Signal(8)
+        cw_gen   = Signal(12)
+        cw_kind  = Signal(2)
+        cw_val   = Signal(32)
+        owner    = cw_val[0:24]
+        locked   = cw_val[24]
+        b_count  = cw_val[0:16]
+        b_max    = cw_val[16:32]
+
+        qptr   = Signal(8)   # Queue element being worked on (its word is in the read register).
+        link   = Signal(8)   # Old tail (enqueue) / last element (queue walks).
+        status = Signal(7)   # Error status for the ERROR state.
+
+        # Read data views.
+        d = rd.dat_r
+        d_head, d_gen, d_kind, d_alloc, d_val = d[0:8], d[16:28], d[28:30], d[30], d[32:64]
+        qd_next, qd_core, qd_thread, qd_aux = d[0:8], d[8:16], d[16:32], d[32:64]
+
+        # Output register ------------------------------------------------------------------------
+        # The FSM "emits" a packet into a one-deep register when it is empty or being drained, so
+        # it never waits on a ready source and never loses a packet on a stalled one. Requests
+        # for this engine itself go to the self queue instead.
+        emit = Signal()
+        o = Record(P.PACKET_LAYOUT)
+        o_reply = Signal()               # Reply flag of a self-queue request.
+        o_self = Signal()
+        can_emit = Signal()
+        self.comb += [
+            o_self.eq(~o.op[7] & (o.dest == ni_id)),
+            can_emit.eq((~source.valid | source.ready) & selfq.sink.ready),
+            source.first.eq(1), source.last.eq(1),
+            selfq.sink.valid.eq(emit & o_self),
+            selfq.sink.sync_id.eq(o.sync_id), selfq.sink.op.eq(o.op), selfq.sink.core.eq(o.core),
+            selfq.sink.thread.eq(o.thread), selfq.sink.value.eq(o.value),
+            selfq.sink.reply.eq(o_reply),
+        ]
+        self.sync += If(emit & ~o_self,
+                source.valid.eq(1),
+                source.dest.eq(o.dest), source.sync_id.eq(o.sync_id), source.op.eq(o.op),
+                source.core.eq(o.core), source.thread.eq(o.thread), source.value.eq(o.value),
+            ).Elif(source.ready, source.valid.eq(0))
+
+        def send(dest, sync_id, op, core, thread, value, reply=0):
+            return [emit.eq(1), o.dest.eq(dest), o.sync_id.eq(sync_id), o.op.eq(op),
+                o.core.eq(core), o.thread.eq(thread), o.value.eq(value), o_reply.eq(reply)]
+
+        def reply(st, value=0, sync_id=r_sync, core=r_core, thread=r_thread):
+            return send(core, sync_id, C(P.OP_REPLY, 8) | st, core, thread, value)
+
+        def lock_for(core, thread, mutex):
+            # Requeue of a woken condition waiter onto its mutex (at the mutex's host).
+            return send(mutex[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS], mutex, P.OP_LOCK_FOR,
+                core, thread, r_sync)
+
+        # Memory writes --------------------------------------------------------------------------
+        def write_ctrl(adr, head, tail, gen, kind, alloc, value):
+            return [wr.adr.eq(adr), wr.we.eq(0xff),
+                wr.dat_w.eq(Cat(head, tail, gen, kind, alloc, C(0, 1), value))]
+
+        def write_cw(value=cw_val, head=cw_head, tail=cw_tail):
+            return write_ctrl(id_idx, head, tail, cw_gen, cw_kind, C(1, 1), value)
+
+        def write_qe(q, nxt, core, thread, aux):
+            return [wr.adr.eq(n_ctrl + q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
+
+        def write_next(q, nxt):
+            return [wr.adr.eq(n_ctrl + q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
+
+        # Default read address: the current queue element (holding it keeps its word readable).
+        self.comb += rd.adr.eq(n_ctrl + qptr)
+
+        # Strobes for the counters.
+        grant_inc  = Signal()
+        error_inc  = Signal()
+        silent_inc = Signal()
+
+        # Helpers ---------------------------------------------------------------------------------
+        def err(code):
+            return [NextValue(status, code), NextState("ERROR")]
+
+        def enqueue(aux):
+            # The free element qptr (prefetched in DECODE) becomes the new tail.
+            return [
+                write_qe(qptr, QNIL, r_core, r_thread, aux),
+                NextValue(qfree_head, qd_next),
+                NextValue(free_queue, free_queue - 1),
+                NextValue(cw_tail, qptr),
+                If(cw_head == QNIL,
+                    NextValue(cw_head, qptr),
+                    NextState("ENQ_CTRL"),
+                ).Else(
+                    NextValue(link, cw_tail),
+                    NextState("ENQ_LINK"),
+                ),
+            ]
+
+        # Combinational decode -------------------------------------------------------------------
+        id_ok = Signal()   # r_sync names an allocated structure of this engine (d = its word).
+        self.comb += id_ok.eq(id_f & (id_ni == ni_id) & (id_idx < n_ctrl) & d_alloc
+            & (d_kind == id_kind) & (d_gen == id_gen))
+        is_mutex   = ~id_kind[1]
+        is_barrier = id_kind == P.KIND_BARRIER
+        is_cond    = id_kind == P.KIND_COND
+        # A mutex id in r_value (condition waits) that can be routed.
+        v_ni = r_value[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
+        v_mutex_ok = Signal()
+        v_cond_ok  = Signal()
+        self.comb += [
+            v_mutex_ok.eq(r_value[P.ID_F_BIT] & ~r_value[P.ID_KIND_SHIFT + 1] & (v_ni < n_tiles)),
+            v_cond_ok.eq(r_value[P.ID_F_BIT]
+                & (r_value[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + 2] == P.KIND_COND) & (v_ni < n_tiles)),
+        ]
+        # Barrier: is this arrival the last of the round? (from the word being read in DECODE)
+        d_last = Signal()
+        self.comb += d_last.eq(d_val[0:16] + 1 == d_val[16:32])
+        b_last = Signal()
+        b_count_inc = Signal(16)
+        self.comb += [b_last.eq(b_count + 1 == b_max), b_count_inc.eq(b_count + 1)]
+        # Ops whose DECODE prefetches the queue head instead of the first free element.
+        needs_head = Signal()
+        self.comb += needs_head.eq(
+            (r_op == P.OP_UNLOCK) | (r_op == P.OP_UNLOCK_FOR) | (r_op == P.OP_COND_SIGNAL)
+            | (r_op == P.OP_COND_BROADCAST) | (r_op == P.OP_BROADCAST_NEXT)
+            | ((r_op == P.OP_BARRIER_WAIT) & d_last))
+        # Broadcast fast path: every waiter waits with the same mutex (the cond's value field holds
+        # it, bit 31 cleared if the waiters used different mutexes) and that mutex is hosted here.
+        d_splice = Signal()
+        self.comb += d_splice.eq((d_head != QNIL) & d_val[P.ID_F_BIT]
+            & (d_val[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS] == ni_id))
+        qsel = Signal(8)
+        self.comb += qsel.eq(Mux(needs_head, d_head, qfree_head))
+        # Allocation.
+        alloc_kind = Signal(2)
+        alloc_val  = Signal(32)
+        new_id     = Signal(32)
+        self.comb += [
+            Case(r_op, {
+                P.OP_ALLOC_MUTEX:   alloc_kind.eq(r_value[0]),
+                P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
+                "default":          alloc_kind.eq(P.KIND_COND),
+            }),
+            alloc_val.eq(Mux(r_op == P.OP_ALLOC_BARRIER, Cat(C(0, 16), r_value[0:16]), 0)),
+            new_id.eq(Cat(ctrl_free_head[0:P.ID_INDEX_BITS], cw_gen, alloc_kind,
+                C(ni_id, P.ID_NI_BITS), C(1, 1))),
+        ]
+        gen_inc = Signal(12)
+        self.comb += gen_inc.eq(cw_gen + 1)
+        # Requests answered even when their reply flag is clear.
+        want_reply = Signal()
+        self.comb += Case(r_op, {
+            **{op: want_reply.eq(r_reply) for op in P.POSTED_OPS},
+            **{op: want_reply.eq(1) for op in P.OPS.values() if op not in P.POSTED_OPS},
+            "default": want_reply.eq(r_reply),
+        })
+
+        # FSM ------------------------------------------------------------------------------------
+        self.fsm = fsm = FSM(reset_state="INIT")
+
+        # INIT: build both free lists (one word per cycle).
+        init_cnt  = Signal(max=depth + 1)
+        init_next = Signal(16)
+        self.comb += If(init_cnt < n_ctrl,
+            init_next.eq(Mux(init_cnt == n_ctrl - 1, P.CTRL_NIL, init_cnt + 1)),
+        ).Else(
+            init_next.eq(Mux(init_cnt == n_ctrl + n_queue - 1, QNIL, init_cnt - n_ctrl + 1)),
+        )
+        fsm.act("INIT",
+            wr.adr.eq(init_cnt), wr.we.eq(0xff),
+            If(init_cnt < n_ctrl,
+                wr.dat_w.eq(Cat(C(QNIL, 8), C(QNIL, 8), C(0, 12), C(0, 2), C(0, 2), init_next)),
+            ).Else(
+                wr.dat_w.eq(init_next[0:8]),
+            ),
+            NextValue(init_cnt, init_cnt + 1),
+            If(init_cnt == n_ctrl + n_queue - 1, NextState("IDLE")),
+        )
+
+        # IDLE: take a request (self queue first) and read its control structure (or the first
+        # free one, for an allocation).
+        in_alloc = Signal()
+        self.comb += in_alloc.eq((inp.op == P.OP_ALLOC_MUTEX) | (inp.op == P.OP_ALLOC_BARRIER)
+            | (inp.op == P.OP_ALLOC_COND))
+        fsm.act("IDLE",
+            take.eq(1),
+            rd.adr.eq(Mux(in_alloc, ctrl_free_head,
+                inp.sync_id[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS])),
+            If(in_valid, NextState("DECODE")),
+        )
+
+        # DECODE: the control word is in the read register. Latch it, validate the request and
+        # prefetch the queue element the operation needs (queue head or first free element).
+        fsm.act("DECODE",
+            NextValue(cw_head, d_head), NextValue(cw_tail, d[8:16]), NextValue(cw_gen, d_gen),
+            NextValue(cw_kind, d_kind), NextValue(cw_val, d_val),
+            rd.adr.eq(n_ctrl + qsel), NextValue(qptr, qsel),
+            Case(r_op, {
+                P.OP_ALLOC_MUTEX:
+                    If(r_value > 1, *err(P.EINVAL))
+                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    .Else(NextState("ALLOC")),
+                P.OP_ALLOC_BARRIER:
+                    If((r_value == 0) | (r_value > P.MAX_BARRIER), *err(P.EINVAL))
+                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    .Else(NextState("ALLOC")),
+                P.OP_ALLOC_COND:
+                    If(free_ctrl == 0, *err(P.EAGAIN))
+                    .Else(NextState("ALLOC")),
+                P.OP_FREE:
+                    If(~id_ok, *err(P.EINVAL)).Else(NextState("FREE")),
+                P.OP_LOCK:
+                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
+                P.OP_TRYLOCK:
+                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
+                P.OP_LOCK_FOR:
+                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
+                P.OP_UNLOCK:
+                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("UNLOCK")),
+                P.OP_UNLOCK_FOR:
+                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("UNLOCK")),
+                P.OP_WAIT_CHECK:
+                    If(~id_ok | ~is_mutex | ~v_cond_ok, *err(P.EINVAL)).Else(NextState("WCHECK")),
+                P.OP_BARRIER_WAIT:
+                    If(~id_ok | ~is_barrier, *err(P.EINVAL)).Else(NextState("BARRIER")),
+                P.OP_COND_WAIT:
+                    If(~id_ok | ~is_cond | ~v_mutex_ok, *err(P.EINVAL)).Else(NextState("CWAIT")),
+                P.OP_COND_ENQUEUE:
+                    If(~id_ok | ~is_cond | ~v_mutex_ok, *err(P.EINVAL)).Else(NextState("CENQ")),
+                P.OP_COND_SIGNAL:
+                    If(~id_ok | ~is_cond, *err(P.EINVAL)).Else(NextState("SIGNAL")),
+                P.OP_COND_BROADCAST:
+                    If(~id_ok | ~is_cond, *err(P.EINVAL))
+                    .Elif(d_splice, NextState("BC_MUTEX"))
+                    .Else(NextState("SIGNAL")),
+                P.OP_BROADCAST_NEXT:
+                    If(~id_ok | ~is_cond, *err(P.EINVAL)).Else(NextState("SIGNAL")),
+                "default": err(P.EINVAL),
+            }),
+        )
+
+        # ALLOC: pop the first free control structure (its word was read at IDLE).
+        fsm.act("ALLOC",
+            If(can_emit,
+                write_ctrl(ctrl_free_head, QNIL, QNIL, cw_gen, alloc_kind, C(1, 1), alloc_val),
+                reply(0, value=new_id, sync_id=new_id),
+                NextValue(ctrl_free_head, cw_val[0:16]),
+                NextValue(free_ctrl, free_ctrl - 1),
+                NextState("IDLE"),
+            ),
+        )
+
+        # FREE: refuse a structure in use; else bump its generation and push it on the free list.
+        fsm.act("FREE",
+            If((cw_head != QNIL) | (~cw_kind[1] & locked),
+                *err(P.EBUSY),
+            ).Elif(can_emit,
+                write_ctrl(id_idx, QNIL, QNIL, gen_inc, cw_kind, C(0, 1), ctrl_free_head),
+                reply(0),
+                NextValue(ctrl_free_head, id_idx),
+                NextValue(free_ctrl, free_ctrl + 1),
+                NextState("IDLE"),
+            ),
+        )
+
+        # LOCK / TRYLOCK / LOCK_FOR (the requeue of a woken condition waiter: same semantics, the
+        # grant goes to the waiter named in the packet).
+        fsm.act("LOCK",
+            If(~locked,
+                If(can_emit,
+                    write_cw(value=Cat(me, C(1, 1))),
+                    reply(0),
+                    grant_inc.eq(1),
+                    NextState("IDLE"),
+                ),
+            ).Elif(r_op == P.OP_TRYLOCK,
+                *err(P.EBUSY),
+            ).Elif((owner == me) & (cw_kind == P.KIND_MUTEX_EC),
+                *err(P.EDEADLK),
+            ).Elif(free_queue == 0,
+                *err(P.EAGAIN),
+            ).Else(
+                *enqueue(0),
+            ),
+        )
+
+        # Enqueue tail: link the old tail to the new element, then write the control word.
+        fsm.act("ENQ_LINK",
+            write_next(link, cw_tail),
+            NextState("ENQ_CTRL"),
+        )
+        fsm.act("ENQ_CTRL",
+            write_cw(),
+            NextState("IDLE"),
+        )
+
+        # UNLOCK / UNLOCK_FOR: only the owner may unlock (both mutex kinds). With waiters, hand
+        # the mutex to the queue head (prefetched) and send it its grant.
+        fsm.act("UNLOCK",
+            If(~locked | (owner != me),
+                *err(P.EPERM),
+            ).Elif(cw_head == QNIL,
+                If(~r_reply | can_emit,
+                    write_cw(value=C(0, 32)),
+                    If(r_reply, reply(0)),
+                    NextState("IDLE"),
+                ),
+            ).Elif(can_emit,
+                write_cw(value=Cat(qd_thread, qd_core, C(1, 1)), head=qd_next),
+                reply(0, core=qd_core, thread=qd_thread),
+                grant_inc.eq(1),
+                NextState("FREE_ELEM"),
+            ),
+        )
+
+        # Return element qptr to the free list. Then: the next step of a broadcast that has more
+        # waiters (to the self queue), or the reply to a posted request that asked for one.
+        is_bcast = Signal()
+        more = Signal()
+        self.comb += [
+            is_bcast.eq((r_op == P.OP_COND_BROADCAST) | (r_op == P.OP_BROADCAST_NEXT)),
+            more.eq(is_bcast & (link != QNIL)),
+        ]
+        fsm.act("FREE_ELEM",
+            If(~(r_reply | more) | can_emit,
+                write_next(qptr, qfree_head),
+                NextValue(qfree_head, qptr),
+                NextValue(free_queue, free_queue + 1),
+                If(more,
+                    send(ni_id, r_sync, P.OP_BROADCAST_NEXT, r_core, r_thread, 0, r_reply),
+                ).Elif(r_reply,
+                    reply(0),
+                ),
+                NextState("IDLE"),
+            ),
+        )
+
+        # BARRIER_WAIT: queue the arrival, or (last arrival) answer it with SERIAL_THREAD, splice
+        # the whole queue onto the free list and walk it to release every waiter (replies go to
+        # cores only, never to an engine, so waiting on source here cannot close a cycle).
+        fsm.act("BARRIER",
+            If(b_last,
+                If(can_emit,
+                    reply(0, value=P.SERIAL_VALUE),
+                    If(cw_head == QNIL,
+                        write_cw(value=Cat(C(0, 16), b_max)),
+                        NextState("IDLE"),
+                    ).Else(
+                        write_next(cw_tail, qfree_head),
+                        NextValue(qfree_head, cw_head),
+                        NextValue(link, cw_tail),
+                        NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
+                        NextValue(cw_val, Cat(C(0, 16), b_max)),
+                        NextState("WALK"),
+                    ),
+                ),
+            ).Elif(free_queue == 0,
+                *err(P.EAGAIN),
+            ).Else(
+                NextValue(cw_val, Cat(b_count_inc, b_max)),
+                *enqueue(0),
+            ),
+        )
+
+        # COND_WAIT at the cond's host: check the mutex id and ask its host whether the caller
+        # owns it (the waiter is enqueued only then, so every error leaves all state unchanged).
+        fsm.act("CWAIT",
+            If(can_emit,
+                send(v_ni, r_value, P.OP_WAIT_CHECK, r_core, r_thread, r_sync),
+                NextState("IDLE"),
+            ),
+        )
+
+        # WAIT_CHECK at the mutex's host: the waiter keeps the mutex until it is enqueued.
+        fsm.act("WCHECK",
+            If(locked & (owner == me),
+                If(can_emit,
+                    send(v_ni, r_value, P.OP_COND_ENQUEUE, r_core, r_thread, r_sync),
+                    NextState("IDLE"),
+                ),
+            ).Else(
+                *err(P.EPERM),
+            ),
+        )
+
+        # COND_ENQUEUE at the cond's host: enqueue the waiter (with its mutex), then release the
+        # mutex on its behalf. The release reaches the mutex's host before any requeue of this
+        # waiter (packets between two engines stay in order).
+        fsm.act("CENQ",
+            If(free_queue == 0,
+                *err(P.EAGAIN),
+            ).Elif(can_emit,
+                send(v_ni, r_value, P.OP_UNLOCK_FOR, r_core, r_thread, r_sync),
+                # Track the waiters' common mutex (for the broadcast fast path).
+                If(cw_head == QNIL,
+                    NextValue(cw_val, r_value),
+                ).Elif(cw_val != r_value,
+                    NextValue(cw_val[P.ID_F_BIT], 0),
+                ),
+                *enqueue(r_value),
+            ),
+        )
+
+        # COND_SIGNAL / COND_BROADCAST / BROADCAST_NEXT: dequeue the head waiter and requeue it
+        # onto its mutex. A broadcast wakes one waiter per step: while waiters remain it queues
+        # its next step on the self queue, served before any other request, so the broadcast is
+        # atomic and never emits more than 2 packets to this engine itself in a row.
+        fsm.act("SIGNAL",
+            If(cw_head == QNIL,
+                If(~r_reply | can_emit,
+                    If(r_reply, reply(0)),
+                    NextState("IDLE"),
+                ),
+            ).Elif(can_emit,
+                write_cw(head=qd_next),
+                lock_for(qd_core, qd_thread, qd_aux),
+                NextValue(link, qd_next),
+                NextState("FREE_ELEM"),
+            ),
+        )
+
+        # COND_BROADCAST fast path (000 §V-B: "the broadcast state has to deal with only one
+        # queue"): the waiters all wait with one mutex hosted here, so the whole cond queue is
+        # requeued at once by splicing it onto the mutex's queue; if the mutex is free its new
+        # head is granted it. Constant time whatever the number of waiters. Falls back to the
+        # per-waiter steps if the mutex is no longer valid (each waiter then gets EINVAL).
+        bmutex = cw_val                       # The waiters' mutex id.
+        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        mw = Signal(64)                       # The mutex's control word.
+        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
+        mw_locked = mw[56]
+        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
+        hw_thread = Signal(16)
+        hw_next   = Signal(8)
+        m_ok = Signal()
+        self.comb += m_ok.eq((b_idx < n_ctrl) & d_alloc
+            & (d_kind == bmutex[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS])
+            & (d_gen == bmutex[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]))
+
+        def write_mutex(head, tail, value):
+            return write_ctrl(b_idx, head, tail, mw_gen, mw_kind, C(1, 1), value)
+
+        fsm.act("BC_MUTEX",
+            # The first waiter's word is in the read register: keep it, read the mutex's word.
+            NextValue(hw_core, qd_core), NextValue(hw_thread, qd_thread),
+            NextValue(hw_next, qd_next),
+            rd.adr.eq(b_idx),
+            NextState("BC_DECIDE"),
+        )
+        fsm.act("BC_DECIDE",
+            NextValue(mw, d),
+            If(~m_ok,
+                rd.adr.eq(n_ctrl + qptr),     # Re-read the first waiter for the slow path.
+                NextState("SIGNAL"),
+            ).Elif(~d[56],
+                NextState("BC_GRANT"),
+            ).Elif(d[0:8] == QNIL,
+                NextState("BC_TAKE"),
+            ).Else(
+                NextState("BC_LINK"),
+            ),
+        )
+        # Free mutex: the first waiter owns it, the others become its queue.
+        fsm.act("BC_GRANT",
+            If(can_emit,
+                write_mutex(hw_next, cw_tail, Cat(hw_thread, hw_core, C(1, 1))),
+                reply(0, sync_id=bmutex, core=hw_core, thread=hw_thread),
+                grant_inc.eq(1),
+                NextState("BC_FREE_FIRST"),
+            ),
+        )
+        fsm.act("BC_FREE_FIRST",
+            write_next(qptr, qfree_head),
+            NextValue(qfree_head, qptr),
+            NextValue(free_queue, free_queue + 1),
+            NextState("BC_END"),
+        )
+        # Held mutex with an empty queue: the cond queue becomes its queue.
+        fsm.act("BC_TAKE",
+            write_mutex(qptr, cw_tail, mw[32:64]),
+            NextState("BC_END"),
+        )
+        # Held mutex with waiters: append the cond queue behind them.
+        fsm.act("BC_LINK",
+            write_next(mw_tail, qptr),
+            NextState("BC_APPEND"),
+        )
+        fsm.act("BC_APPEND",
+            write_mutex(mw_head, cw_tail, mw[32:64]),
+            NextState("BC_END"),
+        )
+        fsm.act("BC_END",
+            If(~r_reply | can_emit,
+                write_cw(head=C(QNIL, 8), tail=C(QNIL, 8)),
+                If(r_reply, reply(0)),
+                NextState("IDLE"),
+            ),
+        )
+
+        # WALK (barrier release): one released waiter per cycle. The queue is already on the
+        # free list: the walk stops at the old tail (its "next" now points into the free list),
+        # and writes the emptied control word (idempotently).
+        walk_end = Signal()
+        self.comb += walk_end.eq(qptr == link)
+        fsm.act("WALK",
+            write_cw(),
+            If(can_emit,
+                reply(0, core=qd_core, thread=qd_thread),
+                NextValue(free_queue, free_queue + 1),
+                If(walk_end,
+                    NextState("IDLE"),
+                ).Else(
+                    rd.adr.eq(n_ctrl + qd_next),
+                    NextValue(qptr, qd_next),
+                ),
+            ),
+        )
+
+        # ERROR: answer with the status, or count and latch it for a request without reply.
+        fsm.act("ERROR",
+            If(want_reply,
+                If(can_emit,
+                    reply(status),
+                    error_inc.eq(1),
+                    NextState("IDLE"),
+                ),
+            ).Else(
+                error_inc.eq(1),
+                silent_inc.eq(1),
+                NextState("IDLE"),
+            ),
+        )
+
+        # Status and counters --------------------------------------------------------------------
+        self.comb += [
+            self.ready.eq(fsm.ongoing("IDLE") & ~selfq.source.valid),
+            self.idle.eq(fsm.ongoing("IDLE") & ~selfq.source.valid & ~source.valid),
+        ]
+        in_use = Signal(max=n_queue + 1)
+        self.comb += [
+            in_use.eq(n_queue - free_queue),
+            counters["free_queue"].eq(free_queue),
+            counters["free_ctrl"].eq(free_ctrl),
+        ]
+        req_cases = {P.OPS[name[4:].upper()]: counters[name].eq(counters[name] + 1)
+            for name in P.REQUEST_COUNTERS if name != "req_other"}
+        req_cases["default"] = counters["req_other"].eq(counters["req_other"] + 1)
+        self.sync += [
+            If(accept, Case(inp.op, req_cases)),
+            If(grant_inc, counters["grants"].eq(counters["grants"] + 1)),
+            If(emit,
+                If(o.op[7],
+                    counters["replies"].eq(counters["replies"] + 1),
+                ).Elif(o_self,
+                    counters["self_requests"].eq(counters["self_requests"] + 1),
+                ).Else(
+                    counters["e2e"].eq(counters["e2e"] + 1),
+                ),
+            ),
+            If(error_inc, counters["errors"].eq(counters["errors"] + 1)),
+            If(silent_inc,
+                counters["silent_errors"].eq(counters["silent_errors"] + 1),
+                self.last_err_sync.eq(r_sync),
+                self.last_err_op.eq(r_op),
+                self.last_err_status.eq(status),
+            ),
+            If(in_use > counters["queue_hwm"], counters["queue_hwm"].eq(in_use)),
+            If(~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"),
+                counters["busy_cycles"].eq(counters["busy_cycles"] + 1)),
+        ]

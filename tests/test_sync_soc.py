@@ -1,0 +1,28 @@
+"""Subutai-HW primitives through the NIs of the SoC (Verilator): firmware `synctest`."""
+
+import json
+
+import pytest
+
+from tests.test_soc_sim import subutai_lines
+
+CHECKS_MULTI = {
+    "alloc_bad_host", "alloc_barrier_zero", "ids_hosted_as_asked", "mutex_counter",
+    "barrier_one_serial_per_round", "barrier_releases_after_all_arrived", "cond_items_consumed",
+    "cond_sum", "unlock_by_non_owner_eperm", "trylock_held_ebusy", "relock_by_owner_edeadlk",
+    "free_locked_ebusy", "free_ok", "lock_freed_einval", "free_twice_einval", "lock_bogus_einval",
+    "barrier_op_on_mutex_einval",
+}
+
+
+@pytest.mark.parametrize("mesh", [(1, 1), (2, 1), (2, 2)], ids=["1x1", "2x1", "2x2"])
+def test_synctest_every_primitive_and_error(sim, mesh):
+    x, y = mesh
+    r = sim.run(x, y, "synctest", max_cycles=20_000_000)
+    assert r.exit_code == 0, r.output + r.stderr
+    assert "synctest done" in r.output
+    checks = {c["check"]: c for c in subutai_lines(r.output)}
+    expected = CHECKS_MULTI if x*y > 1 else CHECKS_MULTI - {"unlock_by_non_owner_eperm", "trylock_held_ebusy"}
+    assert set(checks) == expected
+    failed = [c for c in checks.values() if c["ok"] != 1]
+    assert not failed, failed
