@@ -5,13 +5,16 @@ TILES   ?= 4
 APP     ?= hello
 PYTEST_ARGS ?=
 
-.PHONY: help setup test sim simspeed clean
+.PHONY: help setup test sim simspeed bench-noc bench-fsm resources clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
 	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
+	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
+	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
+	@echo "make resources             LUT/FF/BRAM of one router and one NI from a yosys synthesis"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
 
 setup:
@@ -28,6 +31,15 @@ sim: | $(PYTHON)
 
 simspeed: | $(PYTHON)
 	$(PYTHON) scripts/simspeed.py
+
+bench-noc: | $(PYTHON)
+	$(PYTHON) scripts/bench_noc.py
+
+bench-fsm: | $(PYTHON)
+	$(PYTHON) scripts/bench_fsm.py
+
+resources: | $(PYTHON)
+	$(PYTHON) scripts/noc_resources.py
 
 clean:
 	rm -rf build
