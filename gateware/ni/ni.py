@@ -36,7 +36,7 @@ class NetworkInterface(LiteXModule):
     instead of through software registers, and software messages always use the normal class.
     """
     def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None,
-        prio_stream=False):
+        prio_stream=False, starvation_limit=8):
         n_tiles = mesh_x*mesh_y
         if max_payload is None:
             max_payload = min(tx_depth, rx_depth) - 1
@@ -177,11 +177,21 @@ class NetworkInterface(LiteXModule):
         if prio_stream:
             self.prio_tx = stream.Endpoint([("data", 32)])
             # Priority flits go whenever the router has room in their class; software flits
-            # (normal class) use the other cycles. Different classes may interleave on a link.
+            # (normal class) use the other cycles, and one cycle after ``starvation_limit``
+            # priority flits in a row (as in the routers). Classes may interleave on a link.
+            sw_can_go = Signal()
+            starve = Signal(max=starvation_limit + 1)
             self.comb += [
-                prio_go.eq(self.prio_tx.valid & self.tx.ready[VC_PRIORITY]),
+                sw_can_go.eq(tx_fifo.source.valid & (complete != 0) & self.tx.ready[VC_NORMAL]),
+                prio_go.eq(self.prio_tx.valid & self.tx.ready[VC_PRIORITY] &
+                    ~(sw_can_go & (starve == starvation_limit))),
                 self.prio_tx.ready.eq(prio_go),
             ]
+            self.sync += If(prio_go & sw_can_go,
+                starve.eq(starve + 1)
+            ).Elif(~prio_go,
+                starve.eq(0)
+            )
         sw_flit = [
             self.tx.valid.eq(out_valid),
             self.tx.data.eq(tx_fifo.source.data),
