@@ -205,6 +205,8 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
             raise RuntimeError(f"{tool} not found: install the Debian package {package} (make setup)")
 
     t0 = time.time()
+    if pgo == "use":
+        return _compile_with_profile(model, obj_dir, params, stamp, cxxopt, jobs, log)
     log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}): generating gateware in {output_dir}")
     _quiet_litex()
     soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
@@ -217,7 +219,7 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
     sources = ["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]
 
     log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
-    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir,
+    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir, "model",
         f"SOURCES={' '.join(sources)}", f"OBJ_DIR={obj_dir}", f"JOBS={jobs or os.cpu_count() or 2}"]
     if trace:
         cmd.append(f"TRACE={trace}")
@@ -227,12 +229,29 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
         cmd.append(f"CXXOPT={cxxopt}")
     if pgo:
         cmd.append(f"PGO={pgo}")
-    if os.path.exists(os.path.join(model.gateware_dir, obj_dir)) and pgo != "use":
+    if os.path.exists(os.path.join(model.gateware_dir, obj_dir)):
         shutil.rmtree(os.path.join(model.gateware_dir, obj_dir))
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-8000:])
         raise RuntimeError(f"Verilator build failed (exit {proc.returncode})")
+    json.dump(params, open(stamp, "w"))
+    log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
+    return model
+
+
+def _compile_with_profile(model, obj_dir, params, stamp, cxxopt, jobs, log):
+    """Recompile a PGO=gen model with its recorded profile (no new Verilog, so it matches)."""
+    t0 = time.time()
+    log(f"[build] recompiling {model.binary} with its profile")
+    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir,
+        "compile", f"OBJ_DIR={obj_dir}", "PGO=use", f"JOBS={jobs or os.cpu_count() or 2}"]
+    if cxxopt is not None:
+        cmd.append(f"CXXOPT={cxxopt}")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-8000:])
+        raise RuntimeError(f"profile-guided compile failed (exit {proc.returncode})")
     json.dump(params, open(stamp, "w"))
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
