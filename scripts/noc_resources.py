@@ -178,6 +178,31 @@ def format_table(results):
     return "\n".join(lines)
 
 
+def _ni_design(subutai):
+    """A tile's NI (and, with ``subutai``, its Subutai port and engine) behind its CSR bank, as
+    in the SoC: the CSR bus, the links and the interrupt lines are the ports."""
+    from migen import Module
+    from litex.soc.interconnect import csr_bus
+    from gateware.ni.ni import NetworkInterface
+    from gateware.ni.subutai_port import SubutaiPort
+
+    class BankedNI(Module):
+        def __init__(self):
+            self.submodules.ni = ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai)
+            names = ["ni"]
+            if subutai:
+                self.submodules.subutai = SubutaiPort(ni, 5, 4, 4)
+                names.append("subutai")
+            self.submodules.banks = csr_bus.CSRBankArray(self,
+                address_map=lambda name, memory: names.index(name) if name in names and memory is None else None,
+                data_width=32, address_width=14)
+            self.bus = csr_bus.Interface(data_width=32, address_width=14)
+            self.submodules.icon = csr_bus.InterconnectShared([self.bus], self.banks.get_buses())
+            self.irqs = [getattr(self, n).ev.irq for n in names]
+            self.ios = all_signals_of(self.bus, ni.tx, ni.rx) | set(self.irqs)
+    return BankedNI
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--buffer-depth",     type=int, default=4, help="Flits per input FIFO.")
@@ -187,6 +212,7 @@ def main():
     parser.add_argument("--mesh", action="store_true", help="Also synthesize a 2x2 Mesh.")
     parser.add_argument("--fmax", action="store_true",
         help="Also place and route (nextpnr-ecp5, LFE5U-85F, out of context) for Fmax.")
+    parser.add_argument("--no-ni", action="store_true", help="Skip the network interfaces.")
     parser.add_argument("--json", action="store_true", help="Machine-readable output.")
     args = parser.parse_args()
 
@@ -205,13 +231,17 @@ def main():
     if args.mesh:
         designs.append(("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
             lambda: Mesh(2, 2, **params)))
+    if not args.no_ni:
+        designs.append(("ni_basic", "NI (basic, with CSR bank)", _ni_design(False)))
+        designs.append(("ni_subutai", "NI + Subutai port + engine (2 KiB SPM)", _ni_design(True)))
     # synth_ecp5's default (what a LiteX trellis build uses) maps to wide LUTs (LUT4 pairs joined
     # by PFUMX/L6MUX21) to shorten logic paths, which inflates the LUT4 count; -nowidelut shows
     # the plain LUT4 count.
     results = []
     for top, label, factory in designs:
         for flags in ("", "-nowidelut"):
-            r = synthesize(factory, top, flags=flags, netlist=args.fmax and not flags)
+            ios_of = (lambda m: m.ios) if top.startswith("ni_") else None
+            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=args.fmax and not flags)
             r["label"] = label + (f" {flags}" if flags else "")
             if args.fmax and not flags:
                 r["fmax_mhz"] = place_and_route(r)
