@@ -14,7 +14,8 @@ One Migen :class:`Memory` of ``spm_bytes/8`` 64-bit words (one BRAM pair on 7-se
 used as a simple dual-port RAM: one synchronous read port (read latency **m = 1 cycle**: the
 address is presented in cycle t, the word is in the read register in cycle t+1) and one write
 port with byte enables (a queue element's ``next`` byte is rewritten without a read-modify-write).
-Words ``[0, n_ctrl)`` are control structures, words ``[n_ctrl, n_ctrl + n_queue)`` queue elements.
+Words ``[0, n_queue)`` are queue elements (a queue pointer is an SPM address), words
+``[n_queue, n_queue + n_ctrl)`` control structures.
 
 Control structure (one word; 000 Fig. 6 packed into 64 bits, the id itself is not stored: the
 index is implicit in the address and the NI id is the engine's)::
@@ -25,7 +26,7 @@ index is implicit in the address and the NI id is the engine's)::
         29:28  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond
            30  alloc      the structure is allocated (000's "F" bit)
         63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56]
-                          barrier: arrived count [47:32], count (max) [63:48]
+                          barrier: arrivals missing [47:32], count [63:48]
                           cond:    the waiters' mutex id (bit 63 clear: several mutexes)
                           free:    next free control structure [47:32] (0xffff: none)
 
@@ -114,6 +115,10 @@ class SubutaiEngine(LiteXModule):
         rd = mem.get_port(mode=READ_FIRST)
         wr = mem.get_port(write_capable=True, we_granularity=8)
         self.specials += rd, wr
+        # Queue elements at words [0, n_queue), control structures at [cbase, cbase + n_ctrl):
+        # a queue pointer read from the SPM is an SPM address as is (no adder between the read
+        # data and the read address on the critical DECODE/WALK paths).
+        cbase = n_queue
 
         # Free lists -----------------------------------------------------------------------------
         ctrl_free_head = Signal(16, reset=0)
@@ -169,7 +174,7 @@ class SubutaiEngine(LiteXModule):
         cw_val   = Signal(32)
         owner    = cw_val[0:24]
         locked   = cw_val[24]
-        b_count  = cw_val[0:16]
+        b_left   = cw_val[0:16]   # Barrier: arrivals still missing in this round.
         b_max    = cw_val[16:32]
 
         qptr   = Signal(8)   # Queue element being worked on (its word is in the read register).
@@ -218,21 +223,21 @@ class SubutaiEngine(LiteXModule):
                 core, thread, r_sync)
 
         # Memory writes --------------------------------------------------------------------------
-        def write_ctrl(adr, head, tail, gen, kind, alloc, value):
-            return [wr.adr.eq(adr), wr.we.eq(0xff),
+        def write_ctrl(idx, head, tail, gen, kind, alloc, value):
+            return [wr.adr.eq(cbase + idx), wr.we.eq(0xff),
                 wr.dat_w.eq(Cat(head, tail, gen, kind, alloc, C(0, 1), value))]
 
         def write_cw(value=cw_val, head=cw_head, tail=cw_tail):
             return write_ctrl(id_idx, head, tail, cw_gen, cw_kind, C(1, 1), value)
 
         def write_qe(q, nxt, core, thread, aux):
-            return [wr.adr.eq(n_ctrl + q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
+            return [wr.adr.eq(q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
 
         def write_next(q, nxt):
-            return [wr.adr.eq(n_ctrl + q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
+            return [wr.adr.eq(q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
 
         # Default read address: the current queue element (holding it keeps its word readable).
-        self.comb += rd.adr.eq(n_ctrl + qptr)
+        self.comb += rd.adr.eq(qptr)
 
         # Strobes for the counters.
         grant_inc  = Signal()
@@ -275,12 +280,36 @@ class SubutaiEngine(LiteXModule):
             v_cond_ok.eq(r_value[P.ID_F_BIT]
                 & (r_value[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + 2] == P.KIND_COND) & (v_ni < n_tiles)),
         ]
-        # Barrier: is this arrival the last of the round? (from the word being read in DECODE)
+        # Is the request valid for its op? (from the control word read in DECODE; registered as
+        # ok_r and checked by the op states, so that DECODE's next state depends on r_op only:
+        # the SPM read data then only feeds registers and the prefetch address, not the FSM's
+        # next-state logic.)
+        op_ok = Signal()
+        ok_r  = Signal()
+        splice_r = Signal()
+        self.comb += Case(r_op, {
+            P.OP_FREE:           op_ok.eq(id_ok),
+            P.OP_LOCK:           op_ok.eq(id_ok & is_mutex),
+            P.OP_TRYLOCK:        op_ok.eq(id_ok & is_mutex),
+            P.OP_LOCK_FOR:       op_ok.eq(id_ok & is_mutex),
+            P.OP_UNLOCK:         op_ok.eq(id_ok & is_mutex),
+            P.OP_UNLOCK_FOR:     op_ok.eq(id_ok & is_mutex),
+            P.OP_WAIT_CHECK:     op_ok.eq(id_ok & is_mutex & v_cond_ok),
+            P.OP_BARRIER_WAIT:   op_ok.eq(id_ok & is_barrier),
+            P.OP_COND_WAIT:      op_ok.eq(id_ok & is_cond & v_mutex_ok),
+            P.OP_COND_ENQUEUE:   op_ok.eq(id_ok & is_cond & v_mutex_ok),
+            P.OP_COND_SIGNAL:    op_ok.eq(id_ok & is_cond),
+            P.OP_COND_BROADCAST: op_ok.eq(id_ok & is_cond),
+            P.OP_BROADCAST_NEXT: op_ok.eq(id_ok & is_cond),
+            "default":           op_ok.eq(0),
+        })
+        # Barrier: is this arrival the last of the round? (from the word being read in DECODE;
+        # "remaining == 1" rather than "count + 1 == max": no carry chain on the read data)
         d_last = Signal()
-        self.comb += d_last.eq(d_val[0:16] + 1 == d_val[16:32])
+        self.comb += d_last.eq(d_val[0:16] == 1)
         b_last = Signal()
-        b_count_inc = Signal(16)
-        self.comb += [b_last.eq(b_count + 1 == b_max), b_count_inc.eq(b_count + 1)]
+        b_left_dec = Signal(16)
+        self.comb += [b_last.eq(b_left == 1), b_left_dec.eq(b_left - 1)]
         # Ops whose DECODE prefetches the queue head instead of the first free element.
         needs_head = Signal()
         self.comb += needs_head.eq(
@@ -304,7 +333,7 @@ class SubutaiEngine(LiteXModule):
                 P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
                 "default":          alloc_kind.eq(P.KIND_COND),
             }),
-            alloc_val.eq(Mux(r_op == P.OP_ALLOC_BARRIER, Cat(C(0, 16), r_value[0:16]), 0)),
+            alloc_val.eq(Mux(r_op == P.OP_ALLOC_BARRIER, Cat(r_value[0:16], r_value[0:16]), 0)),
             new_id.eq(Cat(ctrl_free_head[0:P.ID_INDEX_BITS], cw_gen, alloc_kind,
                 C(ni_id, P.ID_NI_BITS), C(1, 1))),
         ]
@@ -324,20 +353,20 @@ class SubutaiEngine(LiteXModule):
         # INIT: build both free lists (one word per cycle).
         init_cnt  = Signal(max=depth + 1)
         init_next = Signal(16)
-        self.comb += If(init_cnt < n_ctrl,
-            init_next.eq(Mux(init_cnt == n_ctrl - 1, P.CTRL_NIL, init_cnt + 1)),
+        self.comb += If(init_cnt < n_queue,
+            init_next.eq(Mux(init_cnt == n_queue - 1, QNIL, init_cnt + 1)),
         ).Else(
-            init_next.eq(Mux(init_cnt == n_ctrl + n_queue - 1, QNIL, init_cnt - n_ctrl + 1)),
+            init_next.eq(Mux(init_cnt == n_queue + n_ctrl - 1, P.CTRL_NIL, init_cnt - n_queue + 1)),
         )
         fsm.act("INIT",
             wr.adr.eq(init_cnt), wr.we.eq(0xff),
-            If(init_cnt < n_ctrl,
-                wr.dat_w.eq(Cat(C(QNIL, 8), C(QNIL, 8), C(0, 12), C(0, 2), C(0, 2), init_next)),
-            ).Else(
+            If(init_cnt < n_queue,
                 wr.dat_w.eq(init_next[0:8]),
+            ).Else(
+                wr.dat_w.eq(Cat(C(QNIL, 8), C(QNIL, 8), C(0, 12), C(0, 2), C(0, 2), init_next)),
             ),
             NextValue(init_cnt, init_cnt + 1),
-            If(init_cnt == n_ctrl + n_queue - 1, NextState("IDLE")),
+            If(init_cnt == n_queue + n_ctrl - 1, NextState("IDLE")),
         )
 
         # IDLE: take a request (self queue first) and read its control structure (or the first
@@ -347,17 +376,20 @@ class SubutaiEngine(LiteXModule):
             | (inp.op == P.OP_ALLOC_COND))
         fsm.act("IDLE",
             take.eq(1),
-            rd.adr.eq(Mux(in_alloc, ctrl_free_head,
+            rd.adr.eq(cbase + Mux(in_alloc, ctrl_free_head,
                 inp.sync_id[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS])),
             If(in_valid, NextState("DECODE")),
         )
 
-        # DECODE: the control word is in the read register. Latch it, validate the request and
-        # prefetch the queue element the operation needs (queue head or first free element).
+        # DECODE: the control word is in the read register. Latch it and the request's validity
+        # (ok_r, checked first by every op state), prefetch the queue element the operation
+        # needs (queue head or first free element) and go to the op's state, chosen from the op
+        # code alone (allocation arguments are checked here: they are in registers).
         fsm.act("DECODE",
             NextValue(cw_head, d_head), NextValue(cw_tail, d[8:16]), NextValue(cw_gen, d_gen),
             NextValue(cw_kind, d_kind), NextValue(cw_val, d_val),
-            rd.adr.eq(n_ctrl + qsel), NextValue(qptr, qsel),
+            rd.adr.eq(qsel), NextValue(qptr, qsel),
+            NextValue(ok_r, op_ok), NextValue(splice_r, d_splice),
             Case(r_op, {
                 P.OP_ALLOC_MUTEX:
                     If(r_value > 1, *err(P.EINVAL))
@@ -370,34 +402,19 @@ class SubutaiEngine(LiteXModule):
                 P.OP_ALLOC_COND:
                     If(free_ctrl == 0, *err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
-                P.OP_FREE:
-                    If(~id_ok, *err(P.EINVAL)).Else(NextState("FREE")),
-                P.OP_LOCK:
-                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
-                P.OP_TRYLOCK:
-                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
-                P.OP_LOCK_FOR:
-                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("LOCK")),
-                P.OP_UNLOCK:
-                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("UNLOCK")),
-                P.OP_UNLOCK_FOR:
-                    If(~id_ok | ~is_mutex, *err(P.EINVAL)).Else(NextState("UNLOCK")),
-                P.OP_WAIT_CHECK:
-                    If(~id_ok | ~is_mutex | ~v_cond_ok, *err(P.EINVAL)).Else(NextState("WCHECK")),
-                P.OP_BARRIER_WAIT:
-                    If(~id_ok | ~is_barrier, *err(P.EINVAL)).Else(NextState("BARRIER")),
-                P.OP_COND_WAIT:
-                    If(~id_ok | ~is_cond | ~v_mutex_ok, *err(P.EINVAL)).Else(NextState("CWAIT")),
-                P.OP_COND_ENQUEUE:
-                    If(~id_ok | ~is_cond | ~v_mutex_ok, *err(P.EINVAL)).Else(NextState("CENQ")),
-                P.OP_COND_SIGNAL:
-                    If(~id_ok | ~is_cond, *err(P.EINVAL)).Else(NextState("SIGNAL")),
-                P.OP_COND_BROADCAST:
-                    If(~id_ok | ~is_cond, *err(P.EINVAL))
-                    .Elif(d_splice, NextState("BC_MUTEX"))
-                    .Else(NextState("SIGNAL")),
-                P.OP_BROADCAST_NEXT:
-                    If(~id_ok | ~is_cond, *err(P.EINVAL)).Else(NextState("SIGNAL")),
+                P.OP_FREE:           NextState("FREE"),
+                P.OP_LOCK:           NextState("LOCK"),
+                P.OP_TRYLOCK:        NextState("LOCK"),
+                P.OP_LOCK_FOR:       NextState("LOCK"),
+                P.OP_UNLOCK:         NextState("UNLOCK"),
+                P.OP_UNLOCK_FOR:     NextState("UNLOCK"),
+                P.OP_WAIT_CHECK:     NextState("WCHECK"),
+                P.OP_BARRIER_WAIT:   NextState("BARRIER"),
+                P.OP_COND_WAIT:      NextState("CWAIT"),
+                P.OP_COND_ENQUEUE:   NextState("CENQ"),
+                P.OP_COND_SIGNAL:    NextState("SIGNAL"),
+                P.OP_COND_BROADCAST: NextState("SIGNAL"),
+                P.OP_BROADCAST_NEXT: NextState("SIGNAL"),
                 "default": err(P.EINVAL),
             }),
         )
@@ -415,35 +432,43 @@ class SubutaiEngine(LiteXModule):
 
         # FREE: refuse a structure in use; else bump its generation and push it on the free list.
         fsm.act("FREE",
-            If((cw_head != QNIL) | (~cw_kind[1] & locked),
-                *err(P.EBUSY),
-            ).Elif(can_emit,
-                write_ctrl(id_idx, QNIL, QNIL, gen_inc, cw_kind, C(0, 1), ctrl_free_head),
-                reply(0),
-                NextValue(ctrl_free_head, id_idx),
-                NextValue(free_ctrl, free_ctrl + 1),
-                NextState("IDLE"),
+            If(~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If((cw_head != QNIL) | (~cw_kind[1] & locked),
+                    *err(P.EBUSY),
+                ).Elif(can_emit,
+                    write_ctrl(id_idx, QNIL, QNIL, gen_inc, cw_kind, C(0, 1), ctrl_free_head),
+                    reply(0),
+                    NextValue(ctrl_free_head, id_idx),
+                    NextValue(free_ctrl, free_ctrl + 1),
+                    NextState("IDLE"),
+                ),
             ),
         )
 
         # LOCK / TRYLOCK / LOCK_FOR (the requeue of a woken condition waiter: same semantics, the
         # grant goes to the waiter named in the packet).
         fsm.act("LOCK",
-            If(~locked,
-                If(can_emit,
-                    write_cw(value=Cat(me, C(1, 1))),
-                    reply(0),
-                    grant_inc.eq(1),
-                    NextState("IDLE"),
-                ),
-            ).Elif(r_op == P.OP_TRYLOCK,
-                *err(P.EBUSY),
-            ).Elif((owner == me) & (cw_kind == P.KIND_MUTEX_EC),
-                *err(P.EDEADLK),
-            ).Elif(free_queue == 0,
-                *err(P.EAGAIN),
+            If(~ok_r,
+                *err(P.EINVAL),
             ).Else(
-                *enqueue(0),
+                If(~locked,
+                    If(can_emit,
+                        write_cw(value=Cat(me, C(1, 1))),
+                        reply(0),
+                        grant_inc.eq(1),
+                        NextState("IDLE"),
+                    ),
+                ).Elif(r_op == P.OP_TRYLOCK,
+                    *err(P.EBUSY),
+                ).Elif((owner == me) & (cw_kind == P.KIND_MUTEX_EC),
+                    *err(P.EDEADLK),
+                ).Elif(free_queue == 0,
+                    *err(P.EAGAIN),
+                ).Else(
+                    *enqueue(0),
+                ),
             ),
         )
 
@@ -460,19 +485,23 @@ class SubutaiEngine(LiteXModule):
         # UNLOCK / UNLOCK_FOR: only the owner may unlock (both mutex kinds). With waiters, hand
         # the mutex to the queue head (prefetched) and send it its grant.
         fsm.act("UNLOCK",
-            If(~locked | (owner != me),
-                *err(P.EPERM),
-            ).Elif(cw_head == QNIL,
-                If(~r_reply | can_emit,
-                    write_cw(value=C(0, 32)),
-                    If(r_reply, reply(0)),
-                    NextState("IDLE"),
+            If(~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(~locked | (owner != me),
+                    *err(P.EPERM),
+                ).Elif(cw_head == QNIL,
+                    If(~r_reply | can_emit,
+                        write_cw(value=C(0, 32)),
+                        If(r_reply, reply(0)),
+                        NextState("IDLE"),
+                    ),
+                ).Elif(can_emit,
+                    write_cw(value=Cat(qd_thread, qd_core, C(1, 1)), head=qd_next),
+                    reply(0, core=qd_core, thread=qd_thread),
+                    grant_inc.eq(1),
+                    NextState("FREE_ELEM"),
                 ),
-            ).Elif(can_emit,
-                write_cw(value=Cat(qd_thread, qd_core, C(1, 1)), head=qd_next),
-                reply(0, core=qd_core, thread=qd_thread),
-                grant_inc.eq(1),
-                NextState("FREE_ELEM"),
             ),
         )
 
@@ -502,47 +531,59 @@ class SubutaiEngine(LiteXModule):
         # the whole queue onto the free list and walk it to release every waiter (replies go to
         # cores only, never to an engine, so waiting on source here cannot close a cycle).
         fsm.act("BARRIER",
-            If(b_last,
-                If(can_emit,
-                    reply(0, value=P.SERIAL_VALUE),
-                    If(cw_head == QNIL,
-                        write_cw(value=Cat(C(0, 16), b_max)),
-                        NextState("IDLE"),
-                    ).Else(
-                        write_next(cw_tail, qfree_head),
-                        NextValue(qfree_head, cw_head),
-                        NextValue(link, cw_tail),
-                        NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
-                        NextValue(cw_val, Cat(C(0, 16), b_max)),
-                        NextState("WALK"),
-                    ),
-                ),
-            ).Elif(free_queue == 0,
-                *err(P.EAGAIN),
+            If(~ok_r,
+                *err(P.EINVAL),
             ).Else(
-                NextValue(cw_val, Cat(b_count_inc, b_max)),
-                *enqueue(0),
+                If(b_last,
+                    If(can_emit,
+                        reply(0, value=P.SERIAL_VALUE),
+                        If(cw_head == QNIL,
+                            write_cw(value=Cat(b_max, b_max)),
+                            NextState("IDLE"),
+                        ).Else(
+                            write_next(cw_tail, qfree_head),
+                            NextValue(qfree_head, cw_head),
+                            NextValue(link, cw_tail),
+                            NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
+                            NextValue(cw_val, Cat(b_max, b_max)),
+                            NextState("WALK"),
+                        ),
+                    ),
+                ).Elif(free_queue == 0,
+                    *err(P.EAGAIN),
+                ).Else(
+                    NextValue(cw_val, Cat(b_left_dec, b_max)),
+                    *enqueue(0),
+                ),
             ),
         )
 
         # COND_WAIT at the cond's host: check the mutex id and ask its host whether the caller
         # owns it (the waiter is enqueued only then, so every error leaves all state unchanged).
         fsm.act("CWAIT",
-            If(can_emit,
-                send(v_ni, r_value, P.OP_WAIT_CHECK, r_core, r_thread, r_sync),
-                NextState("IDLE"),
+            If(~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(can_emit,
+                    send(v_ni, r_value, P.OP_WAIT_CHECK, r_core, r_thread, r_sync),
+                    NextState("IDLE"),
+                ),
             ),
         )
 
         # WAIT_CHECK at the mutex's host: the waiter keeps the mutex until it is enqueued.
         fsm.act("WCHECK",
-            If(locked & (owner == me),
-                If(can_emit,
-                    send(v_ni, r_value, P.OP_COND_ENQUEUE, r_core, r_thread, r_sync),
-                    NextState("IDLE"),
-                ),
+            If(~ok_r,
+                *err(P.EINVAL),
             ).Else(
-                *err(P.EPERM),
+                If(locked & (owner == me),
+                    If(can_emit,
+                        send(v_ni, r_value, P.OP_COND_ENQUEUE, r_core, r_thread, r_sync),
+                        NextState("IDLE"),
+                    ),
+                ).Else(
+                    *err(P.EPERM),
+                ),
             ),
         )
 
@@ -550,26 +591,52 @@ class SubutaiEngine(LiteXModule):
         # mutex on its behalf. The release reaches the mutex's host before any requeue of this
         # waiter (packets between two engines stay in order).
         fsm.act("CENQ",
-            If(free_queue == 0,
-                *err(P.EAGAIN),
-            ).Elif(can_emit,
-                send(v_ni, r_value, P.OP_UNLOCK_FOR, r_core, r_thread, r_sync),
-                # Track the waiters' common mutex (for the broadcast fast path).
-                If(cw_head == QNIL,
-                    NextValue(cw_val, r_value),
-                ).Elif(cw_val != r_value,
-                    NextValue(cw_val[P.ID_F_BIT], 0),
+            If(~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(free_queue == 0,
+                    *err(P.EAGAIN),
+                ).Elif(can_emit,
+                    send(v_ni, r_value, P.OP_UNLOCK_FOR, r_core, r_thread, r_sync),
+                    # Track the waiters' common mutex (for the broadcast fast path).
+                    If(cw_head == QNIL,
+                        NextValue(cw_val, r_value),
+                    ).Elif(cw_val != r_value,
+                        NextValue(cw_val[P.ID_F_BIT], 0),
+                    ),
+                    *enqueue(r_value),
                 ),
-                *enqueue(r_value),
             ),
         )
+
+        bmutex = cw_val                       # The waiters' mutex id.
+        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        mw = Signal(64)                       # The mutex's control word.
+        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
+        mw_locked = mw[56]
+        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
+        hw_thread = Signal(16)
+        hw_next   = Signal(8)
+        m_ok = Signal()
+        self.comb += m_ok.eq((b_idx < n_ctrl) & d_alloc
+            & (d_kind == bmutex[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS])
+            & (d_gen == bmutex[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]))
 
         # COND_SIGNAL / COND_BROADCAST / BROADCAST_NEXT: dequeue the head waiter and requeue it
         # onto its mutex. A broadcast wakes one waiter per step: while waiters remain it queues
         # its next step on the self queue, served before any other request, so the broadcast is
         # atomic and never emits more than 2 packets to this engine itself in a row.
         fsm.act("SIGNAL",
-            If(cw_head == QNIL,
+            If(~ok_r,
+                *err(P.EINVAL),
+            ).Elif((r_op == P.OP_COND_BROADCAST) & splice_r,
+                # Fast path (below): keep the first waiter (its word leaves the read register)
+                # and read the mutex's word.
+                NextValue(hw_core, qd_core), NextValue(hw_thread, qd_thread),
+                NextValue(hw_next, qd_next),
+                rd.adr.eq(cbase + b_idx),
+                NextState("BC_DECIDE"),
+            ).Elif(cw_head == QNIL,
                 If(~r_reply | can_emit,
                     If(r_reply, reply(0)),
                     NextState("IDLE"),
@@ -587,37 +654,23 @@ class SubutaiEngine(LiteXModule):
         # requeued at once by splicing it onto the mutex's queue; if the mutex is free its new
         # head is granted it. Constant time whatever the number of waiters. Falls back to the
         # per-waiter steps if the mutex is no longer valid (each waiter then gets EINVAL).
-        bmutex = cw_val                       # The waiters' mutex id.
-        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
-        mw = Signal(64)                       # The mutex's control word.
-        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
-        mw_locked = mw[56]
-        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
-        hw_thread = Signal(16)
-        hw_next   = Signal(8)
-        m_ok = Signal()
-        self.comb += m_ok.eq((b_idx < n_ctrl) & d_alloc
-            & (d_kind == bmutex[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS])
-            & (d_gen == bmutex[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]))
-
         def write_mutex(head, tail, value):
             return write_ctrl(b_idx, head, tail, mw_gen, mw_kind, C(1, 1), value)
 
-        fsm.act("BC_MUTEX",
-            # The first waiter's word is in the read register: keep it, read the mutex's word.
-            NextValue(hw_core, qd_core), NextValue(hw_thread, qd_thread),
-            NextValue(hw_next, qd_next),
-            rd.adr.eq(b_idx),
-            NextState("BC_DECIDE"),
-        )
+        mok_r = Signal()
         fsm.act("BC_DECIDE",
-            NextValue(mw, d),
-            If(~m_ok,
-                rd.adr.eq(n_ctrl + qptr),     # Re-read the first waiter for the slow path.
+            # The mutex's word is in the read register: keep it and its validity.
+            NextValue(mw, d), NextValue(mok_r, m_ok),
+            NextState("BC_BRANCH"),
+        )
+        fsm.act("BC_BRANCH",
+            If(~mok_r,
+                rd.adr.eq(qptr),              # Re-read the first waiter for the slow path.
+                NextValue(splice_r, 0),
                 NextState("SIGNAL"),
-            ).Elif(~d[56],
+            ).Elif(~mw_locked,
                 NextState("BC_GRANT"),
-            ).Elif(d[0:8] == QNIL,
+            ).Elif(mw_head == QNIL,
                 NextState("BC_TAKE"),
             ).Else(
                 NextState("BC_LINK"),
@@ -673,7 +726,7 @@ class SubutaiEngine(LiteXModule):
                 If(walk_end,
                     NextState("IDLE"),
                 ).Else(
-                    rd.adr.eq(n_ctrl + qd_next),
+                    rd.adr.eq(qd_next),
                     NextValue(qptr, qd_next),
                 ),
             ),
