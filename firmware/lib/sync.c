@@ -39,8 +39,9 @@ static bool op_is_posted(unsigned int op)
 	       op == SUBUTAI_OP_COND_BROADCAST;
 }
 
-int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
-		    uint32_t *result)
+/* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
+static int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+		   uint32_t *result, subutai_id_t *reply_id)
 {
 	bool reply = want_reply || !op_is_posted(op);
 
@@ -66,6 +67,10 @@ int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_
 		__asm__ volatile("wfi");
 	}
 	uint32_t reply_value = subutai_reply_value_read();
+
+	if (reply_id) {
+		*reply_id = subutai_reply_id_read();
+	}
 	uint32_t info = subutai_reply_info_read(); /* pops the reply */
 	int status = status_to_errno(SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS));
 
@@ -73,6 +78,12 @@ int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_
 		*result = reply_value;
 	}
 	return status;
+}
+
+int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+		    uint32_t *result)
+{
+	return request(id, op, value, want_reply, result, NULL);
 }
 
 static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_t *id)
@@ -143,7 +154,14 @@ int subutai_barrier_wait(subutai_id_t barrier)
 
 int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 {
-	return acquired(subutai_request(cond, SUBUTAI_OP_COND_WAIT, mutex, false, NULL));
+	subutai_id_t about = 0;
+	int status = request(cond, SUBUTAI_OP_COND_WAIT, mutex, false, NULL, &about);
+
+	/* Woken, but the mutex's host had no queue element to requeue us: take the mutex here. */
+	if (status == EAGAIN && about == mutex) {
+		status = subutai_mutex_lock(mutex);
+	}
+	return acquired(status);
 }
 
 int subutai_cond_signal(subutai_id_t cond)
