@@ -205,56 +205,41 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB
             raise RuntimeError(f"{tool} not found: install the Debian package {package} (make setup)")
 
     t0 = time.time()
+    knobs = {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
+        "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
     if pgo == "use":
-        return _compile_with_profile(model, obj_dir, params, stamp, cxxopt, jobs, log)
-    log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}): generating gateware in {output_dir}")
-    _quiet_litex()
-    soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
-        tile_ram_size=tile_ram_size, main_ram_size=main_ram_size)
-    builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
-        csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
-    builder.build(run=False, build_name="sim")
-    soc.export_software(model.generated_dir)
-    sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
-    sources = ["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]
-
-    log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
-    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir, "model",
-        f"SOURCES={' '.join(sources)}", f"OBJ_DIR={obj_dir}", f"JOBS={jobs or os.cpu_count() or 2}"]
-    if trace:
-        cmd.append(f"TRACE={trace}")
-    if opt is not None:
-        cmd.append(f"VERILATOR_OPT={opt}")
-    if cxxopt is not None:
-        cmd.append(f"CXXOPT={cxxopt}")
-    if pgo:
-        cmd.append(f"PGO={pgo}")
-    if os.path.exists(os.path.join(model.gateware_dir, obj_dir)):
-        shutil.rmtree(os.path.join(model.gateware_dir, obj_dir))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-8000:])
-        raise RuntimeError(f"Verilator build failed (exit {proc.returncode})")
+        # Recompile the C++ of the PGO=gen build with its recorded profile: new Verilog would
+        # no longer match the profile.
+        log(f"[build] recompiling {model.binary} with its profile")
+        _harness_make(model, "compile", knobs)
+    else:
+        log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}): generating gateware in {output_dir}")
+        _quiet_litex()
+        soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
+            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size)
+        builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
+            csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
+        builder.build(run=False, build_name="sim")
+        soc.export_software(model.generated_dir)
+        sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
+        knobs["SOURCES"] = " ".join(["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"])
+        log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
+        if os.path.exists(os.path.join(model.gateware_dir, obj_dir)):
+            shutil.rmtree(os.path.join(model.gateware_dir, obj_dir))
+        _harness_make(model, "model", knobs)
     json.dump(params, open(stamp, "w"))
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
 
 
-def _compile_with_profile(model, obj_dir, params, stamp, cxxopt, jobs, log):
-    """Recompile a PGO=gen model with its recorded profile (no new Verilog, so it matches)."""
-    t0 = time.time()
-    log(f"[build] recompiling {model.binary} with its profile")
-    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir,
-        "compile", f"OBJ_DIR={obj_dir}", "PGO=use", f"JOBS={jobs or os.cpu_count() or 2}"]
-    if cxxopt is not None:
-        cmd.append(f"CXXOPT={cxxopt}")
+def _harness_make(model, target, knobs):
+    """Run the harness Makefile (boards/sim_harness/Makefile) in the model's gateware directory."""
+    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir, target]
+    cmd += [f"{k}={v}" for k, v in knobs.items() if v is not None]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-8000:])
-        raise RuntimeError(f"profile-guided compile failed (exit {proc.returncode})")
-    json.dump(params, open(stamp, "w"))
-    log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
-    return model
+        raise RuntimeError(f"Verilator model build ({target}) failed (exit {proc.returncode})")
 
 
 def _quiet_litex():

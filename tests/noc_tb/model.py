@@ -161,33 +161,11 @@ def build_model(mesh_x, mesh_y, buffer_depth=4, starvation_limit=8, jobs=2, log=
     digest = source_hash(repr((mesh_x, mesh_y, sorted(params.items()))))
     if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return Model(mesh_x, mesh_y, binary, params)
-
-    t0 = time.time()
-    log(f"noc_tb: building Verilator model {name} in {outdir}")
-    if os.path.exists(stamp):
-        os.remove(stamp)
-    os.makedirs(outdir, exist_ok=True)
+    from tests.verilator_build import build_testbench
     verilog, ports = generate_verilog(mesh_x, mesh_y, **params)
-    with open(os.path.join(outdir, "mesh.v"), "w") as f:
-        f.write(verilog)
-    with open(os.path.join(outdir, "ports.h"), "w") as f:
-        f.write(ports)
-    env = dict(os.environ)
-    if shutil.which("ccache"):
-        env["OBJCACHE"] = "ccache"
-    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
-        "--top-module", "mesh", "--prefix", "Vmesh", "-o", "Vmesh",
-        "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-        "-O2", "--output-split", "20000",
-        "-CFLAGS", f"-I{outdir}",
-        # The C++ of a 4x4 mesh (~4 MB) takes 70 s at -O2 but 17 s at -O1, for the same speed
-        # of the model (~100 k cycles/s, runs are short). Initialization code stays at -O0.
-        "-MAKEFLAGS", "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1",
-        "mesh.v", os.path.join(TB_DIR, "tb.cpp")]
-    p = subprocess.run(cmd, cwd=outdir, env=env, capture_output=True, text=True)
-    if p.returncode != 0 or not os.path.exists(binary):
-        raise RuntimeError(f"verilator build of {name} failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
-    with open(stamp, "w") as f:
-        f.write(digest + "\n")
-    log(f"noc_tb: built {name} in {time.time() - t0:.1f} s")
+    # The C++ of a 4x4 mesh (~4 MB) takes 70 s at -O2 but 17 s at -O1, for the same speed of the
+    # model (~100 k cycles/s, runs are short). Initialization code stays at -O0.
+    binary = build_testbench(outdir, "mesh", {"mesh.v": verilog, "ports.h": ports},
+        os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O1", "-O0", "-O1"),
+        log=log, tag=f"noc_tb {name}")
     return Model(mesh_x, mesh_y, binary, params)

@@ -229,35 +229,13 @@ def build(spm_sizes, jobs=2, log=None):
     binary = os.path.join(outdir, "obj_dir", "Vbench")
     stamp = os.path.join(outdir, "stamp")
     digest = source_hash(repr(spm_sizes))
+    from tests.verilator_build import build_testbench
     if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return binary
-    t0 = time.time()
-    log(f"subutai_tb: building Verilator bench {name} in {outdir}")
-    if os.path.exists(stamp):
-        os.remove(stamp)
-    os.makedirs(outdir, exist_ok=True)
     verilog, ports, _ = generate(spm_sizes)
-    with open(os.path.join(outdir, "bench.v"), "w") as f:
-        f.write(verilog)
-    with open(os.path.join(outdir, "ports.h"), "w") as f:
-        f.write(ports)
-    env = dict(os.environ)
-    if shutil.which("ccache"):
-        env["OBJCACHE"] = "ccache"
-    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
-        "--top-module", "bench", "--prefix", "Vbench", "-o", "Vbench",
-        "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-        "-O2", "--output-split", "20000",
-        "-CFLAGS", f"-O2 -I{outdir}",
-        "-MAKEFLAGS", "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
-        "bench.v", os.path.join(TB_DIR, "tb.cpp")]
-    p = subprocess.run(cmd, cwd=outdir, env=env, capture_output=True, text=True)
-    if p.returncode != 0 or not os.path.exists(binary):
-        raise RuntimeError(f"verilator build of {name} failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
-    with open(stamp, "w") as f:
-        f.write(digest + "\n")
-    log(f"subutai_tb: built {name} in {time.time() - t0:.1f} s")
-    return binary
+    return build_testbench(outdir, "bench", {"bench.v": verilog, "ports.h": ports},
+        os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O2", "-O1", "-O2"),
+        log=log, tag=f"subutai_tb {name}")
 
 # Co-process ----------------------------------------------------------------------------------------
 
