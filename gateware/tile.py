@@ -10,6 +10,8 @@ from litex.soc.interconnect.csr import CSRStatus, CSRField
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.cores.timer import Timer
 
+from gateware.atomic import AtomicOperand
+
 
 class TileInfo(LiteXModule):
     """Identity of the tile and the global cycle counter, in the tile-local CSR window."""
@@ -54,6 +56,7 @@ class Tile(Module):
         "tile"   : 1,
         "ni"     : 2,
         "subutai": 3,
+        "atomic" : 4,
     }
 
     def __init__(self, cpu, tile_id, x, y, cycles,
@@ -63,6 +66,7 @@ class Tile(Module):
         csr_paging   = 0x800,
         irqs         = {"timer0": 1},
         modules      = None,
+        atomic_region = None,
         csr_map      = None):
         self.tile_id = tile_id
         self.csr_map = dict(self.csr_map, **(csr_map or {}))
@@ -87,13 +91,23 @@ class Tile(Module):
         self.ram_region = SoCRegion(origin=ram_origin, size=ram_size)
         self.csr_region = SoCRegion(origin=csr_origin, size=self.csr_size, cached=False)
         local = lambda a: self.ram_region.decoder(self.uplink)(a) | self.csr_region.decoder(self.uplink)(a)
+        uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.crossbar = wishbone.Crossbar(
             masters = [cpu.ibus, cpu.dbus],
             slaves  = [
                 (self.ram_region.decoder(self.uplink), self.ram.bus),
                 (self.csr_region.decoder(self.uplink), self.csr_bridge.wishbone),
-                (lambda a: ~local(a),                  self.uplink),
+                (lambda a: ~local(a),                  uplink),
             ])
+        # Reads of the atomic unit carry the core's atomic operand on dat_w (see
+        # gateware/atomic.py), so a read-modify-write is one bus transaction.
+        self.comb += uplink.connect(self.uplink, omit={"dat_w"})
+        if atomic_region is not None:
+            self.submodules.atomic = AtomicOperand()
+            to_atomic = atomic_region.decoder(self.uplink)(uplink.adr) & ~uplink.we
+            self.comb += self.uplink.dat_w.eq(Mux(to_atomic, self.atomic.operand, uplink.dat_w))
+        else:
+            self.comb += self.uplink.dat_w.eq(uplink.dat_w)
 
         # Interrupts -----------------------------------------------------------------------------
         self.irqs = irqs

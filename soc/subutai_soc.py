@@ -10,6 +10,7 @@ from litex.soc.integration.soc import SoCRegion, SoCCSRRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.cores.cpu.vexriscv import VexRiscv
 
+from gateware.atomic import AtomicUnit, ATOMIC_OPS
 from gateware.control import CycleCounter, CoreControl
 from gateware.tile import Tile
 from gateware.noc.common import HEAD_FIELDS
@@ -33,6 +34,7 @@ class SubutaiSoC(SoCCore):
         **SoCCore.mem_map,
         "tile_ram" : 0x2000_0000,
         "main_ram" : 0x4000_0000,
+        "atomic"   : 0x9000_0000,
         "csr"      : 0xf000_0000,
         "tile_csr" : 0xf800_0000,
     }
@@ -82,6 +84,14 @@ class SubutaiSoC(SoCCore):
         self.cycles = CycleCounter()
         self.cores  = CoreControl(n_tiles)
 
+        # Atomic unit of the software-only baseline (uncached I/O).
+        self.atomic = AtomicUnit()
+        atomic_region = SoCRegion(origin=self.mem_map["atomic"], size=self.atomic.size, cached=False)
+        self.bus.add_slave("atomic", self.atomic.bus, atomic_region)
+        self.add_constant("ATOMIC_WORDS", self.atomic.n_words)
+        for n, op in enumerate(ATOMIC_OPS):
+            self.add_constant(f"ATOMIC_WINDOW_{op.upper()}", n)
+
         # Network-on-Chip.
         self.noc = Mesh(mesh_x, mesh_y, buffer_depth=noc_buffer_depth)
 
@@ -111,7 +121,8 @@ class SubutaiSoC(SoCCore):
                 csr_origin = self.mem_map["tile_csr"],
                 csr_paging = self.csr.paging,
                 irqs       = self.tile_irqs,
-                modules    = {"ni": ni, "subutai": subutai})
+                modules    = {"ni": ni, "subutai": subutai},
+                atomic_region = atomic_region)
             setattr(self.submodules, f"tile{i}", tile)
             self.bus.add_master(name=f"tile{i}", master=tile.uplink)
             self.tiles.append(tile)
