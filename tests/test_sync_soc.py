@@ -7,7 +7,7 @@ import pytest
 from tests.test_soc_sim import subutai_lines
 
 CHECKS_MULTI = {
-    "alloc_bad_host", "alloc_barrier_zero", "ids_hosted_as_asked", "mutex_counter",
+    "alloc_bad_host", "alloc_barrier_zero", "round_robin_hosts", "ids_hosted_as_asked", "mutex_counter",
     "barrier_one_serial_per_round", "barrier_releases_after_all_arrived", "cond_items_consumed",
     "cond_sum", "unlock_by_non_owner_eperm", "trylock_held_ebusy", "relock_by_owner_edeadlk",
     "free_locked_ebusy", "free_ok", "lock_freed_einval", "free_twice_einval", "lock_bogus_einval",

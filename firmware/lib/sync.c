@@ -6,6 +6,7 @@
 
 #include <generated/subutai_status.h>
 #include <irq.h>
+#include <subutai/atomic.h>
 #include <subutai/ni.h>
 #include <subutai/sync.h>
 
@@ -84,6 +85,14 @@ int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_
 		    uint32_t *result)
 {
 	return request(id, op, value, want_reply, result, NULL);
+}
+
+/* Atomic variable of the allocation round-robin (the last one of the atomic unit). */
+#define ALLOC_RR_VAR (ATOMIC_WORDS - 1)
+
+unsigned int subutai_next_host(void)
+{
+	return subutai_atomic_fetch_add(ALLOC_RR_VAR, 1) % subutai_num_tiles();
 }
 
 static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_t *id)

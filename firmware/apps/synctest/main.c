@@ -163,6 +163,17 @@ int main(void)
 	must(subutai_barrier_alloc((n - 1) % n, n, &sh.barrier), "alloc barrier");
 	must(subutai_cond_alloc(2 % n, &sh.not_empty), "alloc cond");
 	must(subutai_cond_alloc(3 % n, &sh.not_full), "alloc cond");
+	/* Round-robin hosts: n allocations land on n different tiles. */
+	uint32_t hosts = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		subutai_id_t rr;
+
+		must(subutai_cond_alloc(subutai_next_host(), &rr), "alloc rr");
+		hosts |= 1u << SUBUTAI_ID_NI(rr);
+		must(subutai_free(rr), "free rr");
+	}
+	check("round_robin_hosts", hosts == (1u << n) - 1, hosts);
 	check("ids_hosted_as_asked",
 	      SUBUTAI_ID_NI(sh.mutex) == 1 % n && SUBUTAI_ID_NI(sh.barrier) == (n - 1) % n &&
 	      SUBUTAI_ID_NI(sh.not_empty) == 2 % n && SUBUTAI_ID_KIND(sh.ec_mutex) == SUBUTAI_KIND_MUTEX_EC,

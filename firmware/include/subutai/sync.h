@@ -22,10 +22,14 @@ typedef uint32_t subutai_id_t;
 int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		    uint32_t *result);
 
+/* Allocation on a given host tile... */
 int subutai_mutex_alloc(unsigned int host, bool errorcheck, subutai_id_t *id);
 int subutai_barrier_alloc(unsigned int host, unsigned int count, subutai_id_t *id);
 int subutai_cond_alloc(unsigned int host, subutai_id_t *id);
 int subutai_free(subutai_id_t id);
+
+/* ...or on the next host of a round-robin over all tiles, shared by every core (000 §III-D). */
+unsigned int subutai_next_host(void);
 
 int subutai_mutex_lock(subutai_id_t mutex);
 int subutai_mutex_trylock(subutai_id_t mutex);
