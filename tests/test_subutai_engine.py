@@ -574,17 +574,23 @@ def _fuzz(s, fz, count, rng):
                 fz.note_free(req.sync_id)
 
 
+def cleanup_and_check_free_lists(s):
+    """Release and free everything; every engine's free lists must be full again."""
+    cleanup(s, s.system.engines)
+    cnt = s.counters()
+    for e in range(N):
+        _, n_ctrl, n_queue = P.spm_geometry(SPM[e])
+        assert (cnt[e]["free_ctrl"], cnt[e]["free_queue"]) == (n_ctrl, n_queue)
+    return cnt
+
+
 def test_fuzz_serialized(s):
     """Random (often nonsensical) requests one at a time; every reply compared with the
     whole-system model; then everything is released and freed: free lists back to full."""
     rng = random.Random(11)
     fz = Fuzzer(s.system.engines, rng)
     _fuzz(s, fz, 20000, rng)
-    cleanup(s, s.system.engines)
-    cnt = s.counters()
-    for e in range(N):
-        _, n_ctrl, n_queue = P.spm_geometry(SPM[e])
-        assert (cnt[e]["free_ctrl"], cnt[e]["free_queue"]) == (n_ctrl, n_queue)
+    cnt = cleanup_and_check_free_lists(s)
     assert cnt[TINY]["req_alloc_mutex"] + cnt[TINY]["req_alloc_cond"] > 0
     assert s.requests > 20000
 
@@ -666,9 +672,5 @@ def test_long_random_programs(tb_binary, seed):
         s = Serial(bench, SPM, replay=rp)
         fz = Fuzzer(s.system.engines, rng)
         _fuzz(s, fz, 20000, rng)
-        cleanup(s, s.system.engines)
-        cnt = s.counters()
-        for e in range(N):
-            _, n_ctrl, n_queue = P.spm_geometry(SPM[e])
-            assert (cnt[e]["free_ctrl"], cnt[e]["free_queue"]) == (n_ctrl, n_queue)
+        cleanup_and_check_free_lists(s)
         CHECKED["requests"] += rp.core_requests

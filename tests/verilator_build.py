@@ -1,9 +1,22 @@
 """Cached Verilator builds of the Migen testbenches (NoC mesh, Subutai engines)."""
 
+import hashlib
 import os
 import shutil
 import subprocess
 import time
+
+
+def source_digest(gateware_dir, files, extra=""):
+    """Digest of the ``.py`` files of ``gateware_dir`` and of ``files`` (harness, builder), plus
+    ``extra`` (the build parameters): a testbench is rebuilt when any of them changes."""
+    h = hashlib.sha256(extra.encode())
+    paths = [os.path.join(gateware_dir, f) for f in sorted(os.listdir(gateware_dir)) if f.endswith(".py")]
+    for f in paths + list(files):
+        h.update(os.path.basename(f).encode())
+        with open(f, "rb") as fd:
+            h.update(fd.read())
+    return h.hexdigest()[:16]
 
 
 def build_testbench(outdir, top, sources, tb_cpp, digest, jobs=2, cxx_opt=("-O2", "-O1", "-O2"),

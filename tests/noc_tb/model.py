@@ -12,7 +12,6 @@ while the hash of the NoC gateware, the harness and this file is unchanged (``st
 with the parsed log.
 """
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -33,15 +32,9 @@ LINK_FIELDS = ["valid", "vc", "first", "last", "data", "ready"]
 
 def source_hash(extra=""):
     """Hash of everything a model depends on: NoC gateware, harness, this builder."""
-    h = hashlib.sha256(extra.encode())
-    files = [os.path.join(ROOT, "gateware", "noc", f)
-        for f in sorted(os.listdir(os.path.join(ROOT, "gateware", "noc"))) if f.endswith(".py")]
-    files += [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)]
-    for f in files:
-        h.update(os.path.basename(f).encode())
-        with open(f, "rb") as fd:
-            h.update(fd.read())
-    return h.hexdigest()[:16]
+    from tests.verilator_build import source_digest
+    return source_digest(os.path.join(ROOT, "gateware", "noc"),
+        [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)], extra)
 
 
 def generate_verilog(mesh_x, mesh_y, **kwargs):

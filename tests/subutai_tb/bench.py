@@ -23,7 +23,6 @@ is unchanged. :class:`Bench` runs it as a co-process (text commands on stdin, ev
 see ``tb.cpp``).
 """
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -42,15 +41,10 @@ PKT_FIELDS = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 1
 
 
 def source_hash(extra=""):
-    h = hashlib.sha256(extra.encode())
-    gw = os.path.join(ROOT, "gateware", "subutai")
-    files = [os.path.join(gw, f) for f in sorted(os.listdir(gw)) if f.endswith(".py")]
-    files += [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)]
-    for f in files:
-        h.update(os.path.basename(f).encode())
-        with open(f, "rb") as fd:
-            h.update(fd.read())
-    return h.hexdigest()[:16]
+    """Hash of everything the bench depends on: Subutai gateware, harness, this builder."""
+    from tests.verilator_build import source_digest
+    return source_digest(os.path.join(ROOT, "gateware", "subutai"),
+        [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)], extra)
 
 # Gateware ------------------------------------------------------------------------------------------
 
