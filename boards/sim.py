@@ -8,6 +8,8 @@
 #
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -127,6 +129,10 @@ class SimModel:
 
     def build_firmware(self, app, out_dir=None, extra_cflags=""):
         """Compile a firmware application against this SoC's generated headers; return its .bin."""
+        with _build_lock(self.output_dir):
+            return self._build_firmware(app, out_dir, extra_cflags)
+
+    def _build_firmware(self, app, out_dir, extra_cflags):
         out_dir = out_dir or os.path.join(self.output_dir, "firmware", app)
         cmd = ["make", "-s", "-C", FIRMWARE_DIR, f"APP={app}", f"SOC_DIR={self.output_dir}",
             f"OUT={out_dir}"]
@@ -185,11 +191,30 @@ def model_dir(mesh_x, mesh_y, cpu_variant="standard"):
     return os.path.join(ROOT, "build", f"sim_{mesh_x}x{mesh_y}_{cpu_variant}")
 
 
-def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
+@contextlib.contextmanager
+def _build_lock(output_dir):
+    """Serialize builds in one build directory across processes (a test run and a benchmark
+    regenerate the same headers)."""
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None, **kwargs):
+    """Generate the SoC and build its Verilator model, unless an identical one is already built
+    (see :func:`_build_model` for the options)."""
+    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant)
+    with _build_lock(output_dir):
+        return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
+
+
+def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
         main_ram_size=1*MiB, output_dir=None, trace=None, opt=None, cxxopt=None, pgo=None,
         obj_dir=None, jobs=None, force=False, log=print):
-    """Generate the SoC and build its Verilator model, unless an identical one is already built."""
-    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant)
     obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
     model      = SimModel(output_dir, obj_dir)
     params = dict(mesh=[mesh_x, mesh_y], cpu_variant=cpu_variant, tile_ram_size=tile_ram_size,
@@ -285,9 +310,9 @@ def main():
     if args.trace:
         trace = "fst" if args.trace.endswith(".fst") else "1"
     try:
-        model = build_model(mesh_x, mesh_y, args.cpu_variant, args.tile_ram_size,
-            args.main_ram_size, output_dir=args.output_dir, trace=trace, jobs=args.jobs,
-            force=args.force)
+        model = build_model(mesh_x, mesh_y, args.cpu_variant, tile_ram_size=args.tile_ram_size,
+            main_ram_size=args.main_ram_size, output_dir=args.output_dir, trace=trace,
+            jobs=args.jobs, force=args.force)
     except RuntimeError as e:
         sys.exit(f"error: {e}")
 

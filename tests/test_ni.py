@@ -225,3 +225,19 @@ def test_rx_backpressure_drops_nothing():
     for i, (m, (h, payload)) in enumerate(zip(msgs, got)):
         assert (h.type, h.src_x, h.length) == (i % 256, 1, len(m))
         assert payload == m
+
+
+def test_priority_class_reserved_for_hardware():
+    """With prio_stream the priority class is the hardware's: software cannot send on it, and
+    its messages never reach a software register."""
+    bus = harness(NetworkInterface(2, 1, 0, 0, prio_stream=True))
+    out = {}
+
+    def gen():
+        yield bus.ni.prio_rx.ready.eq(1)
+        yield from bus.write("tx_header", header(1, 0, vc=VC_PRIORITY))
+        out["err"] = yield from bus.read("tx_error")
+        out["free"] = yield from field(bus, "tx_status", "free")
+    run(bus, gen())
+    assert "rx_prio_data" not in bus.addr
+    assert out["err"] == 0b100000 and out["free"] == 16

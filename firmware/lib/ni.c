@@ -14,6 +14,12 @@ int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int t
 	if (dest >= subutai_num_tiles() || (unsigned int)cls > 1 || length > NOC_MAX_PAYLOAD) {
 		return -EINVAL;
 	}
+#ifndef CSR_NI_RX_PRIO_DATA_ADDR
+	/* The priority class belongs to the Subutai hardware in this SoC. */
+	if (cls == SUBUTAI_NI_PRIORITY) {
+		return -EINVAL;
+	}
+#endif
 	/* The NI reserves room for the whole message when it accepts the header. Check the room
 	 * and write the message with interrupts off, so that a handler that sends can neither take
 	 * the room nor interleave its words with ours.
@@ -47,7 +53,12 @@ unsigned int subutai_ni_pending(enum subutai_ni_class cls)
 
 static inline uint32_t ni_pop(enum subutai_ni_class cls)
 {
-	return cls == SUBUTAI_NI_PRIORITY ? ni_rx_prio_data_read() : ni_rx_data_read();
+#ifdef CSR_NI_RX_PRIO_DATA_ADDR
+	if (cls == SUBUTAI_NI_PRIORITY) {
+		return ni_rx_prio_data_read();
+	}
+#endif
+	return ni_rx_data_read();
 }
 
 int subutai_ni_try_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)

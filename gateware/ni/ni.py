@@ -33,7 +33,8 @@ class NetworkInterface(LiteXModule):
 
     With ``prio_stream``, the priority class belongs to the hardware (Subutai-HW): its flits are
     sent from ``prio_tx`` and received on ``prio_rx`` (streams of flits with ``first``/``last``)
-    instead of through software registers, and software messages always use the normal class.
+    instead of through software registers (there is no ``rx_prio_data``), and a software header
+    asking for the priority class is refused (``bad_class``).
     """
     def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None,
         prio_stream=False, starvation_limit=8):
@@ -66,6 +67,7 @@ class NetworkInterface(LiteXModule):
             CSRField("no_room",   size=1, offset=2, description="Header refused: TX FIFO lacks ``length + 1`` words."),
             CSRField("not_open",  size=1, offset=3, description="Payload word refused: no open message."),
             CSRField("still_open",size=1, offset=4, description="Header refused: previous message still open."),
+            CSRField("bad_class", size=1, offset=5, description="Header refused: the priority class belongs to the hardware."),
         ], description="Sticky TX error flags; write ``tx_error_clear`` to clear.")
         self._tx_error_clear = CSR()
         self._rx_status = CSRStatus(fields=[
@@ -74,7 +76,8 @@ class NetworkInterface(LiteXModule):
             CSRField("underflow",     size=1, offset=16, description="Sticky: a read found no word (cleared by ``rx_error_clear``)."),
         ])
         self._rx_data      = CSRStatus(32, description="Reading pops the next word of the normal class (head first).")
-        self._rx_prio_data = CSRStatus(32, description="Reading pops the next word of the priority class (head first).")
+        if not prio_stream:
+            self._rx_prio_data = CSRStatus(32, description="Reading pops the next word of the priority class (head first).")
         self._rx_error_clear = CSR()
         self._max_payload = CSRStatus(8, reset=max_payload, description="Largest payload of a message, in words.")
         self._packets_out = CSRStatus(32, description="Packets sent into the network.")
@@ -114,7 +117,9 @@ class NetworkInterface(LiteXModule):
         push_data = Signal(32)
         push_first, push_last, push_vc = Signal(), Signal(), Signal()
         err = self._tx_error
-        tx_err = Signal(5)
+        tx_err = Signal(6)
+        bad_class = Signal()
+        self.comb += bad_class.eq(hdr.vc != VC_NORMAL if prio_stream else 0)
         self.comb += [getattr(err.fields, f.name).eq(tx_err[i]) for i, f in enumerate(err.fields.fields)]
         self.comb += [
             tx_fifo.sink.valid.eq(push),
@@ -130,6 +135,8 @@ class NetworkInterface(LiteXModule):
             If(self._tx_header.re,
                 If(open_,
                     tx_err[4].eq(1)
+                ).Elif(bad_class,
+                    tx_err[5].eq(1)
                 ).Elif(~dst_ok,
                     tx_err[0].eq(1)
                 ).Elif(hdr.length > max_payload,
@@ -138,7 +145,7 @@ class NetworkInterface(LiteXModule):
                     tx_err[2].eq(1)
                 ).Else(
                     open_.eq(hdr.length != 0),
-                    open_vc.eq(hdr.vc if not prio_stream else VC_NORMAL),
+                    open_vc.eq(hdr.vc),
                     remaining.eq(hdr.length),
                 )
             ),
@@ -152,14 +159,14 @@ class NetworkInterface(LiteXModule):
             ),
         ]
         header_ok = Signal()
-        self.comb += header_ok.eq(~open_ & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1))
+        self.comb += header_ok.eq(~open_ & ~bad_class & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1))
         self.comb += [
             If(self._tx_header.re & header_ok,
                 push.eq(1),
                 push_data.eq(head_flit(dst_x, dst_y, x, y, hdr.length, hdr.type)),
                 push_first.eq(1),
                 push_last.eq(hdr.length == 0),
-                push_vc.eq(hdr.vc if not prio_stream else VC_NORMAL),
+                push_vc.eq(hdr.vc),
             ).Elif(self._tx_data.re & open_,
                 push.eq(1),
                 push_data.eq(self._tx_data.storage),
@@ -227,7 +234,8 @@ class NetworkInterface(LiteXModule):
         ]
 
         # RX ---------------------------------------------------------------------------------------
-        rx_fifos, msg_counts, data_csrs = [], [], [self._rx_data, self._rx_prio_data]
+        rx_fifos, msg_counts = [], []
+        data_csrs = [self._rx_data, None if prio_stream else self._rx_prio_data]
         underflow = Signal()
         rx_layout = [("data", 32)]
         for vc in range(N_VCS):
@@ -247,7 +255,6 @@ class NetworkInterface(LiteXModule):
                     fifo.sink.last.eq(self.rx.last),
                     self.rx.ready[vc].eq(fifo.sink.ready),
                     fifo.source.connect(self.prio_rx),
-                    csr.status.eq(0),
                 ]
                 rx_fifos.append(fifo)
                 msg_counts.append(count)

@@ -29,7 +29,8 @@ struct subutai_ni_msg {
 };
 
 /* Sends a message; waits for room in the TX FIFO. Returns 0, or -EINVAL for a destination
- * outside the mesh, a class other than 0/1 or a payload longer than NOC_MAX_PAYLOAD words.
+ * outside the mesh, a class other than 0/1 (or the priority class where it belongs to the
+ * Subutai hardware) or a payload longer than NOC_MAX_PAYLOAD words.
  */
 int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
 		    const uint32_t *payload, unsigned int length);
