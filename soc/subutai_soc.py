@@ -148,6 +148,9 @@ class SubutaiSoC(SoCCore):
             f.write("#ifndef SUBUTAI_STATUS_H\n#define SUBUTAI_STATUS_H\n\n")
             for code, name in sorted(protocol.STATUS_NAMES.items()):
                 f.write(f"#define SUBUTAI_STATUS_{name:<8} {code}\n")
+            # Ops answered only when a reply is asked for.
+            posted = " || ".join(f"(op) == 0x{op:02x}" for op in protocol.POSTED_OPS)
+            f.write(f"\n#define SUBUTAI_OP_IS_POSTED(op) ({posted})\n")
             f.write("\n#endif /* SUBUTAI_STATUS_H */\n")
 
     def finalize(self):

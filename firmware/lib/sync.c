@@ -34,17 +34,11 @@ static int status_to_errno(unsigned int status)
 	}
 }
 
-static bool op_is_posted(unsigned int op)
-{
-	return op == SUBUTAI_OP_UNLOCK || op == SUBUTAI_OP_COND_SIGNAL ||
-	       op == SUBUTAI_OP_COND_BROADCAST;
-}
-
 /* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
 static int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		   uint32_t *result, subutai_id_t *reply_id)
 {
-	bool reply = want_reply || !op_is_posted(op);
+	bool reply = want_reply || !SUBUTAI_OP_IS_POSTED(op);
 
 	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
 	}

@@ -234,37 +234,31 @@ class NetworkInterface(LiteXModule):
         ]
 
         # RX ---------------------------------------------------------------------------------------
-        rx_fifos, msg_counts = [], []
+        msg_counts = []
         data_csrs = [self._rx_data, None if prio_stream else self._rx_prio_data]
         underflow = Signal()
-        rx_layout = [("data", 32)]
         for vc in range(N_VCS):
-            fifo = stream.SyncFIFO(rx_layout, rx_depth, buffered=False)
+            fifo = stream.SyncFIFO([("data", 32)], rx_depth, buffered=False)
             setattr(self, f"rx_fifo{vc}", fifo)
             count = Signal(8)
-            pop   = Signal()
-            take  = Signal()
-            csr   = data_csrs[vc]
+            msg_counts.append(count)
+            self.comb += [
+                fifo.sink.valid.eq(self.rx.valid & (self.rx.vc == vc)),
+                fifo.sink.data.eq(self.rx.data),
+                fifo.sink.first.eq(self.rx.first),
+                fifo.sink.last.eq(self.rx.last),
+                self.rx.ready[vc].eq(fifo.sink.ready),
+            ]
             if prio_stream and vc == VC_PRIORITY:
                 # Hardware consumer: the FIFO's output is the prio_rx stream.
                 self.prio_rx = stream.Endpoint([("data", 32)])
-                self.comb += [
-                    fifo.sink.valid.eq(self.rx.valid & (self.rx.vc == vc)),
-                    fifo.sink.data.eq(self.rx.data),
-                    fifo.sink.first.eq(self.rx.first),
-                    fifo.sink.last.eq(self.rx.last),
-                    self.rx.ready[vc].eq(fifo.sink.ready),
-                    fifo.source.connect(self.prio_rx),
-                ]
-                rx_fifos.append(fifo)
-                msg_counts.append(count)
+                self.comb += fifo.source.connect(self.prio_rx)
                 continue
+            pop  = Signal()
+            take = Signal()
+            csr  = data_csrs[vc]
             self.comb += [
-                take.eq(self.rx.valid & (self.rx.vc == vc) & fifo.sink.ready),
-                fifo.sink.valid.eq(self.rx.valid & (self.rx.vc == vc)),
-                fifo.sink.data.eq(self.rx.data),
-                fifo.sink.last.eq(self.rx.last),
-                self.rx.ready[vc].eq(fifo.sink.ready),
+                take.eq(fifo.sink.valid & fifo.sink.ready),
                 csr.status.eq(Mux(fifo.source.valid, fifo.source.data, 0)),
                 pop.eq(csr.we & fifo.source.valid),
                 fifo.source.ready.eq(pop),
@@ -273,8 +267,6 @@ class NetworkInterface(LiteXModule):
                 count.eq(count + (take & self.rx.last) - (pop & fifo.source.last)),
                 If(csr.we & ~fifo.source.valid, underflow.eq(1)),
             ]
-            rx_fifos.append(fifo)
-            msg_counts.append(count)
         tail_in = Signal()
         self.comb += tail_in.eq(self.rx.valid & self.rx.last &
             Mux(self.rx.vc, self.rx.ready[1], self.rx.ready[0]))
