@@ -37,6 +37,7 @@ from soc.subutai_soc import SubutaiSoC, KiB, MiB
 HARNESS_DIR  = os.path.join(ROOT, "boards", "sim_harness")
 FIRMWARE_DIR = os.path.join(ROOT, "firmware")
 EXIT_TIMEOUT = 124
+BACKENDS     = ("subutai", "swonly")  # PThreads backends of the firmware (link time)
 
 # IOs ----------------------------------------------------------------------------------------------
 
@@ -127,15 +128,18 @@ class SimModel:
     def n_tiles(self):
         return self.config["constants"]["n_tiles"]
 
-    def build_firmware(self, app, out_dir=None, extra_cflags=""):
-        """Compile a firmware application against this SoC's generated headers; return its .bin."""
+    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai"):
+        """Compile a firmware application against this SoC's generated headers, linked with a
+        PThreads backend ("subutai" or "swonly"); return its .bin."""
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
         with _build_lock(self.output_dir):
-            return self._build_firmware(app, out_dir, extra_cflags)
+            return self._build_firmware(app, out_dir, extra_cflags, backend)
 
-    def _build_firmware(self, app, out_dir, extra_cflags):
-        out_dir = out_dir or os.path.join(self.output_dir, "firmware", app)
+    def _build_firmware(self, app, out_dir, extra_cflags, backend):
+        out_dir = out_dir or os.path.join(self.output_dir, "firmware", f"{app}-{backend}")
         cmd = ["make", "-s", "-C", FIRMWARE_DIR, f"APP={app}", f"SOC_DIR={self.output_dir}",
-            f"OUT={out_dir}"]
+            f"OUT={out_dir}", f"BACKEND={backend}"]
         if extra_cflags:
             cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
         subprocess.run(cmd, check=True)
@@ -285,6 +289,8 @@ def main():
     parser.add_argument("--build", action="store_true", help="Build the model (skipped when up to date).")
     parser.add_argument("--force", action="store_true", help="Rebuild the model even when up to date.")
     parser.add_argument("--app", default=None, help="Firmware application to compile and run (firmware/apps/<app>).")
+    parser.add_argument("--backend", choices=BACKENDS, default="subutai",
+        help="PThreads backend the --app is linked with.")
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
     parser.add_argument("--max-cycles", type=int, default=50_000_000, help="Stop after this many cycles (exit 124).")
     parser.add_argument("--trace", nargs="?", const="sim.vcd", default=None, metavar="FILE",
@@ -318,7 +324,7 @@ def main():
 
     image = args.ram_init
     if args.app:
-        image = model.build_firmware(args.app)
+        image = model.build_firmware(args.app, backend=args.backend)
     if image is None:
         return
     print(f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles)", flush=True)

@@ -25,15 +25,21 @@ def console_table(header, rows):
     return "\n".join(out)
 
 
-def save_table(name, header, rows, title=None, notes=None, results_dir=RESULTS_DIR):
-    """Write results/<name>.csv and results/<name>.md; return their paths."""
+def save_csv(name, header, rows, results_dir=RESULTS_DIR):
+    """Write results/<name>.csv alone, for reports whose Markdown is not one table; return its path."""
     os.makedirs(results_dir, exist_ok=True)
     csv_path = os.path.join(results_dir, f"{name}.csv")
-    md_path  = os.path.join(results_dir, f"{name}.md")
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(rows)
+    return csv_path
+
+
+def save_table(name, header, rows, title=None, notes=None, results_dir=RESULTS_DIR):
+    """Write results/<name>.csv and results/<name>.md; return their paths."""
+    csv_path = save_csv(name, header, rows, results_dir)
+    md_path  = os.path.join(results_dir, f"{name}.md")
     with open(md_path, "w") as f:
         if title:
             f.write(f"# {title}\n\n")

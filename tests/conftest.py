@@ -21,15 +21,15 @@ class ModelCache:
             self.models[key] = build_model(mesh_x, mesh_y, log=lambda m: print(m, file=sys.stderr))
         return self.models[key]
 
-    def image(self, mesh_x, mesh_y, app):
-        key = (mesh_x, mesh_y, app)
+    def image(self, mesh_x, mesh_y, app, backend="subutai"):
+        key = (mesh_x, mesh_y, app, backend)
         if key not in self.images:
-            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app)
+            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app, backend=backend)
         return self.images[key]
 
-    def run(self, mesh_x, mesh_y, app, **kwargs):
+    def run(self, mesh_x, mesh_y, app, backend="subutai", **kwargs):
         model = self.model(mesh_x, mesh_y)
-        return model.run(self.image(mesh_x, mesh_y, app), **kwargs)
+        return model.run(self.image(mesh_x, mesh_y, app, backend), **kwargs)
 
 
 @pytest.fixture(scope="session")

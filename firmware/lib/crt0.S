@@ -1,7 +1,8 @@
 /*
- * Start-up of every core. All cores run this code from the same address; each one gets a stack
- * at the top of its own tile RAM (the same local address on every tile, so no tile id is
- * needed here). The C side (runtime.c) decides what core 0 and the others do.
+ * Start-up of every core. All cores run this code from the same address; each one starts on a
+ * boot stack at the top of its own tile RAM (the same local address on every tile, so no tile
+ * id is needed here), then moves to its stack in shared main RAM. The C side (runtime.c) decides
+ * what core 0 and the others do.
  */
 	.section .text.start, "ax"
 	.global _start
@@ -76,5 +77,7 @@ crt_init:
 	addi	t0, t0, 4
 	j	1b
 2:
+	call	subutai_stack_top
+	mv	sp, a0
 	call	subutai_start
 3:	j	3b

@@ -53,6 +53,7 @@ unsigned int subutai_ni_pending(enum subutai_ni_class cls)
 
 static inline uint32_t ni_pop(enum subutai_ni_class cls)
 {
+	(void)cls;
 #ifdef CSR_NI_RX_PRIO_DATA_ADDR
 	if (cls == SUBUTAI_NI_PRIORITY) {
 		return ni_rx_prio_data_read();

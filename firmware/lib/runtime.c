@@ -8,14 +8,18 @@
 #include <picotls.h> /* after a libc header: needs PICOLIBC_TLS from picolibc.h */
 
 #include <irq.h>
+#include <subutai/atomic.h>
 #include <subutai/soc.h>
 
-extern char _fbss[], _ebss[], _tile_tls[];
+extern char _fbss[], _ebss[], _tile_tls[], __stacks_end[], __stack_size[];
 
 /* Global cycle count at which core 0 released the other cores. */
 uint64_t subutai_release_cycle;
 
 int main(void);
+
+/* Set-up of the PThreads runtime, linked in when the program uses it. */
+void subutai_pthread_init(void) __attribute__((weak));
 
 static void halt(void)
 {
@@ -72,6 +76,12 @@ void subutai_trap(void)
 	subutai_exit(3);
 }
 
+/* Top of this core's stack in shared main RAM (called on the boot stack). */
+uintptr_t subutai_stack_top(void)
+{
+	return (uintptr_t)__stacks_end - subutai_tile_id() * (uintptr_t)__stack_size;
+}
+
 void subutai_start(void)
 {
 	unsigned int tile = subutai_tile_id();
@@ -87,6 +97,13 @@ void subutai_start(void)
 	}
 
 	memset(_fbss, 0, _ebss - _fbss);
+	/* Shared atomic variables start from zero, also when a program is reloaded without a reset. */
+	for (unsigned int i = 0; i < ATOMIC_WORDS; i++) {
+		subutai_atomic_store(i, 0);
+	}
+	if (subutai_pthread_init) {
+		subutai_pthread_init();
+	}
 	subutai_release_cycle = subutai_cycles();
 	subutai_release_cores((1u << subutai_num_tiles()) - 1);
 	exit(main());

@@ -16,7 +16,7 @@ struct hello_entry {
 
 static struct hello_entry entries[N_TILES];
 
-/* Each core counts on its own stack/tile RAM: the count depends on the tile. */
+/* Each core counts on its own stack: the count depends on the tile. */
 static uint32_t count_for(unsigned int tile)
 {
 	volatile uint32_t counter = 0;

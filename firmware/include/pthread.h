@@ -1,0 +1,141 @@
+/*
+ * POSIX threads for the bare-metal Subutai runtime: one thread per core.
+ *
+ * pthread_create() places the new thread on an idle core (the lowest-numbered one), where it runs
+ * until it returns or calls pthread_exit(); a core that waits (join, lock, barrier, condition)
+ * sleeps until its NI interrupt. The synchronization objects are implemented by the backend the
+ * program is linked with (firmware Makefile, BACKEND=subutai or BACKEND=swonly):
+ *
+ *   subutai  the Subutai-HW engines in the network interfaces; where an engine's scratchpad is
+ *            full, that object falls back to the software implementation.
+ *   swonly   the software-only baseline: the atomic unit, wait queues in uncached shared memory
+ *            and NoC messages to wake sleeping cores.
+ *
+ * Every acquire (lock granted, barrier released, condition woken, thread start, join) invalidates
+ * the local data cache, so data-race-free programs see coherent shared memory.
+ *
+ * Not provided: cancellation, scheduling policies, process-shared objects, timed waits.
+ */
+#ifndef SUBUTAI_PTHREAD_H
+#define SUBUTAI_PTHREAD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Thread handle: slot of the runtime's thread table and its generation. */
+typedef uint32_t pthread_t;
+
+typedef struct {
+	uint32_t magic;
+	int detachstate;
+} pthread_attr_t;
+
+#define PTHREAD_CREATE_JOINABLE 0
+#define PTHREAD_CREATE_DETACHED 1
+
+#define PTHREAD_MUTEX_NORMAL     0
+#define PTHREAD_MUTEX_ERRORCHECK 1
+#define PTHREAD_MUTEX_RECURSIVE  2
+#define PTHREAD_MUTEX_DEFAULT    PTHREAD_MUTEX_NORMAL
+
+#define PTHREAD_BARRIER_SERIAL_THREAD (-1)
+
+typedef struct {
+	uint32_t magic;
+	int type;
+} pthread_mutexattr_t;
+
+typedef struct {
+	uint32_t magic;
+} pthread_condattr_t;
+
+typedef struct {
+	uint32_t magic;
+} pthread_barrierattr_t;
+
+/*
+ * The objects only hold a reference to the synchronization state, which lives in an NI's
+ * scratchpad (subutai) or in the atomic unit (swonly). A zero magic marks a static initializer:
+ * the object is set up at its first use.
+ */
+typedef struct {
+	uint32_t magic;
+	uint32_t handle;   /* Subutai sync id, or software object */
+	uint8_t impl;      /* which implementation holds it */
+	uint8_t type;      /* PTHREAD_MUTEX_* */
+	uint16_t depth;    /* recursive mutexes: lock depth of the owner */
+	pthread_t owner;   /* recursive mutexes: owning thread */
+} pthread_mutex_t;
+
+typedef struct {
+	uint32_t magic;
+	uint32_t handle;   /* allocated at the first wait, next to its mutex's implementation */
+	uint8_t impl;
+} pthread_cond_t;
+
+typedef struct {
+	uint32_t magic;
+	uint32_t handle;
+	uint8_t impl;
+	unsigned int count;
+} pthread_barrier_t;
+
+#define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
+#define PTHREAD_COND_INITIALIZER  {0, 0, 0}
+
+int pthread_attr_init(pthread_attr_t *attr);
+int pthread_attr_destroy(pthread_attr_t *attr);
+int pthread_attr_setdetachstate(pthread_attr_t *attr, int detachstate);
+int pthread_attr_getdetachstate(const pthread_attr_t *attr, int *detachstate);
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+		   void *arg);
+int pthread_join(pthread_t thread, void **retval);
+int pthread_detach(pthread_t thread);
+void pthread_exit(void *retval) __attribute__((noreturn));
+pthread_t pthread_self(void);
+int pthread_equal(pthread_t t1, pthread_t t2);
+
+int pthread_mutexattr_init(pthread_mutexattr_t *attr);
+int pthread_mutexattr_destroy(pthread_mutexattr_t *attr);
+int pthread_mutexattr_settype(pthread_mutexattr_t *attr, int type);
+int pthread_mutexattr_gettype(const pthread_mutexattr_t *attr, int *type);
+
+int pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attr);
+int pthread_mutex_destroy(pthread_mutex_t *mutex);
+int pthread_mutex_lock(pthread_mutex_t *mutex);
+int pthread_mutex_trylock(pthread_mutex_t *mutex);
+int pthread_mutex_unlock(pthread_mutex_t *mutex);
+
+int pthread_condattr_init(pthread_condattr_t *attr);
+int pthread_condattr_destroy(pthread_condattr_t *attr);
+
+int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr);
+int pthread_cond_destroy(pthread_cond_t *cond);
+int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
+int pthread_cond_signal(pthread_cond_t *cond);
+int pthread_cond_broadcast(pthread_cond_t *cond);
+
+int pthread_barrierattr_init(pthread_barrierattr_t *attr);
+int pthread_barrierattr_destroy(pthread_barrierattr_t *attr);
+
+int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr,
+			 unsigned int count);
+int pthread_barrier_destroy(pthread_barrier_t *barrier);
+int pthread_barrier_wait(pthread_barrier_t *barrier);
+
+/* Non-portable: the implementation holding an object ("subutai" or "swonly"), for reports. */
+const char *pthread_mutex_impl_np(const pthread_mutex_t *mutex);
+const char *pthread_cond_impl_np(const pthread_cond_t *cond);
+const char *pthread_barrier_impl_np(const pthread_barrier_t *barrier);
+/* Non-portable: the backend the program is linked with ("subutai" or "swonly"). */
+extern const char pthread_backend_np[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SUBUTAI_PTHREAD_H */

@@ -1,0 +1,74 @@
+/*
+ * subutai backend: synchronization objects live in the Subutai-HW engines of the NIs.
+ *
+ * An object is allocated on the next host of the round-robin shared by all cores; when that
+ * engine's scratchpad is full the other engines are tried in turn, and only when every one is
+ * full does the caller fall back to software (EAGAIN).
+ */
+#include <errno.h>
+
+#include <subutai/sync.h>
+
+#include "rt.h"
+
+static int alloc_anywhere(int (*alloc)(unsigned int host, uint32_t arg, uint32_t *id),
+			  uint32_t arg, uint32_t *id)
+{
+	unsigned int n = subutai_num_tiles();
+	unsigned int host = subutai_next_host();
+	int err = EAGAIN;
+
+	for (unsigned int i = 0; i < n && err == EAGAIN; i++) {
+		err = alloc((host + i) % n, arg, id);
+	}
+	return err;
+}
+
+static int alloc_mutex(unsigned int host, uint32_t errorcheck, uint32_t *id)
+{
+	return subutai_mutex_alloc(host, errorcheck, id);
+}
+
+static int alloc_cond(unsigned int host, uint32_t unused, uint32_t *id)
+{
+	(void)unused;
+	return subutai_cond_alloc(host, id);
+}
+
+static int alloc_barrier(unsigned int host, uint32_t count, uint32_t *id)
+{
+	return subutai_barrier_alloc(host, count, id);
+}
+
+static int hw_mutex_init(uint32_t *handle, bool errorcheck)
+{
+	return alloc_anywhere(alloc_mutex, errorcheck, handle);
+}
+
+static int hw_cond_init(uint32_t *handle)
+{
+	return alloc_anywhere(alloc_cond, 0, handle);
+}
+
+static int hw_barrier_init(uint32_t *handle, unsigned int count)
+{
+	return alloc_anywhere(alloc_barrier, count, handle);
+}
+
+static const struct rt_hw_ops hw_ops = {
+	.mutex_init = hw_mutex_init,
+	.cond_init = hw_cond_init,
+	.barrier_init = hw_barrier_init,
+	.free = subutai_free,
+	.mutex_lock = subutai_mutex_lock,
+	.mutex_trylock = subutai_mutex_trylock,
+	.mutex_unlock = subutai_mutex_unlock,
+	.cond_wait = subutai_cond_wait,
+	.cond_signal = subutai_cond_signal,
+	.cond_broadcast = subutai_cond_broadcast,
+	.barrier_wait = subutai_barrier_wait,
+};
+
+const struct rt_hw_ops *const rt_hw = &hw_ops;
+
+const char pthread_backend_np[] = "subutai";

@@ -1,0 +1,414 @@
+/*
+ * Software-only synchronization: the baseline every Subutai speed-up is measured against.
+ *
+ * The design follows what fast PThreads libraries do on top of futexes (Drepper, "Futexes are
+ * tricky"), with the kernel's part done in place:
+ *
+ * - Every object is a block of words in the atomic unit: its state word, the spinlock of its
+ *   wait queue and the queue's head and tail. The queue links sleeping cores through
+ *   wait_next[core]; a core sleeps on one queue at a time.
+ * - rt_futex_wait() enqueues the caller if the state word still holds the value it expects (checked
+ *   under the queue lock, so no wake-up is lost) and sleeps until a NoC wake-up message;
+ *   futex_wake() dequeues and sends the messages after dropping the queue lock.
+ * - Mutex: 0 free, 1 locked, 2 locked and maybe contended. An uncontended lock or unlock is a single
+ *   swap; only unlocks of a contended mutex touch the queue.
+ * - Condition: a sequence number; a broadcast wakes one waiter and requeues the others onto the
+ *   mutex's queue (no thundering herd), as glibc did with FUTEX_CMP_REQUEUE.
+ * - Barrier: arrival count under the queue lock; the last arrival wakes all the waiters.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "rt.h"
+
+/* Words of a block. */
+enum {
+	W_STATE = 0, /* mutex state, cond sequence, barrier arrivals; free-list link when free */
+	W_QLOCK,
+	W_HEAD,      /* queue of sleeping cores: core + 1, 0 if empty */
+	W_TAIL,
+	W_AUX,       /* mutex: owner core + 1 (error-checking); cond: waiters; barrier: count */
+	W_AUX2,      /* mutex: error-checking; cond: handle of the waiters' software mutex */
+	W_KIND,
+};
+
+#define KIND_MUTEX   1
+#define KIND_COND    2
+#define KIND_BARRIER 3
+
+static inline unsigned int word(uint32_t handle, unsigned int w)
+{
+	return RT_POOL + (handle - 1) * RT_BLOCK_WORDS + w;
+}
+
+static inline uint32_t ld(uint32_t handle, unsigned int w)
+{
+	return subutai_atomic_load(word(handle, w));
+}
+
+static inline void st(uint32_t handle, unsigned int w, uint32_t value)
+{
+	subutai_atomic_store(word(handle, w), value);
+}
+
+static inline uint32_t swap(uint32_t handle, unsigned int w, uint32_t value)
+{
+	return subutai_atomic_swap(word(handle, w), value);
+}
+
+static inline uint32_t fetch_add(uint32_t handle, unsigned int w, uint32_t value)
+{
+	return subutai_atomic_fetch_add(word(handle, w), value);
+}
+
+/* Pool of blocks. */
+
+static int block_alloc(unsigned int kind, uint32_t *handle)
+{
+	uint32_t h;
+
+	rt_spin_lock(RT_POOL_LOCK);
+	h = subutai_atomic_load(RT_POOL_FREE);
+	if (h != 0) {
+		subutai_atomic_store(RT_POOL_FREE, ld(h, W_STATE));
+	} else {
+		h = subutai_atomic_load(RT_POOL_NEXT) + 1;
+		if (h > RT_POOL_BLOCKS) {
+			rt_spin_unlock(RT_POOL_LOCK);
+			return EAGAIN;
+		}
+		subutai_atomic_store(RT_POOL_NEXT, h);
+	}
+	rt_spin_unlock(RT_POOL_LOCK);
+	for (unsigned int w = 0; w < RT_BLOCK_WORDS; w++) {
+		st(h, w, 0);
+	}
+	st(h, W_KIND, kind);
+	*handle = h;
+	return 0;
+}
+
+static void block_free(uint32_t h)
+{
+	st(h, W_KIND, 0);
+	rt_spin_lock(RT_POOL_LOCK);
+	st(h, W_STATE, subutai_atomic_load(RT_POOL_FREE));
+	subutai_atomic_store(RT_POOL_FREE, h);
+	rt_spin_unlock(RT_POOL_LOCK);
+}
+
+/* Wait queues (callers hold W_QLOCK). */
+
+static void enqueue(uint32_t h, unsigned int core)
+{
+	uint32_t tail = ld(h, W_TAIL);
+
+	subutai_atomic_store(RT_WAIT_NEXT + core, 0);
+	if (tail == 0) {
+		st(h, W_HEAD, core + 1);
+	} else {
+		subutai_atomic_store(RT_WAIT_NEXT + tail - 1, core + 1);
+	}
+	st(h, W_TAIL, core + 1);
+}
+
+/* Takes up to n sleepers off the queue; returns the first (core + 1, linked by wait_next). */
+static uint32_t dequeue(uint32_t h, unsigned int n)
+{
+	uint32_t first = ld(h, W_HEAD);
+
+	if (first == 0 || n == 0) {
+		return 0;
+	}
+	uint32_t last = first;
+
+	for (unsigned int i = 1; i < n; i++) {
+		uint32_t next = subutai_atomic_load(RT_WAIT_NEXT + last - 1);
+
+		if (next == 0) {
+			break;
+		}
+		last = next;
+	}
+	uint32_t rest = subutai_atomic_load(RT_WAIT_NEXT + last - 1);
+
+	st(h, W_HEAD, rest);
+	if (rest == 0) {
+		st(h, W_TAIL, 0);
+	}
+	subutai_atomic_store(RT_WAIT_NEXT + last - 1, 0);
+	return first;
+}
+
+static void wake_list(uint32_t first, uint32_t what)
+{
+	while (first != 0) {
+		/* Read the link before the wake-up: the woken core may sleep on another queue. */
+		uint32_t next = subutai_atomic_load(RT_WAIT_NEXT + first - 1);
+
+		rt_wake(first - 1, what);
+		first = next;
+	}
+}
+
+static void futex_wait(uint32_t h, unsigned int w, uint32_t expected)
+{
+	rt_spin_lock(word(h, W_QLOCK));
+	if (ld(h, w) != expected) {
+		rt_spin_unlock(word(h, W_QLOCK));
+		return;
+	}
+	enqueue(h, rt_core());
+	rt_spin_unlock(word(h, W_QLOCK));
+	rt_sleep();
+}
+
+static void futex_wake(uint32_t h, unsigned int n)
+{
+	rt_spin_lock(word(h, W_QLOCK));
+	uint32_t first = dequeue(h, n);
+
+	rt_spin_unlock(word(h, W_QLOCK));
+	wake_list(first, h);
+}
+
+static bool valid(uint32_t h, unsigned int kind)
+{
+	return h >= 1 && h <= RT_POOL_BLOCKS && ld(h, W_KIND) == kind;
+}
+
+/* Mutex. */
+
+int sw_mutex_init(uint32_t *handle, bool errorcheck)
+{
+	int err = block_alloc(KIND_MUTEX, handle);
+
+	if (err == 0) {
+		st(*handle, W_AUX2, errorcheck);
+	}
+	return err;
+}
+
+int sw_mutex_destroy(uint32_t h)
+{
+	if (!valid(h, KIND_MUTEX)) {
+		return EINVAL;
+	}
+	if (ld(h, W_STATE) != 0) {
+		return EBUSY;
+	}
+	block_free(h);
+	return 0;
+}
+
+/* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next. */
+static void mutex_lock_contended(uint32_t h)
+{
+	while (swap(h, W_STATE, 2) != 0) {
+		futex_wait(h, W_STATE, 2);
+	}
+}
+
+static int errorcheck_lock(uint32_t h)
+{
+	return ld(h, W_AUX) == rt_core() + 1 ? EDEADLK : 0;
+}
+
+int sw_mutex_lock(uint32_t h)
+{
+	bool checked = ld(h, W_AUX2);
+
+	if (checked && errorcheck_lock(h)) {
+		return EDEADLK;
+	}
+	if (swap(h, W_STATE, 1) != 0) {
+		/* A swap to 1 may have hidden a 2: the contended path puts it back before sleeping. */
+		mutex_lock_contended(h);
+	}
+	if (checked) {
+		st(h, W_AUX, rt_core() + 1);
+	}
+	subutai_dcache_invalidate();
+	return 0;
+}
+
+int sw_mutex_trylock(uint32_t h)
+{
+	if (ld(h, W_STATE) != 0) {
+		return EBUSY;
+	}
+	uint32_t old = swap(h, W_STATE, 1);
+
+	if (old == 2 && swap(h, W_STATE, 2) != 0) {
+		/* Restored the contended mark of a held mutex. */
+		return EBUSY;
+	}
+	if (old == 1) {
+		return EBUSY;
+	}
+	if (ld(h, W_AUX2)) {
+		st(h, W_AUX, rt_core() + 1);
+	}
+	subutai_dcache_invalidate();
+	return 0;
+}
+
+int sw_mutex_unlock(uint32_t h)
+{
+	if (ld(h, W_AUX2)) {
+		if (ld(h, W_AUX) != rt_core() + 1) {
+			return EPERM;
+		}
+		st(h, W_AUX, 0);
+	}
+	if (swap(h, W_STATE, 0) == 2) {
+		futex_wake(h, 1);
+	}
+	return 0;
+}
+
+/* Condition variable. */
+
+int sw_cond_init(uint32_t *handle)
+{
+	return block_alloc(KIND_COND, handle);
+}
+
+int sw_cond_destroy(uint32_t h)
+{
+	if (!valid(h, KIND_COND)) {
+		return EINVAL;
+	}
+	if (ld(h, W_AUX) != 0) {
+		return EBUSY;
+	}
+	block_free(h);
+	return 0;
+}
+
+int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
+{
+	bool sw_mutex = mutex->impl == RT_IMPL_SW;
+	uint32_t seq = ld(h, W_STATE);
+
+	/* Counted before the sequence is checked, so a signaller that sees no waiter cannot have
+	 * been missed (it bumps the sequence first).
+	 */
+	fetch_add(h, W_AUX, 1);
+	st(h, W_AUX2, sw_mutex ? mutex->handle : 0);
+	int err = rt_mutex_unlock_raw(mutex);
+
+	if (err != 0) {
+		fetch_add(h, W_AUX, (uint32_t)-1);
+		return err;
+	}
+	futex_wait(h, W_STATE, seq);
+	fetch_add(h, W_AUX, (uint32_t)-1);
+	if (sw_mutex) {
+		/* Woken directly or requeued onto the mutex: either way others may sleep on it. */
+		mutex_lock_contended(mutex->handle);
+		if (ld(mutex->handle, W_AUX2)) {
+			st(mutex->handle, W_AUX, rt_core() + 1);
+		}
+		subutai_dcache_invalidate();
+		return 0;
+	}
+	return rt_mutex_lock_raw(mutex);
+}
+
+int sw_cond_signal(uint32_t h)
+{
+	fetch_add(h, W_STATE, 1);
+	if (ld(h, W_AUX) != 0) {
+		futex_wake(h, 1);
+	}
+	return 0;
+}
+
+int sw_cond_broadcast(uint32_t h)
+{
+	fetch_add(h, W_STATE, 1);
+	if (ld(h, W_AUX) == 0) {
+		return 0;
+	}
+	rt_spin_lock(word(h, W_QLOCK));
+	uint32_t first = dequeue(h, RT_THREADS_MAX);
+	uint32_t mutex = ld(h, W_AUX2);
+
+	rt_spin_unlock(word(h, W_QLOCK));
+	if (first == 0) {
+		return 0;
+	}
+	uint32_t rest = subutai_atomic_load(RT_WAIT_NEXT + first - 1);
+
+	if (mutex != 0 && rest != 0) {
+		/* Requeue all but the first onto the mutex: each is woken by the unlock before its turn
+		 * (the first one takes the mutex in the contended state, so that unlock wakes).
+		 */
+		uint32_t last = rest;
+
+		while (subutai_atomic_load(RT_WAIT_NEXT + last - 1) != 0) {
+			last = subutai_atomic_load(RT_WAIT_NEXT + last - 1);
+		}
+		rt_spin_lock(word(mutex, W_QLOCK));
+		uint32_t tail = ld(mutex, W_TAIL);
+
+		if (tail == 0) {
+			st(mutex, W_HEAD, rest);
+		} else {
+			subutai_atomic_store(RT_WAIT_NEXT + tail - 1, rest);
+		}
+		st(mutex, W_TAIL, last);
+		rt_spin_unlock(word(mutex, W_QLOCK));
+		rt_wake(first - 1, h);
+		return 0;
+	}
+	wake_list(first, h);
+	return 0;
+}
+
+/* Barrier. */
+
+int sw_barrier_init(uint32_t *handle, unsigned int count)
+{
+	int err = block_alloc(KIND_BARRIER, handle);
+
+	if (err == 0) {
+		st(*handle, W_AUX, count);
+	}
+	return err;
+}
+
+int sw_barrier_destroy(uint32_t h)
+{
+	if (!valid(h, KIND_BARRIER)) {
+		return EINVAL;
+	}
+	if (ld(h, W_STATE) != 0) {
+		return EBUSY;
+	}
+	block_free(h);
+	return 0;
+}
+
+int sw_barrier_wait(uint32_t h)
+{
+	rt_spin_lock(word(h, W_QLOCK));
+	uint32_t arrived = ld(h, W_STATE) + 1;
+
+	if (arrived == ld(h, W_AUX)) {
+		st(h, W_STATE, 0);
+		uint32_t first = dequeue(h, RT_THREADS_MAX);
+
+		rt_spin_unlock(word(h, W_QLOCK));
+		wake_list(first, h);
+		subutai_dcache_invalidate();
+		return PTHREAD_BARRIER_SERIAL_THREAD;
+	}
+	st(h, W_STATE, arrived);
+	enqueue(h, rt_core());
+	rt_spin_unlock(word(h, W_QLOCK));
+	rt_sleep();
+	subutai_dcache_invalidate();
+	return 0;
+}

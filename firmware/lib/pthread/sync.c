@@ -1,0 +1,475 @@
+/*
+ * pthread mutexes, condition variables and barriers: argument checks, attributes, static
+ * initializers and recursion here; the synchronization itself in the implementation holding each
+ * object: the Subutai hardware (rt_hw, linked with the subutai backend) or software (swonly.c).
+ *
+ * An object is given to the hardware when the program is linked with the subutai backend and an
+ * engine has room, else to the software implementation (000 §III-D). A condition variable is
+ * allocated at its first wait, next to the mutex it is used with: the hardware requeues a woken
+ * waiter onto a hardware mutex only.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "rt.h"
+
+static bool use_hw(void)
+{
+	return rt_hw != NULL;
+}
+
+/* Mutexes. */
+
+int pthread_mutexattr_init(pthread_mutexattr_t *attr)
+{
+	if (!attr) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_ATTR;
+	attr->type = PTHREAD_MUTEX_DEFAULT;
+	return 0;
+}
+
+int pthread_mutexattr_destroy(pthread_mutexattr_t *attr)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_DEAD;
+	return 0;
+}
+
+int pthread_mutexattr_settype(pthread_mutexattr_t *attr, int type)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR ||
+	    (type != PTHREAD_MUTEX_NORMAL && type != PTHREAD_MUTEX_ERRORCHECK &&
+	     type != PTHREAD_MUTEX_RECURSIVE)) {
+		return EINVAL;
+	}
+	attr->type = type;
+	return 0;
+}
+
+int pthread_mutexattr_gettype(const pthread_mutexattr_t *attr, int *type)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR || !type) {
+		return EINVAL;
+	}
+	*type = attr->type;
+	return 0;
+}
+
+static int mutex_setup(pthread_mutex_t *m, int type)
+{
+	/* Error checking is done by the implementation; recursion by this layer on a normal lock. */
+	bool errorcheck = type == PTHREAD_MUTEX_ERRORCHECK;
+	int err = EAGAIN;
+
+	if (use_hw()) {
+		err = rt_hw->mutex_init(&m->handle, errorcheck);
+		m->impl = RT_IMPL_HW;
+	}
+	if (err == EAGAIN) {
+		err = sw_mutex_init(&m->handle, errorcheck);
+		m->impl = RT_IMPL_SW;
+	}
+	if (err != 0) {
+		return err;
+	}
+	m->type = type;
+	m->depth = 0;
+	m->owner = 0;
+	m->magic = RT_MAGIC_MUTEX;
+	return 0;
+}
+
+int pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attr)
+{
+	if (!mutex || (attr && attr->magic != RT_MAGIC_ATTR)) {
+		return EINVAL;
+	}
+	return mutex_setup(mutex, attr ? attr->type : PTHREAD_MUTEX_DEFAULT);
+}
+
+/*
+ * 0 when the object is ready, after setting up a statically initialized one (under the runtime
+ * lock: several cores may use it first at once); EINVAL for a destroyed or corrupt one.
+ */
+static int lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj)
+{
+	if (*magic == want) {
+		return 0;
+	}
+	if (*magic != 0) {
+		return EINVAL;
+	}
+	int err = 0;
+
+	rt_spin_lock(RT_LOCK);
+	/* Another core may have set it up: our cached copy of the object may be stale. */
+	subutai_dcache_invalidate();
+	if (*magic == 0) {
+		err = setup(obj);
+	} else if (*magic != want) {
+		err = EINVAL;
+	}
+	rt_spin_unlock(RT_LOCK);
+	return err;
+}
+
+static int mutex_static_setup(void *m)
+{
+	return mutex_setup(m, PTHREAD_MUTEX_DEFAULT);
+}
+
+static inline int mutex_ready(pthread_mutex_t *m)
+{
+	if (!m) {
+		return EINVAL;
+	}
+	return lazy_setup(&m->magic, RT_MAGIC_MUTEX, mutex_static_setup, m);
+}
+
+int rt_mutex_lock_raw(pthread_mutex_t *m)
+{
+	return m->impl == RT_IMPL_HW ? rt_hw->mutex_lock(m->handle) : sw_mutex_lock(m->handle);
+}
+
+int rt_mutex_unlock_raw(pthread_mutex_t *m)
+{
+	return m->impl == RT_IMPL_HW ? rt_hw->mutex_unlock(m->handle) : sw_mutex_unlock(m->handle);
+}
+
+int pthread_mutex_destroy(pthread_mutex_t *mutex)
+{
+	if (!mutex || (mutex->magic != RT_MAGIC_MUTEX && mutex->magic != 0)) {
+		return EINVAL;
+	}
+	if (mutex->magic == 0) {
+		/* Never used since its static initialization: nothing allocated. */
+		mutex->magic = RT_MAGIC_DEAD;
+		return 0;
+	}
+	int err = mutex->impl == RT_IMPL_HW ? rt_hw->free(mutex->handle)
+					    : sw_mutex_destroy(mutex->handle);
+
+	if (err == 0) {
+		mutex->magic = RT_MAGIC_DEAD;
+	}
+	return err;
+}
+
+int pthread_mutex_lock(pthread_mutex_t *mutex)
+{
+	int err = mutex_ready(mutex);
+
+	if (err != 0) {
+		return err;
+	}
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		pthread_t self = pthread_self();
+
+		/* Only the owner itself can have written its id (and it clears it before unlocking). */
+		if (mutex->owner == self) {
+			if (mutex->depth == UINT16_MAX) {
+				return EAGAIN;
+			}
+			mutex->depth++;
+			return 0;
+		}
+		err = rt_mutex_lock_raw(mutex);
+		if (err == 0) {
+			mutex->owner = self;
+			mutex->depth = 1;
+		}
+		return err;
+	}
+	return rt_mutex_lock_raw(mutex);
+}
+
+int pthread_mutex_trylock(pthread_mutex_t *mutex)
+{
+	int err = mutex_ready(mutex);
+
+	if (err != 0) {
+		return err;
+	}
+	bool recursive = mutex->type == PTHREAD_MUTEX_RECURSIVE;
+
+	if (recursive && mutex->owner == pthread_self()) {
+		if (mutex->depth == UINT16_MAX) {
+			return EAGAIN;
+		}
+		mutex->depth++;
+		return 0;
+	}
+	err = mutex->impl == RT_IMPL_HW ? rt_hw->mutex_trylock(mutex->handle)
+					: sw_mutex_trylock(mutex->handle);
+	if (err == 0 && recursive) {
+		mutex->owner = pthread_self();
+		mutex->depth = 1;
+	}
+	return err;
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *mutex)
+{
+	int err = mutex_ready(mutex);
+
+	if (err != 0) {
+		return err;
+	}
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		if (mutex->owner != pthread_self() || mutex->depth == 0) {
+			return EPERM;
+		}
+		if (--mutex->depth > 0) {
+			return 0;
+		}
+		mutex->owner = 0;
+	}
+	return rt_mutex_unlock_raw(mutex);
+}
+
+/* Condition variables. */
+
+int pthread_condattr_init(pthread_condattr_t *attr)
+{
+	if (!attr) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_ATTR;
+	return 0;
+}
+
+int pthread_condattr_destroy(pthread_condattr_t *attr)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_DEAD;
+	return 0;
+}
+
+static int cond_static_setup(void *obj)
+{
+	pthread_cond_t *cond = obj;
+
+	cond->handle = 0;
+	cond->impl = 0;
+	cond->magic = RT_MAGIC_COND;
+	return 0;
+}
+
+int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
+{
+	if (!cond || (attr && attr->magic != RT_MAGIC_ATTR)) {
+		return EINVAL;
+	}
+	return cond_static_setup(cond);
+}
+
+static inline int cond_ready(pthread_cond_t *cond)
+{
+	if (!cond) {
+		return EINVAL;
+	}
+	return lazy_setup(&cond->magic, RT_MAGIC_COND, cond_static_setup, cond);
+}
+
+int pthread_cond_destroy(pthread_cond_t *cond)
+{
+	int err = cond_ready(cond);
+
+	if (err != 0) {
+		return err;
+	}
+	if (cond->handle != 0) {
+		err = cond->impl == RT_IMPL_HW ? rt_hw->free(cond->handle)
+					       : sw_cond_destroy(cond->handle);
+	}
+	if (err == 0) {
+		cond->magic = RT_MAGIC_DEAD;
+	}
+	return err;
+}
+
+/* First wait: the condition goes where its mutex is (the hardware if it has room). */
+static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
+{
+	int err = 0;
+
+	rt_spin_lock(RT_LOCK);
+	subutai_dcache_invalidate();
+	if (cond->handle == 0) {
+		err = EAGAIN;
+		if (mutex->impl == RT_IMPL_HW) {
+			err = rt_hw->cond_init(&cond->handle);
+			cond->impl = RT_IMPL_HW;
+		}
+		if (err == EAGAIN) {
+			err = sw_cond_init(&cond->handle);
+			cond->impl = RT_IMPL_SW;
+		}
+	}
+	rt_spin_unlock(RT_LOCK);
+	return err;
+}
+
+int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
+{
+	int err = cond_ready(cond);
+
+	if (err == 0) {
+		err = mutex_ready(mutex);
+	}
+	if (err != 0) {
+		return err;
+	}
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE && mutex->depth > 1) {
+		/* Waiting would keep the mutex locked: nobody could signal. */
+		return EPERM;
+	}
+	if (cond->handle == 0) {
+		err = cond_allocate(cond, mutex);
+		if (err != 0) {
+			return err;
+		}
+	}
+	pthread_t owner = mutex->owner;
+
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		if (owner != pthread_self()) {
+			return EPERM;
+		}
+		mutex->owner = 0;
+		mutex->depth = 0;
+	}
+	if (cond->impl == RT_IMPL_HW) {
+		/* A hardware condition is only ever used with the hardware mutex it was made for. */
+		err = mutex->impl == RT_IMPL_HW ? rt_hw->cond_wait(cond->handle, mutex->handle) : EINVAL;
+	} else {
+		err = sw_cond_wait(cond->handle, mutex);
+	}
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		/* Owned again on success; on an error the mutex was not released. */
+		mutex->owner = owner;
+		mutex->depth = 1;
+	}
+	return err;
+}
+
+int pthread_cond_signal(pthread_cond_t *cond)
+{
+	int err = cond_ready(cond);
+
+	if (err != 0 || cond->handle == 0) {
+		/* Never waited on: nobody to wake. */
+		return err;
+	}
+	return cond->impl == RT_IMPL_HW ? rt_hw->cond_signal(cond->handle)
+					: sw_cond_signal(cond->handle);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *cond)
+{
+	int err = cond_ready(cond);
+
+	if (err != 0 || cond->handle == 0) {
+		return err;
+	}
+	return cond->impl == RT_IMPL_HW ? rt_hw->cond_broadcast(cond->handle)
+					: sw_cond_broadcast(cond->handle);
+}
+
+/* Barriers. */
+
+int pthread_barrierattr_init(pthread_barrierattr_t *attr)
+{
+	if (!attr) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_ATTR;
+	return 0;
+}
+
+int pthread_barrierattr_destroy(pthread_barrierattr_t *attr)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	attr->magic = RT_MAGIC_DEAD;
+	return 0;
+}
+
+int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr,
+			 unsigned int count)
+{
+	if (!barrier || count == 0 || count > UINT16_MAX || (attr && attr->magic != RT_MAGIC_ATTR)) {
+		return EINVAL;
+	}
+	int err = EAGAIN;
+
+	if (use_hw()) {
+		err = rt_hw->barrier_init(&barrier->handle, count);
+		barrier->impl = RT_IMPL_HW;
+	}
+	if (err == EAGAIN) {
+		err = sw_barrier_init(&barrier->handle, count);
+		barrier->impl = RT_IMPL_SW;
+	}
+	if (err != 0) {
+		return err;
+	}
+	barrier->count = count;
+	barrier->magic = RT_MAGIC_BARRIER;
+	return 0;
+}
+
+int pthread_barrier_destroy(pthread_barrier_t *barrier)
+{
+	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
+		return EINVAL;
+	}
+	int err = barrier->impl == RT_IMPL_HW ? rt_hw->free(barrier->handle)
+					      : sw_barrier_destroy(barrier->handle);
+
+	if (err == 0) {
+		barrier->magic = RT_MAGIC_DEAD;
+	}
+	return err;
+}
+
+int pthread_barrier_wait(pthread_barrier_t *barrier)
+{
+	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
+		return EINVAL;
+	}
+	return barrier->impl == RT_IMPL_HW ? rt_hw->barrier_wait(barrier->handle)
+					   : sw_barrier_wait(barrier->handle);
+}
+
+/* Reports. */
+
+static const char *impl_name(uint32_t magic, uint32_t want, uint8_t impl)
+{
+	if (magic != want) {
+		return "none";
+	}
+	return impl == RT_IMPL_HW ? "subutai" : impl == RT_IMPL_SW ? "swonly" : "none";
+}
+
+const char *pthread_mutex_impl_np(const pthread_mutex_t *mutex)
+{
+	return impl_name(mutex->magic, RT_MAGIC_MUTEX, mutex->impl);
+}
+
+const char *pthread_cond_impl_np(const pthread_cond_t *cond)
+{
+	return impl_name(cond->magic, RT_MAGIC_COND, cond->impl);
+}
+
+const char *pthread_barrier_impl_np(const pthread_barrier_t *barrier)
+{
+	return impl_name(barrier->magic, RT_MAGIC_BARRIER, barrier->impl);
+}
