@@ -5,12 +5,16 @@ TILES   ?= 4
 APP     ?= hello
 PYTEST_ARGS ?=
 
-.PHONY: help setup test sim simspeed bench-noc bench-fsm resources clean
+BACKEND ?= subutai
+
+.PHONY: help setup test sim bench simspeed bench-noc bench-fsm resources clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
+	@echo "                           (BACKEND=subutai|swonly: PThreads backend of the app)"
+	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8 tiles: results/prodcons.*"
 	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
@@ -27,7 +31,10 @@ test: | $(PYTHON)
 	$(PYTHON) -m pytest tests -q $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
-	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP)
+	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND)
+
+bench: | $(PYTHON)
+	$(PYTHON) scripts/bench.py
 
 simspeed: | $(PYTHON)
 	$(PYTHON) scripts/simspeed.py

@@ -34,8 +34,11 @@ static int status_to_errno(unsigned int status)
 	}
 }
 
+/* The reply event is enabled once per core (the NI's event enable is per tile). */
+static bool reply_irq_ready __tile_bss;
+
 /* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
-static int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		   uint32_t *result, subutai_id_t *reply_id)
 {
 	bool reply = want_reply || !SUBUTAI_OP_IS_POSTED(op);
@@ -56,23 +59,24 @@ static int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_r
 		return 0;
 	}
 	/* Sleep until the reply interrupt line rises (enabled in the mask, not taken). */
-	subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
+	if (!reply_irq_ready) {
+		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
+		reply_irq_ready = true;
+	}
 	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
 	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
 		__asm__ volatile("wfi");
 	}
-	uint32_t reply_value = subutai_reply_value_read();
-
+	/* Only the info register pops the reply: read the others first, and only when wanted. */
 	if (reply_id) {
 		*reply_id = subutai_reply_id_read();
 	}
-	uint32_t info = subutai_reply_info_read(); /* pops the reply */
-	int status = status_to_errno(SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS));
-
 	if (result) {
-		*result = reply_value;
+		*result = subutai_reply_value_read();
 	}
-	return status;
+	uint32_t info = subutai_reply_info_read();
+
+	return status_to_errno(SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS));
 }
 
 int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,

@@ -53,6 +53,14 @@ static inline uint64_t subutai_cycles(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* Low half of the global cycle counter: one register read, for durations under 2^32 cycles
+ * (also between cores: the counter is the same on every tile).
+ */
+static inline uint32_t subutai_cycles32(void)
+{
+	return csr_read_simple(CSR_TILE_CYCLES_ADDR + 4);
+}
+
 /* Cores set in mask start running (bit 0, the boot core, always runs). */
 static inline void subutai_release_cores(uint32_t mask)
 {

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The project's main benchmark: prodcons with both PThreads backends on 2, 4 and 8 tiles.
+
+Builds what is missing (Verilator models, firmware), runs the `prodcons` firmware linked with the
+software-only backend and with the Subutai backend on each SoC size, keeps the whole capture
+(results/prodcons_capture.txt) and turns it into results/prodcons.{csv,md,png} with
+scripts/prodcons_report.py, then prints the table: per primitive, median application-visible
+cycles of SW-only and of Subutai, their ratio and the paper's (000 Table XI).
+
+Usage: python scripts/bench.py [--tiles 2 4 8] [--backends swonly subutai] [--rounds N]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from boards.sim import BACKENDS, build_model
+from scripts.capture import CaptureError, parse_lines
+from scripts.prodcons_report import report
+from scripts.results import RESULTS_DIR
+from soc.mesh import MeshShapeError, mesh_shape
+
+MAX_CYCLES = 60_000_000
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_prodcons(tiles, backends, rounds):
+    """Run prodcons for every size and backend; return the capture lines."""
+    lines = []
+    for n in tiles:
+        x, y = mesh_shape(n)
+        model = build_model(x, y, log=log)
+        for backend in backends:
+            image = model.build_firmware("prodcons", backend=backend,
+                extra_cflags=f"-DPRODCONS_ROUNDS={rounds}",
+                out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}"))
+            log(f"[bench] prodcons, {backend}, {n} tiles ({x}x{y}): running...")
+            result = model.run(image, max_cycles=MAX_CYCLES)
+            log(f"[bench] prodcons, {backend}, {n} tiles: {result.cycles:,} cycles in "
+                f"{result.seconds:.1f} s")
+            if result.exit_code != 0:
+                sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
+                raise SystemExit(f"error: prodcons ({backend}, {n} tiles) exited with "
+                                 f"{result.exit_code}")
+            lines += result.output.splitlines()
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiles", type=int, nargs="+", default=[2, 4, 8],
+        help="SoC sizes (tiles, 2 to 16).")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
+    parser.add_argument("--rounds", type=int, default=16, help="prodcons rounds per run.")
+    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    args = parser.parse_args()
+    for n in args.tiles:
+        if n < 2:
+            parser.error(f"--tiles {n}: prodcons needs at least 2 tiles (a producer and a consumer)")
+        try:
+            mesh_shape(n)
+        except MeshShapeError as e:
+            parser.error(str(e))
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
+
+    start = time.time()
+    lines = run_prodcons(args.tiles, args.backends, args.rounds)
+    os.makedirs(args.results, exist_ok=True)
+    capture = os.path.join(args.results, "prodcons_capture.txt")
+    with open(capture, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        table = report(parse_lines(lines), args.results)
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+    print(table)
+    print(f"\nwrote {args.results}/prodcons.{{csv,md,png}} and {capture} "
+          f"({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
