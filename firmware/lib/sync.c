@@ -98,7 +98,7 @@ static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_
 	if (host >= subutai_num_tiles()) {
 		return EINVAL;
 	}
-	return subutai_request(SUBUTAI_ALLOC_TARGET(host), op, value, false, id);
+	return request(SUBUTAI_ALLOC_TARGET(host), op, value, false, id, NULL);
 }
 
 int subutai_mutex_alloc(unsigned int host, bool errorcheck, subutai_id_t *id)
@@ -118,7 +118,7 @@ int subutai_cond_alloc(unsigned int host, subutai_id_t *id)
 
 int subutai_free(subutai_id_t id)
 {
-	return subutai_request(id, SUBUTAI_OP_FREE, 0, false, NULL);
+	return request(id, SUBUTAI_OP_FREE, 0, false, NULL, NULL);
 }
 
 static int acquired(int status)
@@ -131,12 +131,12 @@ static int acquired(int status)
 
 int subutai_mutex_lock(subutai_id_t mutex)
 {
-	return acquired(subutai_request(mutex, SUBUTAI_OP_LOCK, 0, false, NULL));
+	return acquired(request(mutex, SUBUTAI_OP_LOCK, 0, false, NULL, NULL));
 }
 
 int subutai_mutex_trylock(subutai_id_t mutex)
 {
-	return acquired(subutai_request(mutex, SUBUTAI_OP_TRYLOCK, 0, false, NULL));
+	return acquired(request(mutex, SUBUTAI_OP_TRYLOCK, 0, false, NULL, NULL));
 }
 
 int subutai_mutex_unlock(subutai_id_t mutex)
@@ -144,13 +144,13 @@ int subutai_mutex_unlock(subutai_id_t mutex)
 	/* Error-checking mutexes answer unlocks (EPERM for a non-owner); others are posted. */
 	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
 
-	return subutai_request(mutex, SUBUTAI_OP_UNLOCK, 0, checked, NULL);
+	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked, NULL, NULL);
 }
 
 int subutai_barrier_wait(subutai_id_t barrier)
 {
 	uint32_t value = 0;
-	int status = subutai_request(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, false, &value);
+	int status = request(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, false, &value, NULL);
 
 	if (status != 0) {
 		return status;
@@ -173,12 +173,12 @@ int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 
 int subutai_cond_signal(subutai_id_t cond)
 {
-	return subutai_request(cond, SUBUTAI_OP_COND_SIGNAL, 0, false, NULL);
+	return request(cond, SUBUTAI_OP_COND_SIGNAL, 0, false, NULL, NULL);
 }
 
 int subutai_cond_broadcast(subutai_id_t cond)
 {
-	return subutai_request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL);
+	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL, NULL);
 }
 
 int subutai_last_posted_error(subutai_id_t *id)

@@ -40,35 +40,21 @@ static int alloc_barrier(unsigned int host, uint32_t count, uint32_t *id)
 	return subutai_barrier_alloc(host, count, id);
 }
 
-static int hw_mutex_init(uint32_t *handle, bool errorcheck)
+int rt_hw_mutex_init(uint32_t *handle, bool errorcheck)
 {
 	return alloc_anywhere(alloc_mutex, errorcheck, handle);
 }
 
-static int hw_cond_init(uint32_t *handle)
+int rt_hw_cond_init(uint32_t *handle)
 {
 	return alloc_anywhere(alloc_cond, 0, handle);
 }
 
-static int hw_barrier_init(uint32_t *handle, unsigned int count)
+int rt_hw_barrier_init(uint32_t *handle, unsigned int count)
 {
 	return alloc_anywhere(alloc_barrier, count, handle);
 }
 
-static const struct rt_hw_ops hw_ops = {
-	.mutex_init = hw_mutex_init,
-	.cond_init = hw_cond_init,
-	.barrier_init = hw_barrier_init,
-	.free = subutai_free,
-	.mutex_lock = subutai_mutex_lock,
-	.mutex_trylock = subutai_mutex_trylock,
-	.mutex_unlock = subutai_mutex_unlock,
-	.cond_wait = subutai_cond_wait,
-	.cond_signal = subutai_cond_signal,
-	.cond_broadcast = subutai_cond_broadcast,
-	.barrier_wait = subutai_barrier_wait,
-};
-
-const struct rt_hw_ops *const rt_hw = &hw_ops;
+const bool rt_backend_hw = true;
 
 const char pthread_backend_np[] = "subutai";

@@ -3,6 +3,6 @@
  */
 #include "rt.h"
 
-const struct rt_hw_ops *const rt_hw = NULL;
+const bool rt_backend_hw = false;
 
 const char pthread_backend_np[] = "swonly";

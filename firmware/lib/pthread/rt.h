@@ -14,6 +14,7 @@
 #ifndef SUBUTAI_RT_H
 #define SUBUTAI_RT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include <subutai/atomic.h>
 #include <subutai/ni.h>
 #include <subutai/soc.h>
+#include <subutai/sync.h>
 
 #define RT_THREADS_MAX 32
 
@@ -56,6 +58,25 @@ enum {
 #define RT_MAGIC_BARRIER 0x42415252u
 #define RT_MAGIC_DEAD    0xdeadbeefu
 #define RT_MAGIC_ATTR    0x41545452u
+
+/* Attribute objects: a magic word marks them initialized. */
+static inline int rt_attr_init(uint32_t *magic)
+{
+	if (!magic) {
+		return EINVAL;
+	}
+	*magic = RT_MAGIC_ATTR;
+	return 0;
+}
+
+static inline int rt_attr_destroy(uint32_t *magic)
+{
+	if (!magic || *magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	*magic = RT_MAGIC_DEAD;
+	return 0;
+}
 
 static inline unsigned int rt_core(void)
 {
@@ -103,23 +124,26 @@ int rt_mutex_lock_raw(pthread_mutex_t *mutex);
 int rt_mutex_unlock_raw(pthread_mutex_t *mutex);
 
 /*
- * Hardware implementation, present only in programs linked with the subutai backend. Its
- * allocation functions return EAGAIN when every engine's scratchpad is full.
+ * Hardware implementation: the Subutai driver (subutai/sync.h), linked only with the subutai
+ * backend. Weak here, so programs linked with the swonly backend contain no hardware path (and
+ * never call one: no object is ever RT_IMPL_HW there). Direct calls rather than a table of
+ * pointers: right after an acquire has invalidated the data cache, every pointer read would be a
+ * miss. The allocation functions (backend_subutai.c) try every engine and return EAGAIN when
+ * every scratchpad is full.
  */
-struct rt_hw_ops {
-	int (*mutex_init)(uint32_t *handle, bool errorcheck);
-	int (*cond_init)(uint32_t *handle);
-	int (*barrier_init)(uint32_t *handle, unsigned int count);
-	int (*free)(uint32_t handle);
-	int (*mutex_lock)(uint32_t handle);
-	int (*mutex_trylock)(uint32_t handle);
-	int (*mutex_unlock)(uint32_t handle);
-	int (*cond_wait)(uint32_t cond, uint32_t mutex);
-	int (*cond_signal)(uint32_t handle);
-	int (*cond_broadcast)(uint32_t handle);
-	int (*barrier_wait)(uint32_t handle);
-};
+#pragma weak subutai_free
+#pragma weak subutai_mutex_lock
+#pragma weak subutai_mutex_trylock
+#pragma weak subutai_mutex_unlock
+#pragma weak subutai_barrier_wait
+#pragma weak subutai_cond_wait
+#pragma weak subutai_cond_signal
+#pragma weak subutai_cond_broadcast
+int rt_hw_mutex_init(uint32_t *handle, bool errorcheck) __attribute__((weak));
+int rt_hw_cond_init(uint32_t *handle) __attribute__((weak));
+int rt_hw_barrier_init(uint32_t *handle, unsigned int count) __attribute__((weak));
 
-extern const struct rt_hw_ops *const rt_hw;
+/* Defined by each backend (and so pulling it in from the archive): does it use the hardware? */
+extern const bool rt_backend_hw;
 
 #endif /* SUBUTAI_RT_H */

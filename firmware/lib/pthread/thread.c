@@ -132,21 +132,17 @@ void subutai_pthread_init(void)
 
 int pthread_attr_init(pthread_attr_t *attr)
 {
-	if (!attr) {
-		return EINVAL;
+	int err = rt_attr_init(attr ? &attr->magic : NULL);
+
+	if (err == 0) {
+		attr->detachstate = PTHREAD_CREATE_JOINABLE;
 	}
-	attr->magic = RT_MAGIC_ATTR;
-	attr->detachstate = PTHREAD_CREATE_JOINABLE;
-	return 0;
+	return err;
 }
 
 int pthread_attr_destroy(pthread_attr_t *attr)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_DEAD;
-	return 0;
+	return rt_attr_destroy(attr ? &attr->magic : NULL);
 }
 
 int pthread_attr_setdetachstate(pthread_attr_t *attr, int detachstate)

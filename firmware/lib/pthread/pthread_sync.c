@@ -1,7 +1,7 @@
 /*
  * pthread mutexes, condition variables and barriers: argument checks, attributes, static
  * initializers and recursion here; the synchronization itself in the implementation holding each
- * object: the Subutai hardware (rt_hw, linked with the subutai backend) or software (swonly.c).
+ * object: the Subutai hardware (the driver, linked with the subutai backend) or software (swonly.c).
  *
  * An object is given to the hardware when the program is linked with the subutai backend and an
  * engine has room, else to the software implementation (000 §III-D). A condition variable is
@@ -15,28 +15,24 @@
 
 static bool use_hw(void)
 {
-	return rt_hw != NULL;
+	return rt_backend_hw;
 }
 
 /* Mutexes. */
 
 int pthread_mutexattr_init(pthread_mutexattr_t *attr)
 {
-	if (!attr) {
-		return EINVAL;
+	int err = rt_attr_init(attr ? &attr->magic : NULL);
+
+	if (err == 0) {
+		attr->type = PTHREAD_MUTEX_DEFAULT;
 	}
-	attr->magic = RT_MAGIC_ATTR;
-	attr->type = PTHREAD_MUTEX_DEFAULT;
-	return 0;
+	return err;
 }
 
 int pthread_mutexattr_destroy(pthread_mutexattr_t *attr)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_DEAD;
-	return 0;
+	return rt_attr_destroy(attr ? &attr->magic : NULL);
 }
 
 int pthread_mutexattr_settype(pthread_mutexattr_t *attr, int type)
@@ -66,7 +62,7 @@ static int mutex_setup(pthread_mutex_t *m, int type)
 	int err = EAGAIN;
 
 	if (use_hw()) {
-		err = rt_hw->mutex_init(&m->handle, errorcheck);
+		err = rt_hw_mutex_init(&m->handle, errorcheck);
 		m->impl = RT_IMPL_HW;
 	}
 	if (err == EAGAIN) {
@@ -132,12 +128,12 @@ static inline int mutex_ready(pthread_mutex_t *m)
 
 int rt_mutex_lock_raw(pthread_mutex_t *m)
 {
-	return m->impl == RT_IMPL_HW ? rt_hw->mutex_lock(m->handle) : sw_mutex_lock(m->handle);
+	return m->impl == RT_IMPL_HW ? subutai_mutex_lock(m->handle) : sw_mutex_lock(m->handle);
 }
 
 int rt_mutex_unlock_raw(pthread_mutex_t *m)
 {
-	return m->impl == RT_IMPL_HW ? rt_hw->mutex_unlock(m->handle) : sw_mutex_unlock(m->handle);
+	return m->impl == RT_IMPL_HW ? subutai_mutex_unlock(m->handle) : sw_mutex_unlock(m->handle);
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *mutex)
@@ -150,7 +146,7 @@ int pthread_mutex_destroy(pthread_mutex_t *mutex)
 		mutex->magic = RT_MAGIC_DEAD;
 		return 0;
 	}
-	int err = mutex->impl == RT_IMPL_HW ? rt_hw->free(mutex->handle)
+	int err = mutex->impl == RT_IMPL_HW ? subutai_free(mutex->handle)
 					    : sw_mutex_destroy(mutex->handle);
 
 	if (err == 0) {
@@ -203,7 +199,7 @@ int pthread_mutex_trylock(pthread_mutex_t *mutex)
 		mutex->depth++;
 		return 0;
 	}
-	err = mutex->impl == RT_IMPL_HW ? rt_hw->mutex_trylock(mutex->handle)
+	err = mutex->impl == RT_IMPL_HW ? subutai_mutex_trylock(mutex->handle)
 					: sw_mutex_trylock(mutex->handle);
 	if (err == 0 && recursive) {
 		mutex->owner = pthread_self();
@@ -235,20 +231,12 @@ int pthread_mutex_unlock(pthread_mutex_t *mutex)
 
 int pthread_condattr_init(pthread_condattr_t *attr)
 {
-	if (!attr) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_ATTR;
-	return 0;
+	return rt_attr_init(attr ? &attr->magic : NULL);
 }
 
 int pthread_condattr_destroy(pthread_condattr_t *attr)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_DEAD;
-	return 0;
+	return rt_attr_destroy(attr ? &attr->magic : NULL);
 }
 
 static int cond_static_setup(void *obj)
@@ -285,7 +273,7 @@ int pthread_cond_destroy(pthread_cond_t *cond)
 		return err;
 	}
 	if (cond->handle != 0) {
-		err = cond->impl == RT_IMPL_HW ? rt_hw->free(cond->handle)
+		err = cond->impl == RT_IMPL_HW ? subutai_free(cond->handle)
 					       : sw_cond_destroy(cond->handle);
 	}
 	if (err == 0) {
@@ -304,7 +292,7 @@ static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
 	if (cond->handle == 0) {
 		err = EAGAIN;
 		if (mutex->impl == RT_IMPL_HW) {
-			err = rt_hw->cond_init(&cond->handle);
+			err = rt_hw_cond_init(&cond->handle);
 			cond->impl = RT_IMPL_HW;
 		}
 		if (err == EAGAIN) {
@@ -347,7 +335,7 @@ int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 	}
 	if (cond->impl == RT_IMPL_HW) {
 		/* A hardware condition is only ever used with the hardware mutex it was made for. */
-		err = mutex->impl == RT_IMPL_HW ? rt_hw->cond_wait(cond->handle, mutex->handle) : EINVAL;
+		err = mutex->impl == RT_IMPL_HW ? subutai_cond_wait(cond->handle, mutex->handle) : EINVAL;
 	} else {
 		err = sw_cond_wait(cond->handle, mutex);
 	}
@@ -367,7 +355,7 @@ int pthread_cond_signal(pthread_cond_t *cond)
 		/* Never waited on: nobody to wake. */
 		return err;
 	}
-	return cond->impl == RT_IMPL_HW ? rt_hw->cond_signal(cond->handle)
+	return cond->impl == RT_IMPL_HW ? subutai_cond_signal(cond->handle)
 					: sw_cond_signal(cond->handle);
 }
 
@@ -378,7 +366,7 @@ int pthread_cond_broadcast(pthread_cond_t *cond)
 	if (err != 0 || cond->handle == 0) {
 		return err;
 	}
-	return cond->impl == RT_IMPL_HW ? rt_hw->cond_broadcast(cond->handle)
+	return cond->impl == RT_IMPL_HW ? subutai_cond_broadcast(cond->handle)
 					: sw_cond_broadcast(cond->handle);
 }
 
@@ -386,20 +374,12 @@ int pthread_cond_broadcast(pthread_cond_t *cond)
 
 int pthread_barrierattr_init(pthread_barrierattr_t *attr)
 {
-	if (!attr) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_ATTR;
-	return 0;
+	return rt_attr_init(attr ? &attr->magic : NULL);
 }
 
 int pthread_barrierattr_destroy(pthread_barrierattr_t *attr)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	attr->magic = RT_MAGIC_DEAD;
-	return 0;
+	return rt_attr_destroy(attr ? &attr->magic : NULL);
 }
 
 int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr,
@@ -411,7 +391,7 @@ int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t
 	int err = EAGAIN;
 
 	if (use_hw()) {
-		err = rt_hw->barrier_init(&barrier->handle, count);
+		err = rt_hw_barrier_init(&barrier->handle, count);
 		barrier->impl = RT_IMPL_HW;
 	}
 	if (err == EAGAIN) {
@@ -431,7 +411,7 @@ int pthread_barrier_destroy(pthread_barrier_t *barrier)
 	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
 		return EINVAL;
 	}
-	int err = barrier->impl == RT_IMPL_HW ? rt_hw->free(barrier->handle)
+	int err = barrier->impl == RT_IMPL_HW ? subutai_free(barrier->handle)
 					      : sw_barrier_destroy(barrier->handle);
 
 	if (err == 0) {
@@ -445,7 +425,7 @@ int pthread_barrier_wait(pthread_barrier_t *barrier)
 	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
 		return EINVAL;
 	}
-	return barrier->impl == RT_IMPL_HW ? rt_hw->barrier_wait(barrier->handle)
+	return barrier->impl == RT_IMPL_HW ? subutai_barrier_wait(barrier->handle)
 					   : sw_barrier_wait(barrier->handle);
 }
 
