@@ -66,7 +66,7 @@ static int mutex_setup(pthread_mutex_t *m, int type)
 		m->impl = RT_IMPL_HW;
 	}
 	if (err == EAGAIN) {
-		err = sw_mutex_init(&m->handle, errorcheck);
+		err = sw_mutex_init(&m->handle);
 		m->impl = RT_IMPL_SW;
 	}
 	if (err != 0) {
@@ -126,14 +126,21 @@ static inline int mutex_ready(pthread_mutex_t *m)
 	return lazy_setup(&m->magic, RT_MAGIC_MUTEX, mutex_static_setup, m);
 }
 
+static inline bool is_errorcheck(const pthread_mutex_t *m)
+{
+	return m->type == PTHREAD_MUTEX_ERRORCHECK;
+}
+
 int rt_mutex_lock_raw(pthread_mutex_t *m)
 {
-	return m->impl == RT_IMPL_HW ? subutai_mutex_lock(m->handle) : sw_mutex_lock(m->handle);
+	return m->impl == RT_IMPL_HW ? subutai_mutex_lock(m->handle)
+				     : sw_mutex_lock(m->handle, is_errorcheck(m));
 }
 
 int rt_mutex_unlock_raw(pthread_mutex_t *m)
 {
-	return m->impl == RT_IMPL_HW ? subutai_mutex_unlock(m->handle) : sw_mutex_unlock(m->handle);
+	return m->impl == RT_IMPL_HW ? subutai_mutex_unlock(m->handle)
+				     : sw_mutex_unlock(m->handle, is_errorcheck(m));
 }
 
 int pthread_mutex_destroy(pthread_mutex_t *mutex)
@@ -200,7 +207,7 @@ int pthread_mutex_trylock(pthread_mutex_t *mutex)
 		return 0;
 	}
 	err = mutex->impl == RT_IMPL_HW ? subutai_mutex_trylock(mutex->handle)
-					: sw_mutex_trylock(mutex->handle);
+					: sw_mutex_trylock(mutex->handle, is_errorcheck(mutex));
 	if (err == 0 && recursive) {
 		mutex->owner = pthread_self();
 		mutex->depth = 1;

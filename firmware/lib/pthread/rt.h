@@ -105,11 +105,12 @@ void rt_sleep(void);
 void rt_wake(unsigned int core, uint32_t what);
 
 /* Software implementation (swonly.c). Handles are pool block + 1. */
-int sw_mutex_init(uint32_t *handle, bool errorcheck);
+int sw_mutex_init(uint32_t *handle);
 int sw_mutex_destroy(uint32_t handle);
-int sw_mutex_lock(uint32_t handle);
-int sw_mutex_trylock(uint32_t handle);
-int sw_mutex_unlock(uint32_t handle);
+/* checked: error-checking mutex (its type is in the pthread object, cached) */
+int sw_mutex_lock(uint32_t handle, bool checked);
+int sw_mutex_trylock(uint32_t handle, bool checked);
+int sw_mutex_unlock(uint32_t handle, bool checked);
 int sw_cond_init(uint32_t *handle);
 int sw_cond_destroy(uint32_t handle);
 int sw_cond_wait(uint32_t handle, pthread_mutex_t *mutex);

@@ -28,7 +28,7 @@ enum {
 	W_HEAD,      /* queue of sleeping cores: core + 1, 0 if empty */
 	W_TAIL,
 	W_AUX,       /* mutex: owner core + 1 (error-checking); cond: waiters; barrier: count */
-	W_AUX2,      /* mutex: error-checking; cond: handle of the waiters' software mutex */
+	W_AUX2,      /* cond: handle of the waiters' software mutex */
 	W_KIND,
 };
 
@@ -177,28 +177,29 @@ static bool valid(uint32_t h, unsigned int kind)
 	return h >= 1 && h <= RT_POOL_BLOCKS && ld(h, W_KIND) == kind;
 }
 
-/* Mutex. */
-
-int sw_mutex_init(uint32_t *handle, bool errorcheck)
+/* Frees a block of a kind unless its busy word is set (held, waited on, arrivals). */
+static int block_destroy(uint32_t h, unsigned int kind, unsigned int busy)
 {
-	int err = block_alloc(KIND_MUTEX, handle);
-
-	if (err == 0) {
-		st(*handle, W_AUX2, errorcheck);
-	}
-	return err;
-}
-
-int sw_mutex_destroy(uint32_t h)
-{
-	if (!valid(h, KIND_MUTEX)) {
+	if (!valid(h, kind)) {
 		return EINVAL;
 	}
-	if (ld(h, W_STATE) != 0) {
+	if (ld(h, busy) != 0) {
 		return EBUSY;
 	}
 	block_free(h);
 	return 0;
+}
+
+/* Mutex. */
+
+int sw_mutex_init(uint32_t *handle)
+{
+	return block_alloc(KIND_MUTEX, handle);
+}
+
+int sw_mutex_destroy(uint32_t h)
+{
+	return block_destroy(h, KIND_MUTEX, W_STATE);
 }
 
 /* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next. */
@@ -209,16 +210,10 @@ static void mutex_lock_contended(uint32_t h)
 	}
 }
 
-static int errorcheck_lock(uint32_t h)
+int sw_mutex_lock(uint32_t h, bool checked)
 {
-	return ld(h, W_AUX) == rt_core() + 1 ? EDEADLK : 0;
-}
-
-int sw_mutex_lock(uint32_t h)
-{
-	bool checked = ld(h, W_AUX2);
-
-	if (checked && errorcheck_lock(h)) {
+	/* Error checking: the owner word says who holds it. */
+	if (checked && ld(h, W_AUX) == rt_core() + 1) {
 		return EDEADLK;
 	}
 	if (swap(h, W_STATE, 1) != 0) {
@@ -232,7 +227,7 @@ int sw_mutex_lock(uint32_t h)
 	return 0;
 }
 
-int sw_mutex_trylock(uint32_t h)
+int sw_mutex_trylock(uint32_t h, bool checked)
 {
 	if (ld(h, W_STATE) != 0) {
 		return EBUSY;
@@ -246,16 +241,16 @@ int sw_mutex_trylock(uint32_t h)
 	if (old == 1) {
 		return EBUSY;
 	}
-	if (ld(h, W_AUX2)) {
+	if (checked) {
 		st(h, W_AUX, rt_core() + 1);
 	}
 	subutai_dcache_invalidate();
 	return 0;
 }
 
-int sw_mutex_unlock(uint32_t h)
+int sw_mutex_unlock(uint32_t h, bool checked)
 {
-	if (ld(h, W_AUX2)) {
+	if (checked) {
 		if (ld(h, W_AUX) != rt_core() + 1) {
 			return EPERM;
 		}
@@ -276,14 +271,7 @@ int sw_cond_init(uint32_t *handle)
 
 int sw_cond_destroy(uint32_t h)
 {
-	if (!valid(h, KIND_COND)) {
-		return EINVAL;
-	}
-	if (ld(h, W_AUX) != 0) {
-		return EBUSY;
-	}
-	block_free(h);
-	return 0;
+	return block_destroy(h, KIND_COND, W_AUX);
 }
 
 int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
@@ -307,7 +295,7 @@ int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
 	if (sw_mutex) {
 		/* Woken directly or requeued onto the mutex: either way others may sleep on it. */
 		mutex_lock_contended(mutex->handle);
-		if (ld(mutex->handle, W_AUX2)) {
+		if (mutex->type == PTHREAD_MUTEX_ERRORCHECK) {
 			st(mutex->handle, W_AUX, rt_core() + 1);
 		}
 		subutai_dcache_invalidate();
@@ -381,14 +369,7 @@ int sw_barrier_init(uint32_t *handle, unsigned int count)
 
 int sw_barrier_destroy(uint32_t h)
 {
-	if (!valid(h, KIND_BARRIER)) {
-		return EINVAL;
-	}
-	if (ld(h, W_STATE) != 0) {
-		return EBUSY;
-	}
-	block_free(h);
-	return 0;
+	return block_destroy(h, KIND_BARRIER, W_STATE);
 }
 
 int sw_barrier_wait(uint32_t h)
