@@ -128,18 +128,24 @@ class SimModel:
     def n_tiles(self):
         return self.config["constants"]["n_tiles"]
 
-    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai"):
-        """Compile a firmware application against this SoC's generated headers, linked with a
-        PThreads backend ("subutai" or "swonly"); return its .bin."""
+    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args=""):
+        """Compile a firmware application (firmware/apps/) or benchmark program
+        (firmware/programs/, run with "-t <tiles> program_args") against this SoC's generated
+        headers, linked with a PThreads backend ("subutai" or "swonly"); return its .bin."""
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
+        if "'" in program_args:
+            raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
         with _build_lock(self.output_dir):
-            return self._build_firmware(app, out_dir, extra_cflags, backend)
+            return self._build_firmware(app, out_dir, extra_cflags, backend, program_args)
 
-    def _build_firmware(self, app, out_dir, extra_cflags, backend):
-        out_dir = out_dir or os.path.join(self.output_dir, "firmware", f"{app}-{backend}")
+    def _build_firmware(self, app, out_dir, extra_cflags, backend, program_args):
+        if out_dir is None:
+            tag = "".join(c if c.isalnum() else "_" for c in program_args.strip())
+            out_dir = os.path.join(self.output_dir, "firmware",
+                f"{app}-{backend}" + (f"-{tag}" if tag else ""))
         cmd = ["make", "-s", "-C", FIRMWARE_DIR, f"APP={app}", f"SOC_DIR={self.output_dir}",
-            f"OUT={out_dir}", f"BACKEND={backend}"]
+            f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}"]
         if extra_cflags:
             cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
         subprocess.run(cmd, check=True)
@@ -278,6 +284,18 @@ def _quiet_litex():
 
 # Build --------------------------------------------------------------------------------------------
 
+def firmware_apps():
+    """Applications written for this SoC (firmware/apps/)."""
+    return sorted(os.listdir(os.path.join(FIRMWARE_DIR, "apps")))
+
+
+def benchmark_programs():
+    """Plain PThreads benchmark programs (firmware/programs/, except their common headers)."""
+    base = os.path.join(FIRMWARE_DIR, "programs")
+    return sorted(d for d in os.listdir(base)
+        if d != "common" and os.path.isdir(os.path.join(base, d)))
+
+
 def main():
     parser = argparse.ArgumentParser(description="Subutai SoC on Verilator (LiteX simulation).")
     parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
@@ -288,7 +306,10 @@ def main():
     parser.add_argument("--output-dir", default=None, help="Build directory (default build/sim_XxY_<variant>).")
     parser.add_argument("--build", action="store_true", help="Build the model (skipped when up to date).")
     parser.add_argument("--force", action="store_true", help="Rebuild the model even when up to date.")
-    parser.add_argument("--app", default=None, help="Firmware application to compile and run (firmware/apps/<app>).")
+    parser.add_argument("--app", default=None,
+        help="Firmware application (firmware/apps/<app>) or benchmark program (firmware/programs/<app>) to compile and run.")
+    parser.add_argument("--args", default="", metavar="'ARGS'",
+        help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').")
     parser.add_argument("--backend", choices=BACKENDS, default="subutai",
         help="PThreads backend the --app is linked with.")
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
@@ -308,9 +329,13 @@ def main():
         parser.error(f"--ram-init {args.ram_init}: no such file")
     if args.max_cycles < 0:
         parser.error("--max-cycles must be >= 0")
-    if args.app and not os.path.isdir(os.path.join(FIRMWARE_DIR, "apps", args.app)):
-        apps = sorted(os.listdir(os.path.join(FIRMWARE_DIR, "apps")))
-        parser.error(f"--app {args.app}: no such application (have: {', '.join(apps)})")
+    if args.app and args.app not in firmware_apps() + benchmark_programs():
+        parser.error(f"--app {args.app}: no such application or program (have: "
+            f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs())})")
+    if args.args and args.app not in benchmark_programs():
+        parser.error("--args only applies to a benchmark program (firmware/programs/)")
+    if "'" in args.args:
+        parser.error("--args: no quotes allowed")
 
     trace = None
     if args.trace:
@@ -324,7 +349,7 @@ def main():
 
     image = args.ram_init
     if args.app:
-        image = model.build_firmware(args.app, backend=args.backend)
+        image = model.build_firmware(args.app, backend=args.backend, program_args=args.args)
     if image is None:
         return
     print(f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles)", flush=True)

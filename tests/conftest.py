@@ -21,15 +21,16 @@ class ModelCache:
             self.models[key] = build_model(mesh_x, mesh_y, log=lambda m: print(m, file=sys.stderr))
         return self.models[key]
 
-    def image(self, mesh_x, mesh_y, app, backend="subutai"):
-        key = (mesh_x, mesh_y, app, backend)
+    def image(self, mesh_x, mesh_y, app, backend="subutai", program_args=""):
+        key = (mesh_x, mesh_y, app, backend, program_args)
         if key not in self.images:
-            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app, backend=backend)
+            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app, backend=backend,
+                program_args=program_args)
         return self.images[key]
 
-    def run(self, mesh_x, mesh_y, app, backend="subutai", **kwargs):
+    def run(self, mesh_x, mesh_y, app, backend="subutai", program_args="", **kwargs):
         model = self.model(mesh_x, mesh_y)
-        return model.run(self.image(mesh_x, mesh_y, app, backend), **kwargs)
+        return model.run(self.image(mesh_x, mesh_y, app, backend, program_args), **kwargs)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,54 @@
+/*
+ * Bare-metal port of the benchmark harness: the program runs as the main thread on core 0 with
+ * "-t <tiles>" followed by the build's arguments (firmware Makefile, ARGS=...), so it uses every
+ * core of the SoC; times are cycles of the SoC's global counter.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <subutai/soc.h>
+
+#include "harness.h"
+
+#ifndef BENCH_PROGRAM
+#error "BENCH_PROGRAM (the program's name) must be defined"
+#endif
+#ifndef BENCH_ARGS
+#define BENCH_ARGS ""
+#endif
+
+#define BENCH_MAX_ARGS 32
+
+uint64_t bench_clock(void)
+{
+	return subutai_cycles();
+}
+
+uint32_t bench_clock32(void)
+{
+	return subutai_cycles32();
+}
+
+int main(void)
+{
+	static char args[] = BENCH_ARGS;
+	static char threads[12];
+	static char *argv[BENCH_MAX_ARGS + 1] = {BENCH_PROGRAM, "-t", threads};
+	int argc = 3;
+	const struct bench_platform platform = {
+		.backend = pthread_backend_np,
+		.unit = "cycles",
+		.cores = subutai_num_tiles(),
+	};
+
+	snprintf(threads, sizeof(threads), "%u", subutai_num_tiles());
+	for (char *arg = strtok(args, " "); arg != NULL; arg = strtok(NULL, " ")) {
+		if (argc == BENCH_MAX_ARGS) {
+			printf("bench: more than %d arguments in ARGS\n", BENCH_MAX_ARGS - 3);
+			return 2;
+		}
+		argv[argc++] = arg;
+	}
+	return bench_main(&platform, argc, argv);
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The benchmark programs with both PThreads backends on 1, 2, 4 and 8 tiles (make bench-apps).
+
+Builds what is missing (Verilator models, firmware, the host build), runs every program of
+firmware/programs/ linked with the software-only backend and with the Subutai backend on each SoC
+size, keeps the whole capture (results/apps_capture.txt) and turns it into results/apps.{csv,md,png}
+with scripts/apps_report.py: Subutai's speed-up over SW-only, each backend's scaling and the
+synchronization events per program. Every run's checksum must equal the host build's (gcc and
+glibc's pthreads) for the same input; a mismatch fails the benchmark.
+
+Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8]
+                                    [--backends swonly subutai] [--input simsmall] [--seed 1]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from boards.sim import BACKENDS, build_model
+from scripts import host_programs
+from scripts.apps_report import app_runs, checksum_problems, input_args, report
+from scripts.capture import CaptureError
+from scripts.results import RESULTS_DIR
+from soc.mesh import MeshShapeError, mesh_shape
+
+INPUTS = ("test", "simsmall", "simmedium")
+MAX_CYCLES = 200_000_000
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_programs(programs, tiles, backends, args):
+    """Run every program on every size with every backend; return the capture lines."""
+    lines = []
+    for n in tiles:
+        x, y = mesh_shape(n)
+        model = build_model(x, y, log=log)
+        for program in programs:
+            for backend in backends:
+                image = model.build_firmware(program, backend=backend, program_args=args)
+                log(f"[bench-apps] {program} {args}, {backend}, {n} tiles ({x}x{y}): running...")
+                result = model.run(image, max_cycles=MAX_CYCLES)
+                log(f"[bench-apps] {program}, {backend}, {n} tiles: {result.cycles:,} cycles in "
+                    f"{result.seconds:.1f} s")
+                if result.exit_code != 0:
+                    sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
+                    raise SystemExit(f"error: {program} ({backend}, {n} tiles) exited with "
+                                     f"{result.exit_code}")
+                lines += result.output.splitlines()
+    return lines
+
+
+def host_reference(programs, args):
+    """{(program, input): checksum} of the host build, run with one thread."""
+    log(f"[bench-apps] host reference (gcc, glibc pthreads): {', '.join(programs)}")
+    reference = {}
+    for name, exe in host_programs.build(programs).items():
+        output = host_programs.run(exe, f"-t 1 {args}")
+        reference[(name, input_args(args))] = host_programs.checksum(output, name)
+    return reference
+
+
+def main():
+    available = host_programs.programs()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", nargs="+", default=available, metavar="PROGRAM",
+        help=f"programs of firmware/programs/ (default: all: {', '.join(available)})")
+    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8],
+        help="SoC sizes (tiles, 1 to 16).")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
+    parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the generated inputs.")
+    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    args = parser.parse_args()
+    unknown = sorted(set(args.programs) - set(available))
+    if unknown:
+        parser.error(f"--programs: no such program {', '.join(unknown)} (have: {', '.join(available)})")
+    for n in args.tiles:
+        try:
+            mesh_shape(n)
+        except MeshShapeError as e:
+            parser.error(str(e))
+    if args.seed < 0:
+        parser.error("--seed must be >= 0")
+
+    start = time.time()
+    program_args = f"-i {args.input} -s {args.seed}"
+    try:
+        reference = host_reference(args.programs, program_args)
+    except host_programs.HostProgramError as e:
+        raise SystemExit(f"error: {e}")
+    lines = run_programs(args.programs, args.tiles, args.backends, program_args)
+    os.makedirs(args.results, exist_ok=True)
+    capture = os.path.join(args.results, "apps_capture.txt")
+    with open(capture, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        runs = app_runs(lines)
+        table = report(runs, args.results)
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+    print(table)
+    print(f"\nwrote {args.results}/apps.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
+    problems = checksum_problems(runs, reference)
+    if problems:
+        raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))
+    print(f"checksums: every run equals the host build's ({len(runs)} runs)")
+
+
+if __name__ == "__main__":
+    main()

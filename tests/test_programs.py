@@ -1,0 +1,93 @@
+"""Benchmark programs (firmware/programs/): plain PThreads C, built for the host and for the SoC.
+
+Each program's result (its checksum) must not depend on the number of threads or on the backend,
+and must equal the host build's (gcc, glibc pthreads); the harness's records must describe the
+run: every tile used, the objects the program set up, as many barrier waits as on the host.
+"""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from scripts import host_programs
+from scripts.apps_report import app_runs, events
+
+PROGRAMS = host_programs.programs()
+ARGS = "-i test -s 1"
+SIZES = [(1, 1), (2, 1), (2, 2), (4, 2)]
+HOST_THREADS = (1, 2, 3, 4, 5, 8, 16)
+
+
+@pytest.fixture(scope="module")
+def host():
+    """{program: executable} of the host build."""
+    return host_programs.build(out_dir=os.path.join(ROOT, "build", "host"))
+
+
+@pytest.fixture(scope="module")
+def host_runs(host):
+    """{(program, threads): run} of the host build with the test input."""
+    runs = {}
+    for program, exe in host.items():
+        for t in HOST_THREADS:
+            (run,) = app_runs(host_programs.run(exe, f"-t {t} {ARGS}").splitlines())
+            runs[(program, t)] = run
+    return runs
+
+
+def test_programs_exist():
+    assert {"streamcluster", "bodytrack", "x264"} <= set(PROGRAMS)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_host_result_independent_of_threads(host_runs, program):
+    runs = [host_runs[(program, t)] for t in HOST_THREADS]
+    assert {r["checksum"] for r in runs} == {runs[0]["checksum"]}, \
+        {t: r["checksum"] for t, r in zip(HOST_THREADS, runs)}
+    for t, r in zip(HOST_THREADS, runs):
+        assert r["threads"] == t and r["exit"] == 0
+        assert r["objects"] == runs[0]["objects"]       # objects do not depend on the threads
+        assert sum(r["objects"].values()) > 0
+    # With several threads the program synchronizes (no run may pass without using its objects).
+    many = host_runs[(program, 4)]
+    assert sum(events(many, kind) for kind in ("mutex", "cond", "barrier")) > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    ("-t 0", "threads must be 1 to"),
+    ("-t 65", "threads must be 1 to"),
+    ("-i huge", "input must be test, simsmall or simmedium"),
+    ("-s x", "seed must be a number"),
+    ("-q 1", "unknown argument '-q'"),
+    ("-t", "-t needs a value"),
+])
+def test_host_bad_arguments(host, args, message):
+    exe = host[PROGRAMS[0]]
+    with pytest.raises(host_programs.HostProgramError, match="exit code 1") as e:
+        host_programs.run(exe, args)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("mesh", SIZES, ids=[f"{x}x{y}" for x, y in SIZES])
+@pytest.mark.parametrize("backend", ["swonly", "subutai"])
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_program_in_simulation(sim, host_runs, program, backend, mesh):
+    tiles = mesh[0] * mesh[1]
+    result = sim.run(*mesh, program, backend=backend, program_args=ARGS, max_cycles=30_000_000)
+    assert result.exit_code == 0, result.output[-3000:]
+    (run,) = app_runs(result.output.splitlines())
+    reference = host_runs[(program, 1)]
+    assert run["checksum"] == reference["checksum"], result.output[-2000:]
+    assert (run["backend"], run["tiles"], run["threads"], run["unit"]) == \
+        (backend, tiles, tiles, "cycles")
+    assert run["args"] == f"-t {tiles} {ARGS}"
+    assert run["objects"] == reference["objects"]
+    assert 0 < run["roi"] < run["time"]
+    # Barrier waits are fixed by the program's structure: as many as on the host.
+    if tiles in HOST_THREADS:
+        assert events(run, "barrier") == events(host_runs[(program, tiles)], "barrier")
+    assert run["ops"][("thread", "create")]["count"] == tiles - 1
