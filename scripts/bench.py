@@ -41,16 +41,20 @@ def run_prodcons(tiles, backends, rounds):
             image = model.build_firmware("prodcons", backend=backend,
                 extra_cflags=f"-DPRODCONS_ROUNDS={rounds}",
                 out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}"))
-            log(f"[bench] prodcons, {backend}, {n} tiles ({x}x{y}): running...")
-            result = model.run(image, max_cycles=MAX_CYCLES)
-            log(f"[bench] prodcons, {backend}, {n} tiles: {result.cycles:,} cycles in "
-                f"{result.seconds:.1f} s")
-            if result.exit_code != 0:
-                sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
-                raise SystemExit(f"error: prodcons ({backend}, {n} tiles) exited with "
-                                 f"{result.exit_code}")
-            lines += result.output.splitlines()
+            lines += run_checked(model, image, f"prodcons, {backend}, {n} tiles ({x}x{y})",
+                MAX_CYCLES, "bench")
     return lines
+
+
+def run_checked(model, image, what, max_cycles, tag):
+    """Run an image on a model with progress lines; return its output lines, exit on a failure."""
+    log(f"[{tag}] {what}: running...")
+    result = model.run(image, max_cycles=max_cycles)
+    log(f"[{tag}] {what}: {result.cycles:,} cycles in {result.seconds:.1f} s")
+    if result.exit_code != 0:
+        sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
+        raise SystemExit(f"error: {what} exited with {result.exit_code}")
+    return result.output.splitlines()
 
 
 def main():

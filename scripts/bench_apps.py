@@ -22,6 +22,7 @@ sys.path.insert(0, ROOT)
 
 from boards.sim import BACKENDS, build_model
 from scripts import host_programs
+from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
 from scripts.results import RESULTS_DIR
@@ -44,15 +45,8 @@ def run_programs(programs, tiles, backends, args):
         for program in programs:
             for backend in backends:
                 image = model.build_firmware(program, backend=backend, program_args=args)
-                log(f"[bench-apps] {program} {args}, {backend}, {n} tiles ({x}x{y}): running...")
-                result = model.run(image, max_cycles=MAX_CYCLES)
-                log(f"[bench-apps] {program}, {backend}, {n} tiles: {result.cycles:,} cycles in "
-                    f"{result.seconds:.1f} s")
-                if result.exit_code != 0:
-                    sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
-                    raise SystemExit(f"error: {program} ({backend}, {n} tiles) exited with "
-                                     f"{result.exit_code}")
-                lines += result.output.splitlines()
+                lines += run_checked(model, image,
+                    f"{program} {args}, {backend}, {n} tiles ({x}x{y})", MAX_CYCLES, "bench-apps")
     return lines
 
 

@@ -91,3 +91,17 @@ def test_program_in_simulation(sim, host_runs, program, backend, mesh):
     if tiles in HOST_THREADS:
         assert events(run, "barrier") == events(host_runs[(program, tiles)], "barrier")
     assert run["ops"][("thread", "create")]["count"] == tiles - 1
+
+
+@pytest.mark.parametrize("cmd, message", [
+    (["boards/sim.py", "--tiles", "1", "--app", "hello", "--args", "-i test"],
+     "--args only applies to a benchmark program"),
+    (["boards/sim.py", "--tiles", "1", "--app", "x264", "--args", "-i 'test'"], "no quotes allowed"),
+    (["boards/sim.py", "--tiles", "1", "--app", "nosuchprogram"], "no such application or program"),
+    (["scripts/bench_apps.py", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
+    (["scripts/bench_apps.py", "--tiles", "7"], "--tiles 7"),
+])
+def test_cli_errors(cmd, message):
+    import subprocess
+    proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
