@@ -12,7 +12,6 @@ Writes results/apps.csv (one row per run), results/apps.md (the tables) and resu
 Usage: python scripts/apps_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
 """
 
-import argparse
 import os
 import re
 import sys
@@ -20,7 +19,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from scripts.capture import PREFIX, CaptureError, add_source_arguments, parse_lines, read_capture
+from scripts.capture import PREFIX, CaptureError, parse_lines, report_main
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
 
 NAME = "apps"
@@ -266,22 +265,11 @@ def _plot(table, keys, label, path):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_source_arguments(p)
-    p.add_argument("--results", default=RESULTS_DIR, help="output directory (default: results/)")
-    args = p.parse_args()
-    try:
-        runs = app_runs(read_capture(args.source, args.baud, args.timeout))
-        os.makedirs(args.results, exist_ok=True)
-        text = report(runs, args.results)
-    except (CaptureError, OSError) as e:
-        p.exit(2, f"{p.prog}: error: {e}\n")
-    print(text)
-    problems = checksum_problems(runs)
-    for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
-    print(f"\nwrote {', '.join(os.path.join(args.results, f'{NAME}.{x}') for x in ('csv', 'md', 'png'))}")
-    sys.exit(1 if problems else 0)
+    def make_report(lines, results_dir):
+        runs = app_runs(lines)
+        return report(runs, results_dir), checksum_problems(runs)
+
+    report_main(__doc__, NAME, make_report, RESULTS_DIR)
 
 
 if __name__ == "__main__":

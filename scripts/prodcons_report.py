@@ -9,7 +9,6 @@ paper's) and results/prodcons.png.
 Usage: python scripts/prodcons_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -17,7 +16,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from scripts.capture import CaptureError, add_source_arguments, parse_lines, read_capture
+from scripts.capture import CaptureError, parse_lines, report_main
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
 
 PROGRAM = "prodcons"
@@ -171,18 +170,8 @@ def _plot(table, tiles_list, cases, path):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_source_arguments(p)
-    p.add_argument("--results", default=RESULTS_DIR, help="output directory (default: results/)")
-    args = p.parse_args()
-    try:
-        records = parse_lines(read_capture(args.source, args.baud, args.timeout))
-        os.makedirs(args.results, exist_ok=True)
-        text = report(records, args.results)
-    except (CaptureError, OSError) as e:
-        p.exit(2, f"{p.prog}: error: {e}\n")
-    print(text)
-    print(f"\nwrote {', '.join(os.path.join(args.results, f'{PROGRAM}.{x}') for x in ('csv', 'md', 'png'))}")
+    report_main(__doc__, PROGRAM, lambda lines, results: (report(parse_lines(lines), results), []),
+        RESULTS_DIR)
 
 
 if __name__ == "__main__":
