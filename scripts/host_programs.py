@@ -19,6 +19,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from boards.sim import benchmark_programs as programs
 from scripts.apps_report import CHECKSUM_RE
 
 PROGRAMS_DIR = os.path.join(ROOT, "firmware", "programs")
@@ -27,12 +28,6 @@ HOST_DIR = os.path.join(ROOT, "build", "host")
 
 class HostProgramError(RuntimeError):
     """The host build failed, a program failed or printed no checksum."""
-
-
-def programs():
-    """The benchmark programs: the directories of firmware/programs/ but its common headers."""
-    return sorted(d for d in os.listdir(PROGRAMS_DIR)
-        if d != "common" and os.path.isdir(os.path.join(PROGRAMS_DIR, d)))
 
 
 def build(names=None, out_dir=HOST_DIR, extra_cflags=""):

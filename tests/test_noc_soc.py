@@ -1,8 +1,8 @@
 """Message passing between tiles in the SoC (Verilator): NI driver, polling and interrupts."""
 
-import json
-
 import pytest
+
+from scripts.capture import parse_lines
 
 
 def pingpong(sim, x, y, irq):
@@ -14,7 +14,7 @@ def pingpong(sim, x, y, irq):
             out_dir=f"{model.output_dir}/firmware/{key[2]}", extra_cflags=flags)
     r = model.run(sim.images[key], max_cycles=20_000_000)
     assert r.exit_code == 0, r.output + r.stderr
-    return [json.loads(l.split(" ", 1)[1]) for l in r.output.splitlines() if l.startswith("@subutai ")]
+    return parse_lines(r.output.splitlines())
 
 
 @pytest.mark.parametrize("irq", [False, True], ids=["poll", "irq"])

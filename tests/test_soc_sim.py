@@ -1,6 +1,5 @@
 """Integration tests of the multi-tile SoC in Verilator: boot, tile ids, memories, cycle counter."""
 
-import json
 import os
 import re
 import subprocess
@@ -8,14 +7,11 @@ import sys
 
 import pytest
 
+from scripts.capture import parse_lines
 from tests.conftest import ROOT
 
 MESHES = [(1, 1), (2, 1), (2, 2)]
 MESH_IDS = [f"{x}x{y}" for x, y in MESHES]
-
-
-def subutai_lines(output):
-    return [json.loads(l.split(" ", 1)[1]) for l in output.splitlines() if l.startswith("@subutai ")]
 
 
 @pytest.mark.parametrize("mesh", MESHES, ids=MESH_IDS)
@@ -43,7 +39,7 @@ def test_memories_and_cycle_counter(sim, mesh):
     n = x*y
     r = sim.run(x, y, "memcheck", max_cycles=5_000_000)
     assert r.exit_code == 0, r.stderr
-    reports = subutai_lines(r.output)
+    reports = parse_lines(r.output.splitlines())
     assert [rep["tile"] for rep in reports] == list(range(n))
     addrs = {rep["private_addr"] for rep in reports}
     assert len(addrs) == 1, "every core must use the same local address"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.test_soc_sim import subutai_lines
+from scripts.capture import parse_lines
 
 CHECKS_MULTI = {
     "alloc_bad_host", "alloc_barrier_zero", "round_robin_hosts", "ids_hosted_as_asked", "mutex_counter",
@@ -21,7 +21,7 @@ def test_synctest_every_primitive_and_error(sim, mesh):
     r = sim.run(x, y, "synctest", max_cycles=20_000_000)
     assert r.exit_code == 0, r.output + r.stderr
     assert "synctest done" in r.output
-    checks = {c["check"]: c for c in subutai_lines(r.output)}
+    checks = {c["check"]: c for c in parse_lines(r.output.splitlines())}
     expected = CHECKS_MULTI if x*y > 1 else CHECKS_MULTI - {"unlock_by_non_owner_eperm", "trylock_held_ebusy"}
     assert set(checks) == expected
     failed = [c for c in checks.values() if c["ok"] != 1]
