@@ -14,12 +14,21 @@
  * Every acquire (lock granted, barrier released, condition woken, thread start, join) invalidates
  * the local data cache, so data-race-free programs see coherent shared memory.
  *
- * Not provided: cancellation, scheduling policies, process-shared objects, timed waits.
+ * Under Zephyr (zephyr-app/) the same library runs several threads per core on each core's own
+ * kernel; pthread_create() places a thread on a core by a placement policy (round-robin by default)
+ * or on the core pinned with pthread_attr_setcore_np().
+ *
+ * Timeouts (pthread_cond_timedwait) are absolute CLOCK_REALTIME times of clock_gettime(), which
+ * counts from the SoC's reset on the global cycle counter (the same on every core).
+ *
+ * Not provided: cancellation, scheduling policies, process-shared objects.
  */
 #ifndef SUBUTAI_PTHREAD_H
 #define SUBUTAI_PTHREAD_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +40,8 @@ typedef uint32_t pthread_t;
 typedef struct {
 	uint32_t magic;
 	int detachstate;
+	int core;         /* pinned core, or -1: the placement policy decides */
+	size_t stacksize; /* 0: the default (Zephyr) */
 } pthread_attr_t;
 
 #define PTHREAD_CREATE_JOINABLE 0
@@ -83,6 +94,26 @@ typedef struct {
 	unsigned int count;
 } pthread_barrier_t;
 
+/* pthread_once(): 0 not run, then running, then done. */
+typedef struct {
+	volatile uint32_t state;
+} pthread_once_t;
+
+#define PTHREAD_ONCE_INIT {0}
+
+/* Thread-specific data keys: an index of the key table, valid while allocated. */
+typedef uint32_t pthread_key_t;
+
+#define SUBUTAI_PTHREAD_KEYS 16
+#define SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS 4
+/* The C library's <limits.h> may have its own, for its own threads. */
+#ifndef PTHREAD_KEYS_MAX
+#define PTHREAD_KEYS_MAX SUBUTAI_PTHREAD_KEYS
+#endif
+#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#define PTHREAD_DESTRUCTOR_ITERATIONS SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS
+#endif
+
 #define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
 #define PTHREAD_COND_INITIALIZER  {0, 0, 0}
 
@@ -90,6 +121,12 @@ int pthread_attr_init(pthread_attr_t *attr);
 int pthread_attr_destroy(pthread_attr_t *attr);
 int pthread_attr_setdetachstate(pthread_attr_t *attr, int detachstate);
 int pthread_attr_getdetachstate(const pthread_attr_t *attr, int *detachstate);
+
+int pthread_attr_setstacksize(pthread_attr_t *attr, size_t stacksize);
+int pthread_attr_getstacksize(const pthread_attr_t *attr, size_t *stacksize);
+/* Non-portable: run the thread on this core (-1: let the placement policy choose). */
+int pthread_attr_setcore_np(pthread_attr_t *attr, int core);
+int pthread_attr_getcore_np(const pthread_attr_t *attr, int *core);
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
 		   void *arg);
@@ -116,6 +153,8 @@ int pthread_condattr_destroy(pthread_condattr_t *attr);
 int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr);
 int pthread_cond_destroy(pthread_cond_t *cond);
 int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+			   const struct timespec *abstime);
 int pthread_cond_signal(pthread_cond_t *cond);
 int pthread_cond_broadcast(pthread_cond_t *cond);
 
@@ -126,6 +165,21 @@ int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t
 			 unsigned int count);
 int pthread_barrier_destroy(pthread_barrier_t *barrier);
 int pthread_barrier_wait(pthread_barrier_t *barrier);
+
+int pthread_once(pthread_once_t *once, void (*init)(void));
+
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int pthread_key_delete(pthread_key_t key);
+void *pthread_getspecific(pthread_key_t key);
+int pthread_setspecific(pthread_key_t key, const void *value);
+
+#ifdef SUBUTAI_ZEPHYR
+/* Provided by the library (Zephyr declares it only with its POSIX timers). */
+int clock_gettime(clockid_t clock_id, struct timespec *tp);
+#endif
+
+/* Non-portable: the core the calling thread runs on. */
+unsigned int pthread_core_np(void);
 
 /* Non-portable: the implementation holding an object ("subutai" or "swonly"), for reports. */
 const char *pthread_mutex_impl_np(const pthread_mutex_t *mutex);

@@ -1,12 +1,10 @@
 /*
- * Network interface driver (see subutai/ni.h).
+ * Network interface driver (see subutai/ni.h), OS-agnostic part: sending and polling.
  */
 #include <errno.h>
 
-#include <irq.h>
 #include <subutai/ni.h>
-
-static subutai_ni_handler_t ni_handler __tile_bss;
+#include <subutai_port.h>
 
 int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
 		    const uint32_t *payload, unsigned int length)
@@ -25,9 +23,8 @@ int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int t
 	 * the room nor interleave its words with ours.
 	 */
 	for (;;) {
-		unsigned int ie = irq_getie();
+		unsigned int key = subutai_port_lock();
 
-		irq_setie(0);
 		if (SUBUTAI_FIELD_GET(ni_tx_status_read(), CSR_NI_TX_STATUS_FREE) >= length + 1) {
 			ni_tx_header_write(SUBUTAI_FIELD_PREP(dest, CSR_NI_TX_HEADER_DEST) |
 					   SUBUTAI_FIELD_PREP(cls, CSR_NI_TX_HEADER_VC) |
@@ -36,10 +33,10 @@ int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int t
 			for (unsigned int i = 0; i < length; i++) {
 				ni_tx_data_write(payload[i]);
 			}
-			irq_setie(ie);
+			subutai_port_unlock(key);
 			return 0;
 		}
-		irq_setie(ie);
+		subutai_port_unlock(key);
 	}
 }
 
@@ -81,44 +78,8 @@ int subutai_ni_try_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
 	return 0;
 }
 
-/* The NI raises its interrupt line while a complete message waits. */
-static void ni_irq_enable(void)
-{
-	ni_ev_enable_write(1u << CSR_NI_EV_ENABLE_RX_OFFSET);
-	irq_setmask(irq_getmask() | (1u << NI_INTERRUPT));
-}
-
-void subutai_ni_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
-{
-	/* Sleep until the NI interrupt line rises: enabled in the mask but not taken unless global
-	 * interrupts are on, so wfi wakes the core either way.
-	 */
-	ni_irq_enable();
-	while (subutai_ni_try_recv(cls, msg) != 0) {
-		__asm__ volatile("wfi");
-	}
-}
-
 void subutai_ni_flush(void)
 {
 	while (!SUBUTAI_FIELD_GET(ni_tx_status_read(), CSR_NI_TX_STATUS_IDLE)) {
-	}
-}
-
-void subutai_ni_set_handler(subutai_ni_handler_t handler)
-{
-	ni_handler = handler;
-	if (handler) {
-		ni_irq_enable();
-		irq_setie(1);
-	} else {
-		irq_setmask(irq_getmask() & ~(1u << NI_INTERRUPT));
-	}
-}
-
-void subutai_ni_isr(void)
-{
-	if (ni_handler) {
-		ni_handler();
 	}
 }

@@ -5,13 +5,10 @@
 #include <stddef.h>
 
 #include <generated/subutai_status.h>
-#include <irq.h>
 #include <subutai/atomic.h>
 #include <subutai/ni.h>
 #include <subutai/sync.h>
-
-/* One thread per core in the bare-metal runtime. */
-#define THREAD_ID 0
+#include <subutai_port.h>
 
 /* Hardware reply status -> the C library's errno value. */
 static int status_to_errno(unsigned int status)
@@ -34,49 +31,51 @@ static int status_to_errno(unsigned int status)
 	}
 }
 
-/* The reply event is enabled once per core (the NI's event enable is per tile). */
-static bool reply_irq_ready __tile_bss;
-
-/* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
-static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
-		   uint32_t *result, subutai_id_t *reply_id)
+void subutai_reply_pop(struct subutai_reply *reply)
 {
-	bool reply = want_reply || !SUBUTAI_OP_IS_POSTED(op);
+	/* Only the info register pops the reply: read the others first. */
+	reply->id = subutai_reply_id_read();
+	reply->value = subutai_reply_value_read();
+	uint32_t info = subutai_reply_info_read();
 
+	reply->status = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS);
+	reply->thread = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_THREAD);
+}
+
+/* Writes a request; true when a reply will come for it. */
+static inline bool issue(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply)
+{
 	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
 	}
-	unsigned int ie = irq_getie();
-
 	/* The three registers form one request: no handler may issue in between. */
-	irq_setie(0);
+	unsigned int key = subutai_port_lock();
+
 	subutai_req_id_write(id);
 	subutai_req_value_write(value);
 	subutai_req_op_write(SUBUTAI_FIELD_PREP(op, CSR_SUBUTAI_REQ_OP_OP) |
-			     SUBUTAI_FIELD_PREP(THREAD_ID, CSR_SUBUTAI_REQ_OP_THREAD) |
+			     SUBUTAI_FIELD_PREP(subutai_port_thread(), CSR_SUBUTAI_REQ_OP_THREAD) |
 			     SUBUTAI_FIELD_PREP(want_reply ? 1 : 0, CSR_SUBUTAI_REQ_OP_REPLY));
-	irq_setie(ie);
-	if (!reply) {
+	subutai_port_unlock(key);
+	return want_reply || !SUBUTAI_OP_IS_POSTED(op);
+}
+
+/* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
+static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+			  uint32_t *result, subutai_id_t *reply_id)
+{
+	struct subutai_reply reply;
+
+	if (!issue(id, op, value, want_reply)) {
 		return 0;
 	}
-	/* Sleep until the reply interrupt line rises (enabled in the mask, not taken). */
-	if (!reply_irq_ready) {
-		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
-		reply_irq_ready = true;
-	}
-	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
-	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
-		__asm__ volatile("wfi");
-	}
-	/* Only the info register pops the reply: read the others first, and only when wanted. */
+	subutai_port_wait_reply(&reply, 0);
 	if (reply_id) {
-		*reply_id = subutai_reply_id_read();
+		*reply_id = reply.id;
 	}
 	if (result) {
-		*result = subutai_reply_value_read();
+		*result = reply.value;
 	}
-	uint32_t info = subutai_reply_info_read();
-
-	return status_to_errno(SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS));
+	return status_to_errno(reply.status);
 }
 
 int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
@@ -169,6 +168,27 @@ int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 		status = subutai_mutex_lock(mutex);
 	}
 	return acquired(status);
+}
+
+int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
+{
+	struct subutai_reply reply;
+	bool timed_out = false;
+
+	issue(cond, SUBUTAI_OP_COND_WAIT, mutex, false);
+	if (!subutai_port_wait_reply(&reply, deadline)) {
+		/* Wakes every waiter, this one included: it comes back with the mutex. */
+		timed_out = true;
+		issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, false);
+		subutai_port_wait_reply(&reply, 0);
+	}
+	int status = status_to_errno(reply.status);
+
+	if (status == EAGAIN && reply.id == mutex) {
+		status = subutai_mutex_lock(mutex);
+	}
+	status = acquired(status);
+	return status == 0 && timed_out ? ETIMEDOUT : status;
 }
 
 int subutai_cond_signal(subutai_id_t cond)

@@ -18,6 +18,17 @@
 
 typedef uint32_t subutai_id_t;
 
+/* A reply of the engine, as popped from this tile's reply queue. */
+struct subutai_reply {
+	subutai_id_t id;     /* the id it concerns (the new id of an allocation) */
+	uint32_t value;
+	unsigned int status; /* SUBUTAI_STATUS_* */
+	unsigned int thread; /* the requesting thread on this core */
+};
+
+/* Pops the oldest reply of this tile (one must be waiting). For the ports' reply handling. */
+void subutai_reply_pop(struct subutai_reply *reply);
+
 /* One request; waits for the reply when the op has one (or want_reply is set). */
 int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		    uint32_t *result);
@@ -39,6 +50,12 @@ int subutai_mutex_unlock(subutai_id_t mutex);
 int subutai_barrier_wait(subutai_id_t barrier);
 
 int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex);
+/*
+ * As subutai_cond_wait() until the global cycle counter reaches deadline; then ETIMEDOUT, with the
+ * mutex held again. The engine cannot take a waiter off a queue, so a waiter that times out
+ * broadcasts the condition to get itself out: the other waiters wake spuriously, as POSIX allows.
+ */
+int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline);
 int subutai_cond_signal(subutai_id_t cond);
 int subutai_cond_broadcast(subutai_id_t cond);
 

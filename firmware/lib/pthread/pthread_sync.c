@@ -311,7 +311,8 @@ static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
 	return err;
 }
 
-int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
+/* deadline: global cycles, 0 for none. */
+static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
 {
 	int err = cond_ready(cond);
 
@@ -342,16 +343,42 @@ int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 	}
 	if (cond->impl == RT_IMPL_HW) {
 		/* A hardware condition is only ever used with the hardware mutex it was made for. */
-		err = mutex->impl == RT_IMPL_HW ? subutai_cond_wait(cond->handle, mutex->handle) : EINVAL;
+		if (mutex->impl != RT_IMPL_HW) {
+			err = EINVAL;
+		} else if (deadline == 0) {
+			err = subutai_cond_wait(cond->handle, mutex->handle);
+		} else {
+			err = subutai_cond_timedwait(cond->handle, mutex->handle, deadline);
+		}
 	} else {
-		err = sw_cond_wait(cond->handle, mutex);
+		err = sw_cond_timedwait(cond->handle, mutex, deadline);
 	}
 	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
-		/* Owned again on success; on an error the mutex was not released. */
+		/* Owned again on success and on a timeout; on an error the mutex was not released. */
 		mutex->owner = owner;
 		mutex->depth = 1;
 	}
 	return err;
+}
+
+int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
+{
+	return cond_wait(cond, mutex, 0);
+}
+
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+			   const struct timespec *abstime)
+{
+	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L) {
+		return EINVAL;
+	}
+	uint64_t deadline = rt_timespec_to_cycles(abstime);
+
+	if (deadline <= subutai_cycles()) {
+		/* Already past: no wait, but the mutex is released and taken again as for a wait. */
+		deadline = subutai_cycles() + 1;
+	}
+	return cond_wait(cond, mutex, deadline);
 }
 
 int pthread_cond_signal(pthread_cond_t *cond)

@@ -5,9 +5,11 @@
  * memory side), so no data cache can hold a stale copy of it. Layout of its words:
  *
  *   RT_LOCK ... RT_LIVE     runtime words (locks, pool, thread counts)
- *   core_busy[N_TILES]      1 while a core runs a thread (core 0: the main thread)
- *   wait_next[N_TILES]      link of each core in the wait queue it sleeps on (one at a time)
- *   thread_gen/join/claim   per thread slot: generation (0: free), join state, join/detach claim
+ *   core_busy[N_TILES]      threads placed on each core (bare-metal: 0 or 1; core 0: the main thread)
+ *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
+ *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
+ *                           claim, core it runs on
+ *   keys, key_gen           per thread-specific data key: allocated, generation
  *   pool                    blocks of software synchronization objects (swonly.c)
  *   ATOMIC_WORDS - 1        allocation round-robin of the Subutai driver
  */
@@ -25,7 +27,9 @@
 #include <subutai/soc.h>
 #include <subutai/sync.h>
 
-#define RT_THREADS_MAX 32
+#ifndef RT_THREADS_MAX
+#define RT_THREADS_MAX 32 /* thread slots (the Zephyr port sets its own) */
+#endif
 
 enum {
 	RT_LOCK = 0,  /* thread slots and lazy initialization */
@@ -34,16 +38,70 @@ enum {
 	RT_POOL_NEXT, /* first block never allocated */
 	RT_GEN,       /* thread generation counter */
 	RT_LIVE,      /* threads that have not exited, the main thread included */
+	RT_HEAP_LOCK, /* shared heap (Zephyr port) */
+	RT_CONSOLE_LOCK, /* console lines (Zephyr port) */
+	RT_READY,     /* kernels up and serving (Zephyr port) */
+	RT_PLACE_RR,  /* round-robin placement (Zephyr port) */
 	RT_CORE_BUSY,
 	RT_WAIT_NEXT = RT_CORE_BUSY + N_TILES,
-	RT_THREAD_GEN = RT_WAIT_NEXT + N_TILES,
+	RT_THREAD_GEN = RT_WAIT_NEXT + RT_THREADS_MAX,
 	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
 	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
-	RT_POOL = RT_THREAD_CLAIM + RT_THREADS_MAX,
+	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
+	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,  /* per key: allocated */
+	RT_KEY_GEN = RT_KEYS + SUBUTAI_PTHREAD_KEYS,     /* per key: generation */
+	RT_POOL = RT_KEY_GEN + SUBUTAI_PTHREAD_KEYS,
 };
 
 #define RT_BLOCK_WORDS 8
 #define RT_POOL_BLOCKS ((ATOMIC_WORDS - 1 - RT_POOL) / RT_BLOCK_WORDS)
+
+/* Thread handle: slot of the thread table and its generation (never 0). */
+#define RT_SLOT_BITS 8
+#define RT_HANDLE(slot, gen) (((gen) << RT_SLOT_BITS) | (slot))
+#define RT_HANDLE_SLOT(t)    ((t) & ((1u << RT_SLOT_BITS) - 1))
+#define RT_HANDLE_GEN(t)     ((t) >> RT_SLOT_BITS)
+
+/* Data every core reads and writes. All of the bare-metal image's data is in shared RAM; under
+ * Zephyr each kernel's data is in its tile's RAM and shared data is marked (zephyr-app/linker).
+ */
+#ifdef SUBUTAI_ZEPHYR
+#define __rt_shared __attribute__((section(".subutai_shared_bss")))
+#else
+#define __rt_shared
+#endif
+
+/* Thread table (thread.c), in shared memory. */
+struct rt_thread {
+	void *(*start)(void *);
+	void *arg;
+	void *retval;
+	unsigned int core;
+	size_t stacksize;
+};
+extern struct rt_thread rt_threads[RT_THREADS_MAX];
+
+uint32_t rt_next_gen(void);
+/* The slot of a live handle, or -1. */
+int rt_slot_of(pthread_t t);
+void rt_slot_free(unsigned int slot);
+/* Last steps of a thread on its core: key destructors, return value, joiner's wake-up. */
+void rt_thread_finish(unsigned int slot, void *retval);
+
+/* Provided by the port (thread_baremetal.c, zephyr-app/lib/pthread/thread_zephyr.c). */
+#define RT_STACK_MIN 256
+size_t rt_stack_default(void);
+size_t rt_stack_max(void);
+/* Whether a thread may be pinned on this core. */
+bool rt_core_can_host(unsigned int core);
+/* A core for a new thread (pinned by attr or by the placement policy), or -1. */
+int rt_place(const pthread_attr_t *attr);
+/* Gives back a core rt_place() returned, when the thread is not created after all. */
+void rt_unplace(unsigned int core);
+/* Starts the thread of a set-up slot on the core it was placed on; 0 or an errno value. */
+int rt_spawn(unsigned int core, unsigned int slot);
+pthread_t rt_current(void);
+void rt_fatal(const char *what) __attribute__((noreturn));
 
 /* NoC message types of the runtime (normal class). */
 #define RT_MSG_SPAWN 0xf0 /* payload: thread slot */
@@ -99,10 +157,36 @@ static inline void rt_spin_unlock(unsigned int word)
 	subutai_atomic_store(word, 0);
 }
 
-/* Sleeps until a wake-up message arrives. */
+/*
+ * Who sleeps on a wait queue of the software objects, and is woken by rt_wake(): a core in the
+ * bare-metal runtime (one thread each), a thread slot under Zephyr. Below RT_THREADS_MAX.
+ */
+unsigned int rt_waiter(void);
+/* Lets the other threads of this core run (spins in the bare-metal runtime). */
+void rt_yield(void);
+
+/* Thread-specific data of the calling thread: one value per key, tagged with its generation. */
+struct rt_key_value {
+	uint32_t gen;
+	void *value;
+};
+struct rt_key_value *rt_key_values(void);
+/* Runs the destructors of the calling thread's values (at its exit). */
+void rt_keys_exit(void);
+
+/* CLOCK_REALTIME (see pthread.h) to global cycles. */
+static inline uint64_t rt_timespec_to_cycles(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * CONFIG_CLOCK_FREQUENCY +
+	       (uint64_t)t->tv_nsec * CONFIG_CLOCK_FREQUENCY / 1000000000ull;
+}
+
+/* Sleeps until a wake-up arrives. */
 void rt_sleep(void);
-/* Wakes a core sleeping in rt_sleep() (or about to). */
-void rt_wake(unsigned int core, uint32_t what);
+/* The same until the global cycle counter reaches deadline (0: none); false on timeout. */
+bool rt_sleep_until(uint64_t deadline);
+/* Wakes a waiter sleeping in rt_sleep() (or about to). */
+void rt_wake(unsigned int waiter, uint32_t what);
 
 /* Software implementation (swonly.c). Handles are pool block + 1. */
 int sw_mutex_init(uint32_t *handle);
@@ -114,6 +198,7 @@ int sw_mutex_unlock(uint32_t handle, bool checked);
 int sw_cond_init(uint32_t *handle);
 int sw_cond_destroy(uint32_t handle);
 int sw_cond_wait(uint32_t handle, pthread_mutex_t *mutex);
+int sw_cond_timedwait(uint32_t handle, pthread_mutex_t *mutex, uint64_t deadline);
 int sw_cond_signal(uint32_t handle);
 int sw_cond_broadcast(uint32_t handle);
 int sw_barrier_init(uint32_t *handle, unsigned int count);
@@ -138,6 +223,7 @@ int rt_mutex_unlock_raw(pthread_mutex_t *mutex);
 #pragma weak subutai_mutex_unlock
 #pragma weak subutai_barrier_wait
 #pragma weak subutai_cond_wait
+#pragma weak subutai_cond_timedwait
 #pragma weak subutai_cond_signal
 #pragma weak subutai_cond_broadcast
 int rt_hw_mutex_init(uint32_t *handle, bool errorcheck) __attribute__((weak));

@@ -7,7 +7,7 @@
  * - Every object is a block of words in the atomic unit: its state word, the spinlock of its
  *   wait queue and the queue's head and tail. The queue links sleeping cores through
  *   wait_next[core]; a core sleeps on one queue at a time.
- * - rt_futex_wait() enqueues the caller if the state word still holds the value it expects (checked
+ * - futex_wait() enqueues the caller if the state word still holds the value it expects (checked
  *   under the queue lock, so no wake-up is lost) and sleeps until a NoC wake-up message;
  *   futex_wake() dequeues and sends the messages after dropping the queue lock.
  * - Mutex: 0 free, 1 locked, 2 locked and maybe contended. An uncontended lock or unlock is a single
@@ -25,9 +25,9 @@
 enum {
 	W_STATE = 0, /* mutex state, cond sequence, barrier arrivals; free-list link when free */
 	W_QLOCK,
-	W_HEAD,      /* queue of sleeping cores: core + 1, 0 if empty */
+	W_HEAD,      /* queue of sleepers: waiter + 1, 0 if empty */
 	W_TAIL,
-	W_AUX,       /* mutex: owner core + 1 (error-checking); cond: waiters; barrier: count */
+	W_AUX,       /* mutex: owner waiter + 1 (error-checking); cond: waiters; barrier: count */
 	W_AUX2,      /* cond: handle of the waiters' software mutex */
 	W_KIND,
 };
@@ -99,20 +99,44 @@ static void block_free(uint32_t h)
 
 /* Wait queues (callers hold W_QLOCK). */
 
-static void enqueue(uint32_t h, unsigned int core)
+static void enqueue(uint32_t h, unsigned int waiter)
 {
 	uint32_t tail = ld(h, W_TAIL);
 
-	subutai_atomic_store(RT_WAIT_NEXT + core, 0);
+	subutai_atomic_store(RT_WAIT_NEXT + waiter, 0);
 	if (tail == 0) {
-		st(h, W_HEAD, core + 1);
+		st(h, W_HEAD, waiter + 1);
 	} else {
-		subutai_atomic_store(RT_WAIT_NEXT + tail - 1, core + 1);
+		subutai_atomic_store(RT_WAIT_NEXT + tail - 1, waiter + 1);
 	}
-	st(h, W_TAIL, core + 1);
+	st(h, W_TAIL, waiter + 1);
 }
 
-/* Takes up to n sleepers off the queue; returns the first (core + 1, linked by wait_next). */
+/* Takes a waiter off the queue; false if it is not on it (dequeued by a waker meanwhile). */
+static bool unlink(uint32_t h, unsigned int waiter)
+{
+	uint32_t prev = 0;
+
+	for (uint32_t w = ld(h, W_HEAD); w != 0; w = subutai_atomic_load(RT_WAIT_NEXT + w - 1)) {
+		if (w == waiter + 1) {
+			uint32_t next = subutai_atomic_load(RT_WAIT_NEXT + waiter);
+
+			if (prev == 0) {
+				st(h, W_HEAD, next);
+			} else {
+				subutai_atomic_store(RT_WAIT_NEXT + prev - 1, next);
+			}
+			if (ld(h, W_TAIL) == waiter + 1) {
+				st(h, W_TAIL, prev);
+			}
+			return true;
+		}
+		prev = w;
+	}
+	return false;
+}
+
+/* Takes up to n sleepers off the queue; returns the first (waiter + 1, linked by wait_next). */
 static uint32_t dequeue(uint32_t h, unsigned int n)
 {
 	uint32_t first = ld(h, W_HEAD);
@@ -143,7 +167,7 @@ static uint32_t dequeue(uint32_t h, unsigned int n)
 static void wake_list(uint32_t first, uint32_t what)
 {
 	while (first != 0) {
-		/* Read the link before the wake-up: the woken core may sleep on another queue. */
+		/* Read the link before the wake-up: the woken waiter may sleep on another queue. */
 		uint32_t next = subutai_atomic_load(RT_WAIT_NEXT + first - 1);
 
 		rt_wake(first - 1, what);
@@ -151,16 +175,31 @@ static void wake_list(uint32_t first, uint32_t what)
 	}
 }
 
-static void futex_wait(uint32_t h, unsigned int w, uint32_t expected)
+/* Sleeps on the queue while word w holds expected, until a wake-up or the deadline (global
+ * cycles, 0: none); false on timeout.
+ */
+static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	if (ld(h, w) != expected) {
 		rt_spin_unlock(word(h, W_QLOCK));
-		return;
+		return true;
 	}
-	enqueue(h, rt_core());
+	enqueue(h, rt_waiter());
 	rt_spin_unlock(word(h, W_QLOCK));
-	rt_sleep();
+	if (rt_sleep_until(deadline)) {
+		return true;
+	}
+	rt_spin_lock(word(h, W_QLOCK));
+	bool removed = unlink(h, rt_waiter());
+
+	rt_spin_unlock(word(h, W_QLOCK));
+	if (!removed) {
+		/* A waker took it off the queue (or requeued it): its wake-up is on the way. */
+		rt_sleep();
+		return true;
+	}
+	return false;
 }
 
 static void futex_wake(uint32_t h, unsigned int n)
@@ -206,14 +245,14 @@ int sw_mutex_destroy(uint32_t h)
 static void mutex_lock_contended(uint32_t h)
 {
 	while (swap(h, W_STATE, 2) != 0) {
-		futex_wait(h, W_STATE, 2);
+		futex_wait(h, W_STATE, 2, 0);
 	}
 }
 
 int sw_mutex_lock(uint32_t h, bool checked)
 {
 	/* Error checking: the owner word says who holds it. */
-	if (checked && ld(h, W_AUX) == rt_core() + 1) {
+	if (checked && ld(h, W_AUX) == rt_waiter() + 1) {
 		return EDEADLK;
 	}
 	if (swap(h, W_STATE, 1) != 0) {
@@ -221,7 +260,7 @@ int sw_mutex_lock(uint32_t h, bool checked)
 		mutex_lock_contended(h);
 	}
 	if (checked) {
-		st(h, W_AUX, rt_core() + 1);
+		st(h, W_AUX, rt_waiter() + 1);
 	}
 	subutai_dcache_invalidate();
 	return 0;
@@ -242,7 +281,7 @@ int sw_mutex_trylock(uint32_t h, bool checked)
 		return EBUSY;
 	}
 	if (checked) {
-		st(h, W_AUX, rt_core() + 1);
+		st(h, W_AUX, rt_waiter() + 1);
 	}
 	subutai_dcache_invalidate();
 	return 0;
@@ -251,7 +290,7 @@ int sw_mutex_trylock(uint32_t h, bool checked)
 int sw_mutex_unlock(uint32_t h, bool checked)
 {
 	if (checked) {
-		if (ld(h, W_AUX) != rt_core() + 1) {
+		if (ld(h, W_AUX) != rt_waiter() + 1) {
 			return EPERM;
 		}
 		st(h, W_AUX, 0);
@@ -274,7 +313,7 @@ int sw_cond_destroy(uint32_t h)
 	return block_destroy(h, KIND_COND, W_AUX);
 }
 
-int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
+int sw_cond_timedwait(uint32_t h, pthread_mutex_t *mutex, uint64_t deadline)
 {
 	bool sw_mutex = mutex->impl == RT_IMPL_SW;
 	uint32_t seq = ld(h, W_STATE);
@@ -290,18 +329,25 @@ int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
 		fetch_add(h, W_AUX, (uint32_t)-1);
 		return err;
 	}
-	futex_wait(h, W_STATE, seq);
+	int result = futex_wait(h, W_STATE, seq, deadline) ? 0 : ETIMEDOUT;
+
 	fetch_add(h, W_AUX, (uint32_t)-1);
 	if (sw_mutex) {
 		/* Woken directly or requeued onto the mutex: either way others may sleep on it. */
 		mutex_lock_contended(mutex->handle);
 		if (mutex->type == PTHREAD_MUTEX_ERRORCHECK) {
-			st(mutex->handle, W_AUX, rt_core() + 1);
+			st(mutex->handle, W_AUX, rt_waiter() + 1);
 		}
 		subutai_dcache_invalidate();
-		return 0;
+		return result;
 	}
-	return rt_mutex_lock_raw(mutex);
+	err = rt_mutex_lock_raw(mutex);
+	return err != 0 ? err : result;
+}
+
+int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
+{
+	return sw_cond_timedwait(h, mutex, 0);
 }
 
 int sw_cond_signal(uint32_t h)
@@ -387,7 +433,7 @@ int sw_barrier_wait(uint32_t h)
 		return PTHREAD_BARRIER_SERIAL_THREAD;
 	}
 	st(h, W_STATE, arrived);
-	enqueue(h, rt_core());
+	enqueue(h, rt_waiter());
 	rt_spin_unlock(word(h, W_QLOCK));
 	rt_sleep();
 	subutai_dcache_invalidate();

@@ -1,0 +1,138 @@
+/*
+ * pthread_once, thread-specific data keys and the clock of timed waits: the parts of the PThreads
+ * library that do not depend on how threads run (bare-metal runtime or Zephyr).
+ *
+ * Keys are allocated in atomic-unit words (an allocated flag and a generation per key), so every
+ * core agrees on them; each thread's values live with the thread (rt_key_values()).
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "rt.h"
+
+#define ONCE_RUNNING 1
+#define ONCE_DONE    2
+
+/* Destructors of the keys, in shared memory: written when a key is created. */
+static void (*key_destructors[SUBUTAI_PTHREAD_KEYS])(void *) __rt_shared;
+
+int pthread_once(pthread_once_t *once, void (*init)(void))
+{
+	if (!once || !init) {
+		return EINVAL;
+	}
+	for (;;) {
+		rt_spin_lock(RT_LOCK);
+		subutai_dcache_invalidate();
+		uint32_t state = once->state;
+
+		if (state == 0) {
+			once->state = ONCE_RUNNING;
+		}
+		rt_spin_unlock(RT_LOCK);
+		if (state == ONCE_DONE) {
+			return 0;
+		}
+		if (state == 0) {
+			init();
+			once->state = ONCE_DONE;
+			return 0;
+		}
+		/* Another thread runs the initializer: let it (and others on this core) go on. */
+		rt_yield();
+	}
+}
+
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+	if (!key) {
+		return EINVAL;
+	}
+	for (unsigned int k = 0; k < SUBUTAI_PTHREAD_KEYS; k++) {
+		if (subutai_atomic_test_and_set(RT_KEYS + k) == 0) {
+			key_destructors[k] = destructor;
+			*key = k;
+			return 0;
+		}
+	}
+	return EAGAIN;
+}
+
+static bool key_valid(pthread_key_t key)
+{
+	return key < SUBUTAI_PTHREAD_KEYS && subutai_atomic_load(RT_KEYS + key) != 0;
+}
+
+int pthread_key_delete(pthread_key_t key)
+{
+	if (!key_valid(key)) {
+		return EINVAL;
+	}
+	/* A new generation: values set under the deleted key are not seen under a new one. */
+	subutai_atomic_fetch_add(RT_KEY_GEN + key, 1);
+	subutai_atomic_store(RT_KEYS + key, 0);
+	return 0;
+}
+
+/* Values are tagged with the key's generation, so a recreated key starts out NULL everywhere. */
+void *pthread_getspecific(pthread_key_t key)
+{
+	if (!key_valid(key)) {
+		return NULL;
+	}
+	struct rt_key_value *v = &rt_key_values()[key];
+
+	return v->gen == subutai_atomic_load(RT_KEY_GEN + key) ? v->value : NULL;
+}
+
+int pthread_setspecific(pthread_key_t key, const void *value)
+{
+	if (!key_valid(key)) {
+		return EINVAL;
+	}
+	struct rt_key_value *v = &rt_key_values()[key];
+
+	v->gen = subutai_atomic_load(RT_KEY_GEN + key);
+	v->value = (void *)value;
+	return 0;
+}
+
+void rt_keys_exit(void)
+{
+	struct rt_key_value *values = rt_key_values();
+
+	for (unsigned int round = 0; round < SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
+		bool called = false;
+
+		for (unsigned int k = 0; k < SUBUTAI_PTHREAD_KEYS; k++) {
+			void *value = pthread_getspecific(k);
+			void (*destructor)(void *) = key_destructors[k];
+
+			if (value && destructor) {
+				values[k].value = NULL;
+				destructor(value);
+				called = true;
+			}
+		}
+		if (!called) {
+			return;
+		}
+	}
+}
+
+int clock_gettime(clockid_t clock_id, struct timespec *tp)
+{
+	/* One clock: the global cycle counter (CLOCK_MONOTONIC, where the C library has it, too). */
+	if (!tp || (clock_id != CLOCK_REALTIME
+#ifdef CLOCK_MONOTONIC
+		    && clock_id != CLOCK_MONOTONIC
+#endif
+		    )) {
+		return -1;
+	}
+	uint64_t cycles = subutai_cycles();
+
+	tp->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
+	tp->tv_nsec = (cycles % CONFIG_CLOCK_FREQUENCY) * 1000000000ull / CONFIG_CLOCK_FREQUENCY;
+	return 0;
+}
