@@ -1,0 +1,164 @@
+/*
+ * Subutai network interface driver for Zephyr.
+ *
+ * Each core runs its own kernel and drives its own tile's NI (every core sees it at the same
+ * addresses). The register-level work is the OS-agnostic driver of firmware/lib (ni.c, sync.c,
+ * built here); this file adds what Zephyr needs around it:
+ *
+ * - replies of the Subutai-HW engine are popped in the "reply" interrupt and handed to the waiting
+ *   thread, found by the thread field of its request, which sleeps on its semaphore meanwhile
+ *   (so a core runs its other threads while one waits for a lock, a barrier or a condition);
+ * - NoC messages are popped in the "rx" interrupt and dispatched by type to handlers (the PThreads
+ *   library's spawn and wake-up messages).
+ */
+#define DT_DRV_COMPAT subutai_ni
+
+#include <zephyr/device.h>
+#include <zephyr/irq.h>
+#include <zephyr/kernel.h>
+#include <zephyr/logging/log.h>
+
+#include <subutai/soc.h>
+#include <subutai/zephyr.h>
+#include <subutai_port.h>
+
+LOG_MODULE_REGISTER(subutai_ni, CONFIG_SUBUTAI_NI_LOG_LEVEL);
+
+#define HANDLER_TYPES 256
+#define ENGINE_NODE DT_INST_PHANDLE(0, engine)
+
+struct subutai_ni_data {
+	/* Waiters of this core by id (kernel data: private to the core). */
+	struct subutai_waiter *waiters[CONFIG_SUBUTAI_THREADS_MAX];
+	subutai_msg_handler_t handlers[HANDLER_TYPES];
+	uint32_t lost_replies;
+	uint32_t lost_messages;
+};
+
+static struct subutai_ni_data ni_data;
+
+void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
+{
+	__ASSERT(id < CONFIG_SUBUTAI_THREADS_MAX, "waiter id %u out of range", id);
+	k_sem_init(&waiter->sem, 0, K_SEM_MAX_LIMIT);
+	waiter->id = id;
+	k_current_get()->custom_data = waiter;
+	ni_data.waiters[id] = waiter;
+}
+
+void subutai_waiter_unregister(unsigned int id)
+{
+	if (id < CONFIG_SUBUTAI_THREADS_MAX) {
+		ni_data.waiters[id] = NULL;
+	}
+}
+
+struct subutai_waiter *subutai_waiter_current(void)
+{
+	return k_current_get()->custom_data;
+}
+
+void subutai_waiter_wake(unsigned int id)
+{
+	struct subutai_waiter *waiter = id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
+
+	if (waiter == NULL) {
+		LOG_ERR("wake-up for unknown waiter %u on tile %u", id, subutai_tile_id());
+		return;
+	}
+	k_sem_give(&waiter->sem);
+}
+
+unsigned int subutai_port_thread(void)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+
+	if (waiter == NULL) {
+		LOG_ERR("a thread without a waiter id uses the Subutai NI");
+		k_panic();
+	}
+	return waiter->id;
+}
+
+bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+	k_timeout_t timeout = K_FOREVER;
+
+	if (deadline != 0) {
+		uint64_t now = subutai_cycles();
+
+		timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
+	}
+	if (k_sem_take(&waiter->sem, timeout) != 0) {
+		return false;
+	}
+	*reply = waiter->reply;
+	return true;
+}
+
+int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)
+{
+	if (type >= HANDLER_TYPES) {
+		return -EINVAL;
+	}
+	ni_data.handlers[type] = handler;
+	return 0;
+}
+
+static void subutai_reply_isr(const void *arg)
+{
+	ARG_UNUSED(arg);
+	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) != 0) {
+		struct subutai_reply reply;
+
+		subutai_reply_pop(&reply);
+		struct subutai_waiter *waiter = reply.thread < CONFIG_SUBUTAI_THREADS_MAX
+							? ni_data.waiters[reply.thread] : NULL;
+		if (waiter == NULL) {
+			ni_data.lost_replies++;
+			LOG_ERR("reply for unknown thread %u (id 0x%08x)", reply.thread, reply.id);
+			continue;
+		}
+		waiter->reply = reply;
+		k_sem_give(&waiter->sem);
+	}
+}
+
+static void subutai_rx_isr(const void *arg)
+{
+	struct subutai_ni_msg msg;
+
+	ARG_UNUSED(arg);
+	while (subutai_ni_try_recv(SUBUTAI_NI_NORMAL, &msg) == 0) {
+		subutai_msg_handler_t handler = ni_data.handlers[msg.type];
+
+		if (handler == NULL) {
+			ni_data.lost_messages++;
+			LOG_ERR("NoC message of unknown type 0x%02x from tile %u", msg.type, msg.src);
+			continue;
+		}
+		handler(&msg);
+	}
+}
+
+static int subutai_ni_init(const struct device *dev)
+{
+	ARG_UNUSED(dev);
+	IRQ_CONNECT(DT_INST_IRQN(0), DT_INST_IRQ(0, priority), subutai_rx_isr, NULL, 0);
+	IRQ_CONNECT(DT_IRQN(ENGINE_NODE), DT_IRQ(ENGINE_NODE, priority), subutai_reply_isr, NULL, 0);
+	/* The NI's event lines stay high while a message or a reply waits. */
+	ni_ev_enable_write(1u << CSR_NI_EV_ENABLE_RX_OFFSET);
+	subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
+	irq_enable(DT_INST_IRQN(0));
+	irq_enable(DT_IRQN(ENGINE_NODE));
+	LOG_DBG("tile %u: NI at (%u, %u) of a %ux%u mesh", subutai_tile_id(), subutai_tile_x(),
+		subutai_tile_y(), DT_INST_PROP(0, mesh_x), DT_INST_PROP(0, mesh_y));
+	return 0;
+}
+
+BUILD_ASSERT(DT_INST_PROP(0, mesh_x) * DT_INST_PROP(0, mesh_y) == N_TILES,
+	     "devicetree and generated headers describe different SoCs");
+
+DEVICE_DT_INST_DEFINE(0, subutai_ni_init, NULL, &ni_data, NULL, PRE_KERNEL_2,
+		      CONFIG_SUBUTAI_NI_INIT_PRIORITY, NULL);

@@ -1,0 +1,41 @@
+/*
+ * Subutai SoC under Zephyr: what the network interface driver (drivers/subutai/subutai_ni.c)
+ * offers the PThreads library and applications.
+ */
+#ifndef SUBUTAI_ZEPHYR_H
+#define SUBUTAI_ZEPHYR_H
+
+#include <stdint.h>
+
+#include <zephyr/kernel.h>
+#include <subutai/ni.h>
+#include <subutai/sync.h>
+
+/*
+ * A thread that talks to the NI: it sleeps on its semaphore for its Subutai-HW replies and for the
+ * wake-ups of other cores. Its id (below CONFIG_SUBUTAI_THREADS_MAX) is the thread field of its
+ * requests. Registered on its own core, in its k_thread's custom data.
+ */
+struct subutai_waiter {
+	struct k_sem sem;
+	struct subutai_reply reply;
+	unsigned int id;
+};
+
+/* Makes the calling thread a waiter with this id (on this core). */
+void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id);
+/* Forgets the waiter of this id on this core (its thread is gone). */
+void subutai_waiter_unregister(unsigned int id);
+/* The waiter of the calling thread (NULL if it has none). */
+struct subutai_waiter *subutai_waiter_current(void);
+/* Wakes the waiter of this id on this core (from a thread or an interrupt handler). */
+void subutai_waiter_wake(unsigned int id);
+
+/*
+ * Handler of the NoC messages of one type arriving at this core (normal class), called in the NI
+ * interrupt. Types 0xf0 and above belong to the PThreads library.
+ */
+typedef void (*subutai_msg_handler_t)(const struct subutai_ni_msg *msg);
+int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler);
+
+#endif /* SUBUTAI_ZEPHYR_H */

@@ -1,0 +1,351 @@
+/*
+ * Zephyr port of the PThreads library's threads: several Zephyr threads per core, on every core.
+ *
+ * pthread_create() places a thread on a core (pinned by pthread_attr_setcore_np(), otherwise by
+ * the placement policy: round-robin or least-loaded). On its own core the thread is created at
+ * once; on another core the creator sends a spawn message and that core's service thread creates
+ * it. A thread's k_thread, stack and thread-specific data are one block of the shared heap,
+ * allocated and freed by its own core (a kernel only ever touches its own threads).
+ *
+ * Waiters of the software objects and of joins are thread slots: rt_wake() gives the semaphore
+ * of the slot's thread, directly on the same core, by a NoC wake-up message on another. The
+ * Subutai-HW engine answers each thread by its slot too (drivers/subutai/subutai_ni.c).
+ *
+ * The application's main (renamed subutai_app_main at compile time) runs in the main thread,
+ * slot 0, on core 0, once every kernel serves; its return ends the program.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zephyr/init.h>
+#include <zephyr/kernel.h>
+#include <zephyr/logging/log.h>
+
+#include <subutai/zephyr.h>
+
+#include "rt.h"
+
+LOG_MODULE_REGISTER(subutai_pthread, CONFIG_SUBUTAI_NI_LOG_LEVEL);
+
+#define SUBUTAI_APP_MAX_ARGS 32
+
+BUILD_ASSERT(RT_THREADS_MAX == CONFIG_SUBUTAI_THREADS_MAX, "thread slots and NI waiter ids differ");
+
+/* A thread, in one block of the shared heap with its stack behind it. */
+struct zthread {
+	struct k_thread thread;
+	struct subutai_waiter waiter;
+	struct rt_key_value keys[SUBUTAI_PTHREAD_KEYS];
+	pthread_t self;
+	unsigned int slot;
+	size_t stack_size;
+	k_thread_stack_t *stack;
+};
+
+/* Requests to a core's service thread. */
+struct service_msg {
+	enum { SERVICE_SPAWN, SERVICE_REAP } op;
+	unsigned int slot;
+	struct zthread *z;
+};
+
+K_MSGQ_DEFINE(service_q, sizeof(struct service_msg), 2 * CONFIG_SUBUTAI_THREADS_MAX, 4);
+static K_KERNEL_STACK_DEFINE(service_stack, CONFIG_SUBUTAI_SERVICE_STACK_SIZE);
+static struct k_thread service_thread;
+
+int subutai_app_main(int argc, char **argv);
+
+void rt_fatal(const char *what)
+{
+	printk("\n*** pthread library on tile %u: %s\n", rt_core(), what);
+	subutai_exit(4);
+}
+
+static struct zthread *current_zthread(void)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+
+	if (waiter == NULL) {
+		rt_fatal("pthread call from a thread that is not a pthread");
+	}
+	return CONTAINER_OF(waiter, struct zthread, waiter);
+}
+
+unsigned int rt_waiter(void)
+{
+	return current_zthread()->slot;
+}
+
+pthread_t rt_current(void)
+{
+	return current_zthread()->self;
+}
+
+struct rt_key_value *rt_key_values(void)
+{
+	return current_zthread()->keys;
+}
+
+unsigned int pthread_core_np(void)
+{
+	return rt_core();
+}
+
+void rt_yield(void)
+{
+	k_yield();
+}
+
+size_t rt_stack_default(void)
+{
+	return CONFIG_SUBUTAI_PTHREAD_STACK_SIZE;
+}
+
+size_t rt_stack_max(void)
+{
+	return CONFIG_SUBUTAI_PTHREAD_STACK_MAX;
+}
+
+bool rt_core_can_host(unsigned int core)
+{
+	return core < subutai_num_tiles();
+}
+
+void rt_sleep(void)
+{
+	k_sem_take(&current_zthread()->waiter.sem, K_FOREVER);
+}
+
+bool rt_sleep_until(uint64_t deadline)
+{
+	if (deadline == 0) {
+		rt_sleep();
+		return true;
+	}
+	uint64_t now = subutai_cycles();
+	k_timeout_t timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
+
+	return k_sem_take(&current_zthread()->waiter.sem, timeout) == 0;
+}
+
+void rt_wake(unsigned int waiter, uint32_t what)
+{
+	unsigned int core = subutai_atomic_load(RT_THREAD_CORE + waiter);
+
+	ARG_UNUSED(what);
+	if (core == rt_core()) {
+		subutai_waiter_wake(waiter);
+		return;
+	}
+	uint32_t payload = waiter;
+
+	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &payload, 1) != 0) {
+		rt_fatal("cannot send a wake-up message");
+	}
+}
+
+/* Live threads per core are counted in the core_busy words. */
+int rt_place(const pthread_attr_t *attr)
+{
+	unsigned int n = subutai_num_tiles();
+	unsigned int core;
+
+	if (attr && attr->core >= 0) {
+		core = attr->core;
+	} else if (IS_ENABLED(CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED)) {
+		core = 0;
+		for (unsigned int c = 1; c < n; c++) {
+			if (subutai_atomic_load(RT_CORE_BUSY + c) <
+			    subutai_atomic_load(RT_CORE_BUSY + core)) {
+				core = c;
+			}
+		}
+	} else {
+		core = subutai_atomic_fetch_add(RT_PLACE_RR, 1) % n;
+	}
+	subutai_atomic_fetch_add(RT_CORE_BUSY + core, 1);
+	return core;
+}
+
+void rt_unplace(unsigned int core)
+{
+	subutai_atomic_fetch_add(RT_CORE_BUSY + core, (uint32_t)-1);
+}
+
+static void thread_end(struct zthread *z, void *retval)
+{
+	unsigned int slot = z->slot;
+
+	rt_thread_finish(slot, retval);
+	rt_unplace(rt_core());
+	/* This core's service thread frees the block once the thread is gone. */
+	struct service_msg msg = {.op = SERVICE_REAP, .z = z};
+
+	if (k_msgq_put(&service_q, &msg, K_FOREVER) != 0) {
+		rt_fatal("cannot queue a thread's clean-up");
+	}
+	if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
+		/* The process ends with its last thread (the main thread may have exited already). */
+		exit(0);
+	}
+}
+
+static void thread_entry(void *p1, void *p2, void *p3)
+{
+	struct zthread *z = p1;
+
+	ARG_UNUSED(p2);
+	ARG_UNUSED(p3);
+	subutai_waiter_register(&z->waiter, z->slot);
+	/* Thread start is an acquire: the creator's writes become visible. */
+	subutai_dcache_invalidate();
+	void *retval = rt_threads[z->slot].start(rt_threads[z->slot].arg);
+
+	thread_end(z, retval);
+}
+
+static int create_local(unsigned int slot)
+{
+	subutai_dcache_invalidate();
+	/* Kernel threads (no user mode): the block holds the k_thread, then the aligned stack. */
+	size_t stack_size = K_KERNEL_STACK_LEN(rt_threads[slot].stacksize);
+	size_t head = ROUND_UP(sizeof(struct zthread), Z_KERNEL_STACK_OBJ_ALIGN);
+	struct zthread *z = aligned_alloc(Z_KERNEL_STACK_OBJ_ALIGN, head + stack_size);
+
+	if (!z) {
+		return EAGAIN;
+	}
+	memset(z, 0, sizeof(*z));
+	z->slot = slot;
+	z->self = RT_HANDLE(slot, subutai_atomic_load(RT_THREAD_GEN + slot));
+	z->stack = (k_thread_stack_t *)((char *)z + head);
+	z->stack_size = rt_threads[slot].stacksize;
+	k_thread_create(&z->thread, z->stack, z->stack_size, thread_entry, z, NULL, NULL,
+			CONFIG_SUBUTAI_PTHREAD_PRIORITY, 0, K_NO_WAIT);
+	return 0;
+}
+
+int rt_spawn(unsigned int core, unsigned int slot)
+{
+	if (core == rt_core()) {
+		return create_local(slot);
+	}
+	uint32_t payload = slot;
+
+	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_SPAWN, &payload, 1) != 0) {
+		return EAGAIN;
+	}
+	return 0;
+}
+
+void pthread_exit(void *retval)
+{
+	thread_end(current_zthread(), retval);
+	k_thread_abort(k_current_get());
+	CODE_UNREACHABLE;
+}
+
+static void on_wake(const struct subutai_ni_msg *msg)
+{
+	subutai_waiter_wake(msg->payload[0]);
+}
+
+static void on_spawn(const struct subutai_ni_msg *msg)
+{
+	struct service_msg req = {.op = SERVICE_SPAWN, .slot = msg->payload[0]};
+
+	if (k_msgq_put(&service_q, &req, K_NO_WAIT) != 0) {
+		rt_fatal("spawn queue full");
+	}
+}
+
+/* Creates the threads other cores place here and frees the blocks of finished ones. */
+static void service_main(void *p1, void *p2, void *p3)
+{
+	ARG_UNUSED(p1);
+	ARG_UNUSED(p2);
+	ARG_UNUSED(p3);
+	for (;;) {
+		struct service_msg msg;
+
+		k_msgq_get(&service_q, &msg, K_FOREVER);
+		if (msg.op == SERVICE_SPAWN) {
+			if (create_local(msg.slot) != 0) {
+				rt_fatal("no memory for a thread placed on this core");
+			}
+		} else {
+			k_thread_join(&msg.z->thread, K_FOREVER);
+			subutai_waiter_unregister(msg.z->slot);
+			free(msg.z);
+		}
+	}
+}
+
+/* Every kernel: serve spawns and wake-ups, then count itself ready. */
+static int subutai_pthread_init(void)
+{
+	subutai_ni_add_handler(RT_MSG_WAKE, on_wake);
+	subutai_ni_add_handler(RT_MSG_SPAWN, on_spawn);
+	k_thread_create(&service_thread, service_stack, K_KERNEL_STACK_SIZEOF(service_stack),
+			service_main, NULL, NULL, NULL, CONFIG_SUBUTAI_SERVICE_PRIORITY, 0, K_NO_WAIT);
+	k_thread_name_set(&service_thread, "subutai_service");
+	subutai_atomic_fetch_add(RT_READY, 1);
+	return 0;
+}
+
+SYS_INIT(subutai_pthread_init, APPLICATION, 90);
+
+static void *main_thread(void *arg)
+{
+	/* The application's arguments (CONFIG_SUBUTAI_APP_ARGS), split at spaces. */
+	static char args[] = CONFIG_SUBUTAI_APP_ARGS;
+	static char *argv[SUBUTAI_APP_MAX_ARGS + 2] = {CONFIG_SUBUTAI_APP_NAME};
+	int argc = 1;
+
+	ARG_UNUSED(arg);
+	for (char *p = args; *p != '\0';) {
+		while (*p == ' ') {
+			*p++ = '\0';
+		}
+		if (*p == '\0') {
+			break;
+		}
+		if (argc == SUBUTAI_APP_MAX_ARGS + 1) {
+			rt_fatal("too many words in CONFIG_SUBUTAI_APP_ARGS");
+		}
+		argv[argc++] = p;
+		while (*p != ' ' && *p != '\0') {
+			p++;
+		}
+	}
+	exit(subutai_app_main(argc, argv));
+	return NULL;
+}
+
+/* Zephyr's main on every core: core 0 starts the application once every kernel serves. */
+int main(void)
+{
+	if (rt_core() != 0) {
+		return 0;
+	}
+	while (subutai_atomic_load(RT_READY) != subutai_num_tiles()) {
+		k_busy_wait(10);
+	}
+	/* The main thread: slot 0 on core 0, cannot be joined. */
+	uint32_t gen = rt_next_gen();
+
+	subutai_atomic_store(RT_THREAD_GEN + 0, gen);
+	subutai_atomic_store(RT_THREAD_CLAIM + 0, 1);
+	subutai_atomic_store(RT_THREAD_CORE + 0, 0);
+	subutai_atomic_store(RT_CORE_BUSY + 0, 1);
+	subutai_atomic_store(RT_LIVE, 1);
+	/* Round-robin placement starts after the main thread's core. */
+	subutai_atomic_store(RT_PLACE_RR, 1);
+	rt_threads[0].start = main_thread;
+	rt_threads[0].stacksize = CONFIG_SUBUTAI_MAIN_STACK_SIZE;
+	if (create_local(0) != 0) {
+		rt_fatal("no memory for the main thread");
+	}
+	return 0;
+}
