@@ -163,8 +163,8 @@ def _index(runs):
     return table
 
 
-def report(runs, results_dir=RESULTS_DIR):
-    """Write apps.{csv,md,png} under results_dir; return the console table text."""
+def report(runs, results_dir=RESULTS_DIR, name=NAME, title="Benchmark programs: Subutai vs SW-only"):
+    """Write <name>.{csv,md,png} under results_dir; return the console table text."""
     runs = [r for r in runs if r["backend"] in BACKENDS]
     if not runs:
         raise CaptureError("the capture has no benchmark program runs of the swonly or subutai backend")
@@ -175,7 +175,7 @@ def report(runs, results_dir=RESULTS_DIR):
     def label(key):
         return f"{key[0]} ({key[1]})" if several_inputs else key[0]
 
-    save_csv(NAME, CSV_FIELDS, [
+    save_csv(name, CSV_FIELDS, [
         [r["program"], r["input"], r["backend"], r["tiles"], r["threads"], r["exit"], r["checksum"],
          r["unit"], r["time"], r["roi"], sync_time(r), events(r, "mutex"), events(r, "cond"),
          events(r, "barrier"), r["objects"].get("mutex", 0), r["objects"].get("cond", 0),
@@ -202,21 +202,21 @@ def report(runs, results_dir=RESULTS_DIR):
     ev_rows = []
     for key in keys:
         by = table[key]
-        for kind, name in zip(OBJECTS, ("Mutex", "Condition", "Barrier")):
+        for kind, kind_name in zip(OBJECTS, ("Mutex", "Condition", "Barrier")):
             runs_at = {t: by.get(("subutai", t)) or by.get(("swonly", t)) for t in tiles_all}
             any_run = next(r for r in runs_at.values() if r)
-            ev_rows.append([label(key), name, any_run["objects"].get(kind, 0)] +
+            ev_rows.append([label(key), kind_name, any_run["objects"].get(kind, 0)] +
                 [events(runs_at[t], kind) if runs_at[t] else MISSING for t in tiles_all])
 
     unit = {r["unit"] for r in runs}
-    md = ["# Benchmark programs: Subutai vs SW-only\n",
+    md = [f"# {title}\n",
           f"ROI times in {', '.join(sorted(unit))}.\n",
           "## Speed-up and scaling\n", markdown_table(header, md_rows),
           "## Synchronization objects and events (like 000 Tables V and VI)\n",
           markdown_table(ev_header, ev_rows), NOTES]
-    with open(os.path.join(results_dir, f"{NAME}.md"), "w") as f:
+    with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
-    _plot(table, keys, label, os.path.join(results_dir, f"{NAME}.png"))
+    _plot(table, keys, label, os.path.join(results_dir, f"{name}.png"))
     return console_table(["program", "tiles", "swonly ROI", "subutai ROI", "speed-up",
                           "swonly sync", "subutai sync"], console_rows)
 

@@ -7,7 +7,11 @@ software-only backend and with the Subutai backend on each SoC size, keeps the w
 scripts/prodcons_report.py, then prints the table: per primitive, median application-visible
 cycles of SW-only and of Subutai, their ratio and the paper's (000 Table XI).
 
+With --os zephyr, prodcons runs unchanged as a Zephyr application (one kernel per tile) and the
+results are results/zephyr_prodcons.*; this needs a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
+
 Usage: python scripts/bench.py [--tiles 2 4 8] [--backends swonly subutai] [--rounds N]
+                               [--os baremetal|zephyr]
 """
 
 import argparse
@@ -31,17 +35,23 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_prodcons(tiles, backends, rounds):
+def run_prodcons(tiles, backends, rounds, os_name="baremetal"):
     """Run prodcons for every size and backend; return the capture lines."""
     lines = []
     for n in tiles:
         x, y = mesh_shape(n)
         model = build_model(x, y, log=log)
         for backend in backends:
-            image = model.build_firmware("prodcons", backend=backend,
-                extra_cflags=f"-DPRODCONS_ROUNDS={rounds}",
-                out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}"))
-            lines += run_checked(model, image, f"prodcons, {backend}, {n} tiles ({x}x{y})",
+            rounds_flag = f"-DPRODCONS_ROUNDS={rounds}"
+            if os_name == "zephyr":
+                from boards.zephyr import build_app
+                image = build_app(model, "program", backend, "prodcons", extra_cflags=rounds_flag,
+                    out_dir=os.path.join(model.output_dir, "zephyr", f"prodcons-{backend}-r{rounds}"),
+                    log=log)
+            else:
+                image = model.build_firmware("prodcons", backend=backend, extra_cflags=rounds_flag,
+                    out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}"))
+            lines += run_checked(model, image, f"prodcons, {backend}, {n} tiles ({x}x{y}), {os_name}",
                 MAX_CYCLES, "bench")
     return lines
 
@@ -63,6 +73,8 @@ def main():
         help="SoC sizes (tiles, 2 to 16).")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--rounds", type=int, default=16, help="prodcons rounds per run.")
+    parser.add_argument("--os", choices=("baremetal", "zephyr"), default="baremetal", dest="os_name",
+        help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
     for n in args.tiles:
@@ -75,18 +87,29 @@ def main():
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
 
+    name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
+    if args.os_name == "zephyr":
+        from boards.zephyr import ZephyrUnavailable, zephyr_environment
+        try:
+            zephyr_environment()
+        except ZephyrUnavailable as e:
+            raise SystemExit(f"error: {e}")
+
     start = time.time()
-    lines = run_prodcons(args.tiles, args.backends, args.rounds)
+    try:
+        lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name)
+    except RuntimeError as e:
+        raise SystemExit(f"error: {e}")
     os.makedirs(args.results, exist_ok=True)
-    capture = os.path.join(args.results, "prodcons_capture.txt")
+    capture = os.path.join(args.results, f"{name}_capture.txt")
     with open(capture, "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
-        table = report(parse_lines(lines), args.results)
+        table = report(parse_lines(lines), args.results, name)
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
     print(table)
-    print(f"\nwrote {args.results}/prodcons.{{csv,md,png}} and {capture} "
+    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} "
           f"({time.time() - start:.0f} s)")
 
 

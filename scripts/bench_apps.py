@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The benchmark programs with both PThreads backends on 1, 2, 4 and 8 tiles (make bench-apps).
+"""The benchmark programs with both PThreads backends on 1, 2, 4 and 8 tiles (make bench-apps,
+make zephyr-bench).
 
 Builds what is missing (Verilator models, firmware, the host build), runs every program of
 firmware/programs/ linked with the software-only backend and with the Subutai backend on each SoC
@@ -8,8 +9,13 @@ with scripts/apps_report.py: Subutai's speed-up over SW-only, each backend's sca
 synchronization events per program. Every run's checksum must equal the host build's (gcc and
 glibc's pthreads) for the same input; a mismatch fails the benchmark.
 
+With --os zephyr the programs run as Zephyr applications (zephyr-app/apps/program: one kernel per
+tile, the PThreads library on Zephyr threads) and the results are results/zephyr_apps.*; this needs
+a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
+
 Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8]
                                     [--backends swonly subutai] [--input simsmall] [--seed 1]
+                                    [--os baremetal|zephyr]
 """
 
 import argparse
@@ -29,6 +35,7 @@ from scripts.results import RESULTS_DIR
 from soc.mesh import MeshShapeError, mesh_shape
 
 INPUTS = ("test", "simsmall", "simmedium")
+OSES = ("baremetal", "zephyr")
 MAX_CYCLES = 200_000_000
 
 
@@ -36,7 +43,15 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_programs(programs, tiles, backends, args):
+def build_image(model, program, backend, args, os_name):
+    """The image of a program for a model: bare-metal firmware or a Zephyr application."""
+    if os_name == "zephyr":
+        from boards.zephyr import build_app
+        return build_app(model, "program", backend, program, args, log=log)
+    return model.build_firmware(program, backend=backend, program_args=args)
+
+
+def run_programs(programs, tiles, backends, args, os_name="baremetal"):
     """Run every program on every size with every backend; return the capture lines."""
     lines = []
     for n in tiles:
@@ -44,9 +59,10 @@ def run_programs(programs, tiles, backends, args):
         model = build_model(x, y, log=log)
         for program in programs:
             for backend in backends:
-                image = model.build_firmware(program, backend=backend, program_args=args)
+                image = build_image(model, program, backend, args, os_name)
                 lines += run_checked(model, image,
-                    f"{program} {args}, {backend}, {n} tiles ({x}x{y})", MAX_CYCLES, "bench-apps")
+                    f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}", MAX_CYCLES,
+                    "bench-apps")
     return lines
 
 
@@ -70,6 +86,8 @@ def main():
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated inputs.")
+    parser.add_argument("--os", choices=OSES, default="baremetal", dest="os_name",
+        help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
     unknown = sorted(set(args.programs) - set(available))
@@ -83,24 +101,36 @@ def main():
     if args.seed < 0:
         parser.error("--seed must be >= 0")
 
+    if args.os_name == "zephyr":
+        from boards.zephyr import ZephyrUnavailable, zephyr_environment
+        try:
+            zephyr_environment()
+        except ZephyrUnavailable as e:
+            raise SystemExit(f"error: {e}")
+    name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
+    title = "Benchmark programs: Subutai vs SW-only" + (", Zephyr on every tile" if args.os_name == "zephyr" else "")
+
     start = time.time()
     program_args = f"-i {args.input} -s {args.seed}"
     try:
         reference = host_reference(args.programs, program_args)
     except host_programs.HostProgramError as e:
         raise SystemExit(f"error: {e}")
-    lines = run_programs(args.programs, args.tiles, args.backends, program_args)
+    try:
+        lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name)
+    except RuntimeError as e:
+        raise SystemExit(f"error: {e}")
     os.makedirs(args.results, exist_ok=True)
-    capture = os.path.join(args.results, "apps_capture.txt")
+    capture = os.path.join(args.results, f"{name}_capture.txt")
     with open(capture, "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
         runs = app_runs(lines)
-        table = report(runs, args.results)
+        table = report(runs, args.results, name, title)
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
     print(table)
-    print(f"\nwrote {args.results}/apps.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
+    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
     problems = checksum_problems(runs, reference)
     if problems:
         raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))

@@ -88,8 +88,8 @@ def _by_key(rows):
     return table
 
 
-def report(records, results_dir=RESULTS_DIR):
-    """Write prodcons.{csv,md,png} under results_dir; return the console table text."""
+def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
+    """Write <name>.{csv,md,png} (default prodcons) under results_dir; return the console table text."""
     rows = latency_rows(records)
     if not rows:
         raise CaptureError(f"the capture has no {PROGRAM} latency records")
@@ -101,7 +101,7 @@ def report(records, results_dir=RESULTS_DIR):
 
     csv_rows = sorted(([r[f] for f in CSV_FIELDS] for by_backend in table.values() for r in by_backend.values()),
         key=lambda row: (row[1], row[2], _case_order((row[3], row[4]))))
-    save_csv(PROGRAM, CSV_FIELDS, csv_rows, results_dir)
+    save_csv(name, CSV_FIELDS, csv_rows, results_dir)
 
     def medians(t, key):
         by_backend = table[(t, key)]

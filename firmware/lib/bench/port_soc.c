@@ -1,7 +1,9 @@
 /*
- * Bare-metal port of the benchmark harness: the program runs as the main thread on core 0 with
- * "-t <tiles>" followed by the build's arguments (firmware Makefile, ARGS=...), so it uses every
- * core of the SoC; times are cycles of the SoC's global counter.
+ * Port of the benchmark harness to the Subutai SoC, bare metal and Zephyr alike: the program runs
+ * as the main thread on core 0 with "-t <tiles>" followed by the build's arguments (BENCH_ARGS:
+ * ARGS=... of the firmware Makefile, PROGRAM_ARGS of zephyr-app/apps/program), so it uses every
+ * core of the SoC; times are cycles of the SoC's global counter. Under Zephyr this main is
+ * renamed subutai_app_main at compile time, as any application's.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -43,7 +45,9 @@ int main(void)
 	};
 
 	snprintf(threads, sizeof(threads), "%u", subutai_num_tiles());
-	for (char *arg = strtok(args, " "); arg != NULL; arg = strtok(NULL, " ")) {
+	char *save;
+
+	for (char *arg = strtok_r(args, " ", &save); arg != NULL; arg = strtok_r(NULL, " ", &save)) {
 		if (argc == BENCH_MAX_ARGS) {
 			printf("bench: more than %d arguments in ARGS\n", BENCH_MAX_ARGS - 3);
 			return 2;

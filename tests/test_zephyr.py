@@ -1,0 +1,202 @@
+"""Zephyr on every tile (zephyr-app/): one kernel per tile from one image, the PThreads library on
+Zephyr threads with both backends, and the project's programs built unchanged as Zephyr apps.
+
+The builds need a Zephyr 4.x tree (ZEPHYR_BASE); without one those tests are skipped, with the
+reason in pytest's summary. The devicetree generator and the command line are tested always.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from boards.zephyr import ZephyrUnavailable, zephyr_environment
+from scripts.capture import parse_lines
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEN_DTSI = os.path.join(ROOT, "zephyr-app", "scripts", "gen_soc_dtsi.py")
+ZEPHYR_PY = os.path.join(ROOT, "boards", "zephyr.py")
+
+
+def _zephyr_missing():
+    try:
+        zephyr_environment()
+    except ZephyrUnavailable as e:
+        return f"Zephyr suite skipped: {e}"
+    return None
+
+
+needs_zephyr = pytest.mark.skipif(_zephyr_missing() is not None, reason=str(_zephyr_missing()))
+
+
+class ZephyrCache:
+    """Zephyr images built once per session for the shared Verilator models."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.images = {}
+
+    def run(self, mesh_x, mesh_y, app, backend="subutai", program=None, program_args="", conf=(),
+            max_cycles=200_000_000):
+        from boards.zephyr import build_app
+        model = self.sim.model(mesh_x, mesh_y)
+        key = (mesh_x, mesh_y, app, backend, program, program_args, tuple(conf))
+        if key not in self.images:
+            out_dir = None
+            if conf:
+                tag = "_".join(c.split("=")[0].replace("CONFIG_SUBUTAI_", "").lower() for c in conf)
+                out_dir = os.path.join(model.output_dir, "zephyr", f"{app}-{backend}-{tag}")
+            self.images[key] = build_app(model, app, backend, program, program_args, conf,
+                out_dir=out_dir, log=lambda m: print(m, file=sys.stderr))
+        return model.run(self.images[key], max_cycles=max_cycles)
+
+
+@pytest.fixture(scope="session")
+def zephyr(sim):
+    return ZephyrCache(sim)
+
+
+# Always: the board's devicetree follows the SoC ------------------------------------------------------
+
+@pytest.mark.parametrize("mesh", [(2, 2), (4, 2)], ids=["2x2", "4x2"])
+def test_devicetree_generated_from_csr_json(sim, tmp_path, mesh):
+    model = sim.model(*mesh)
+    csr = model.config
+    out = tmp_path / "subutai_soc.dtsi"
+    subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(out), "--code-size", "0x60000"],
+        check=True)
+    dts = out.read_text()
+
+    def node(label):
+        m = re.search(rf"\b{label}: [^{{]+\{{(.*?)\n\t\t?\}};", dts, re.S)
+        assert m, f"no node {label}"
+        return m.group(1)
+
+    regs = csr["csr_registers"]
+    const = csr["constants"]
+    uart = node("uart0")
+    assert f"0x{regs['uart_rxtx']['addr']:08x} 0x4" in uart
+    assert f"interrupts = <{const['uart_interrupt']} 0>" in uart
+    timer = node("timer0")
+    assert f"0x{regs['timer0_uptime_cycles']['addr']:08x} 0x8" in timer
+    assert f"interrupts = <{const['timer0_interrupt']} 0>" in timer
+    ni = node("ni0")
+    assert f"interrupts = <{const['ni_interrupt']} 0>" in ni
+    assert f"mesh-x = <{mesh[0]}>" in ni and f"mesh-y = <{mesh[1]}>" in ni
+    assert f"interrupts = <{const['subutai_interrupt']} 0>" in node("engine0")
+    tile_ram, main_ram = csr["memories"]["tile_ram"], csr["memories"]["main_ram"]
+    assert f"reg = <0x{tile_ram['base']:08x} 0x{tile_ram['size']:x}>" in node("tile_ram")
+    assert f"reg = <0x{main_ram['base']:08x} 0x60000>" in node("code")
+    shared = node("shared_ram")
+    assert f"0x{main_ram['base'] + 0x60000:08x} 0x{main_ram['size'] - 0x60000:x}" in shared
+    assert f"clock-frequency = <{const['config_clock_frequency']}>" in dts
+
+
+def test_devicetree_generator_errors(sim, tmp_path):
+    model = sim.model(2, 2)
+    too_big = subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "x.dtsi"),
+        "--code-size", "0x100000"], capture_output=True, text=True)
+    assert too_big.returncode != 0 and "leaves no shared RAM" in too_big.stderr
+    not_soc = tmp_path / "csr.json"
+    not_soc.write_text(json.dumps({"csr_bases": {}, "csr_registers": {}, "constants": {}, "memories": {}}))
+    wrong = subprocess.run([sys.executable, GEN_DTSI, str(not_soc), str(tmp_path / "y.dtsi")],
+        capture_output=True, text=True)
+    assert wrong.returncode != 0 and "not a Subutai SoC build" in wrong.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tiles", "17"], "tiles"),
+    (["--tiles", "4", "--app", "nosuchapp"], "no such application"),
+    (["--tiles", "4", "--app", "program", "--program", "nosuch"], "--program"),
+    (["--tiles", "4", "--app", "pthreadtest", "--program", "x264"], "only apply"),
+    (["--tiles", "4", "--conf", "SUBUTAI=y"], "CONFIG_NAME=VALUE"),
+])
+def test_cli_errors(args, message):
+    r = subprocess.run([sys.executable, ZEPHYR_PY, *args], capture_output=True, text=True)
+    assert r.returncode == 2 and message in r.stderr
+
+
+def test_missing_zephyr_is_a_clear_error():
+    env = {k: v for k, v in os.environ.items() if k != "ZEPHYR_BASE"}
+    r = subprocess.run([sys.executable, ZEPHYR_PY, "--tiles", "4"], capture_output=True, text=True,
+        env=env)
+    assert r.returncode == 1 and "ZEPHYR_BASE is not set" in r.stderr
+
+
+# With Zephyr: boot, primitives, programs ----------------------------------------------------------
+
+@needs_zephyr
+@pytest.mark.parametrize("mesh", [(2, 2), (4, 2)], ids=["2x2", "4x2"])
+def test_every_tile_boots_its_kernel(zephyr, mesh):
+    r = zephyr.run(*mesh, "hello")
+    n = mesh[0] * mesh[1]
+    assert r.exit_code == 0, r.output
+    for tile in range(n):
+        assert f"Hello from tile {tile} of {n} (subutai_litex)" in r.output
+    assert f"hellos: {n}" in r.output
+
+
+def _pthreadtest_ok(r):
+    assert r.exit_code == 0, r.output[-3000:]
+    checks = re.findall(r"^check (.*?)\s+(ok|FAILED)$", r.output, re.M)
+    assert len(checks) >= 19, r.output
+    assert all(result == "ok" for _, result in checks), r.output
+    assert "pthreadtest: PASS" in r.output
+
+
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+@pytest.mark.parametrize("mesh, per_core", [((2, 2), 3), ((4, 2), 2)], ids=["2x2-3", "4x2-2"])
+def test_every_primitive_several_threads_per_tile(zephyr, backend, mesh, per_core):
+    r = zephyr.run(*mesh, "pthreadtest", backend, conf=[f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
+    _pthreadtest_ok(r)
+    assert f"{mesh[0] * mesh[1]} cores, {mesh[0] * mesh[1] * per_core} threads" in r.output
+
+
+@needs_zephyr
+def test_least_loaded_placement(zephyr):
+    r = zephyr.run(2, 2, "pthreadtest", "subutai", conf=["CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y"])
+    _pthreadtest_ok(r)
+
+
+def _checksum(output, program):
+    m = re.search(rf"^{program}: checksum (0x[0-9a-f]{{8}})$", output, re.M)
+    assert m, output[-2000:]
+    return m.group(1)
+
+
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+@pytest.mark.parametrize("program", ["streamcluster", "bodytrack", "x264", "radix"])
+def test_programs_match_bare_metal(sim, zephyr, program, backend):
+    args = "-i test"
+    bare = sim.run(2, 2, program, backend, args)
+    assert bare.exit_code == 0
+    r = zephyr.run(2, 2, "program", backend, program, args)
+    assert r.exit_code == 0, r.output[-2000:]
+    assert _checksum(r.output, program) == _checksum(bare.output, program)
+    runs = [rec for rec in parse_lines(r.output.splitlines()) if rec.get("event") == "run"]
+    assert len(runs) == 1 and runs[0]["backend"] == backend and runs[0]["tiles"] == 4
+
+
+@needs_zephyr
+def test_program_with_more_threads_than_cores(sim, zephyr):
+    """Several threads per core: the checksum does not depend on the thread count."""
+    bare = sim.run(2, 2, "x264", "subutai", "-i test")
+    r = zephyr.run(2, 2, "program", "subutai", "x264", "-i test -t 8")
+    assert r.exit_code == 0, r.output[-2000:]
+    assert _checksum(r.output, "x264") == _checksum(bare.output, "x264")
+    run = next(rec for rec in parse_lines(r.output.splitlines()) if rec.get("event") == "run")
+    assert run["threads"] == 8
+
+
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+def test_prodcons_unchanged(zephyr, backend):
+    r = zephyr.run(2, 2, "program", backend, "prodcons")
+    assert r.exit_code == 0, r.output[-2000:]
+    records = parse_lines(r.output.splitlines())
+    assert any(rec.get("backend") == backend for rec in records)
