@@ -42,21 +42,27 @@ void subutai_reply_pop(struct subutai_reply *reply)
 	reply->thread = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_THREAD);
 }
 
-/* Writes a request; true when a reply will come for it. */
-static inline bool issue(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply)
+/*
+ * Writes a request. Returns with the port lock held (its key in *key) when a reply will come, so
+ * that the caller waits for it before any handler runs; otherwise released.
+ */
+static inline bool issue(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+			 unsigned int *key)
 {
 	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
 	}
 	/* The three registers form one request: no handler may issue in between. */
-	unsigned int key = subutai_port_lock();
-
+	*key = subutai_port_lock();
 	subutai_req_id_write(id);
 	subutai_req_value_write(value);
 	subutai_req_op_write(SUBUTAI_FIELD_PREP(op, CSR_SUBUTAI_REQ_OP_OP) |
 			     SUBUTAI_FIELD_PREP(subutai_port_thread(), CSR_SUBUTAI_REQ_OP_THREAD) |
 			     SUBUTAI_FIELD_PREP(want_reply ? 1 : 0, CSR_SUBUTAI_REQ_OP_REPLY));
-	subutai_port_unlock(key);
-	return want_reply || !SUBUTAI_OP_IS_POSTED(op);
+	if (want_reply || !SUBUTAI_OP_IS_POSTED(op)) {
+		return true;
+	}
+	subutai_port_unlock(*key);
+	return false;
 }
 
 /* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
@@ -64,11 +70,12 @@ static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool
 			  uint32_t *result, subutai_id_t *reply_id)
 {
 	struct subutai_reply reply;
+	unsigned int key;
 
-	if (!issue(id, op, value, want_reply)) {
+	if (!issue(id, op, value, want_reply, &key)) {
 		return 0;
 	}
-	subutai_port_wait_reply(&reply, 0);
+	subutai_port_wait_reply(&reply, 0, key);
 	if (reply_id) {
 		*reply_id = reply.id;
 	}
@@ -174,13 +181,14 @@ int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadl
 {
 	struct subutai_reply reply;
 	bool timed_out = false;
+	unsigned int key;
 
-	issue(cond, SUBUTAI_OP_COND_WAIT, mutex, false);
-	if (!subutai_port_wait_reply(&reply, deadline)) {
+	issue(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
+	if (!subutai_port_wait_reply(&reply, deadline, key)) {
 		/* Wakes every waiter, this one included: it comes back with the mutex. */
 		timed_out = true;
-		issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, false);
-		subutai_port_wait_reply(&reply, 0);
+		issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
+		subutai_port_wait_reply(&reply, 0, subutai_port_lock());
 	}
 	int status = status_to_errno(reply.status);
 

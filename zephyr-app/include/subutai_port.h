@@ -25,7 +25,11 @@ static inline void subutai_port_unlock(unsigned int key)
 	irq_unlock(key);
 }
 
-/* Sleeps until the caller's reply arrives or the global cycle counter reaches deadline (0: none). */
-bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline);
+/*
+ * Sleeps until the caller's reply arrives or the global cycle counter reaches deadline (0: none);
+ * false on timeout. Called with the port lock held (key, taken before the request was written, so
+ * a quick reply is not taken by the interrupt handler first), which it releases.
+ */
+bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key);
 
 #endif /* SUBUTAI_PORT_H */

@@ -38,10 +38,12 @@ extern bool subutai_reply_irq_ready __tile_bss;
 
 /*
  * Waits for the caller's reply until the global cycle counter reaches deadline (0: no deadline);
- * false on timeout. Without a deadline the core sleeps until the reply interrupt line rises
- * (enabled in the mask, not taken); with one it polls, since nothing else would wake it.
+ * false on timeout. Called with the port lock held (key), which it releases. Without a deadline
+ * the core sleeps until the reply interrupt line rises (enabled in the mask, not taken); with one
+ * it polls, since nothing else would wake it.
  */
-static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline)
+static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline,
+					   unsigned int key)
 {
 	if (!subutai_reply_irq_ready) {
 		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
@@ -52,10 +54,12 @@ static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t
 		if (deadline == 0) {
 			__asm__ volatile("wfi");
 		} else if (subutai_cycles() >= deadline) {
+			subutai_port_unlock(key);
 			return false;
 		}
 	}
 	subutai_reply_pop(reply);
+	subutai_port_unlock(key);
 	return true;
 }
 
