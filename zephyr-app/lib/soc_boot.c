@@ -26,6 +26,7 @@
 #define CONSOLE_LINE 160
 
 extern char __subutai_shared_bss_start[], __subutai_shared_bss_end[];
+extern char __subutai_tile_bss_start[], __subutai_tile_bss_end[];
 
 static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
 
@@ -35,6 +36,8 @@ static size_t line_len;
 
 static int subutai_boot_shared(void)
 {
+	/* Every core: its per-core variables (__tile_bss). */
+	memset(__subutai_tile_bss_start, 0, __subutai_tile_bss_end - __subutai_tile_bss_start);
 	if (subutai_tile_id() != 0) {
 		/* Core 0 wrote shared memory before it released this core. */
 		subutai_dcache_invalidate();
