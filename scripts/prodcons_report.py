@@ -128,10 +128,10 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         if runs:
             md.append("Whole run: " + ", ".join(f"{b} {c} cycles" for b, c in runs) + ".\n")
     md.append(NOTES)
-    with open(os.path.join(results_dir, f"{PROGRAM}.md"), "w") as f:
+    with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
 
-    _plot(table, tiles_list, cases, os.path.join(results_dir, f"{PROGRAM}.png"))
+    _plot(table, tiles_list, cases, os.path.join(results_dir, f"{name}.png"))
     return console_table(console_header, console_rows)
 
 
