@@ -8,7 +8,13 @@ PYTEST_ARGS ?=
 BACKEND ?= subutai
 ARGS    ?=
 
-.PHONY: help setup test sim bench bench-apps simspeed bench-noc bench-fsm resources clean
+# FPGA boards (boards/<board>.py); BOARD_ARGS: more options of the board target.
+BOARD   ?= radiona_ulx3s
+BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
+BOARD_ARGS ?=
+
+.PHONY: help setup test sim bench bench-apps simspeed bench-noc bench-fsm resources bitstream \
+	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -23,6 +29,18 @@ help:
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
 	@echo "make resources             LUT/FF/BRAM of one router and one NI from a yosys synthesis"
+	@echo "make bitstream BOARD=radiona_ulx3s TILES=4"
+	@echo "                           FPGA build of a board (BOARD: $(BOARDS)):"
+	@echo "                           ECP5 bitstream (yosys + nextpnr through YoWASP) and its report"
+	@echo "                           results/bitstream_<board>_<X>x<Y>.* + results/boards.*; Xilinx:"
+	@echo "                           the Vivado project (Vivado runs it); BOARD_ARGS=\"--device ...\""
+	@echo "make test-bitstream        the test that builds a 1-tile ULX3S bitstream (slow, see README)"
+	@echo "make zephyr-sim TILES=4 ZAPP=pthreadtest"
+	@echo "                           Zephyr on every tile: build a zephyr-app application and run it in"
+	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...)"
+	@echo "make zephyr-test           the Zephyr suite (needs ZEPHYR_BASE; skipped with a message without)"
+	@echo "make zephyr-bench          prodcons and the benchmark programs under Zephyr, both backends:"
+	@echo "                           results/zephyr_prodcons.* and results/zephyr_apps.*"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
 
 setup:
@@ -32,7 +50,7 @@ $(PYTHON):
 	@echo "error: no virtual environment: run 'make setup' first" >&2; exit 1
 
 test: | $(PYTHON)
-	$(PYTHON) -m pytest tests -q $(PYTEST_ARGS)
+	$(PYTHON) -m pytest tests -q -rs $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
 	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)"
@@ -54,6 +72,28 @@ bench-fsm: | $(PYTHON)
 
 resources: | $(PYTHON)
 	$(PYTHON) scripts/noc_resources.py
+
+bitstream: | $(PYTHON)
+	@case " $(BOARDS) " in *" $(BOARD) "*) ;; \
+	  *) echo "error: unknown BOARD=$(BOARD) (boards: $(BOARDS))" >&2; exit 2;; esac
+	$(PYTHON) boards/$(BOARD).py --tiles $(TILES) --build $(BOARD_ARGS)
+
+test-bitstream: | $(PYTHON)
+	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest tests/test_boards.py -q -k bitstream $(PYTEST_ARGS)
+
+ZAPP    ?= pthreadtest
+PROGRAM ?=
+
+zephyr-sim: | $(PYTHON)
+	$(PYTHON) boards/zephyr.py --tiles $(TILES) --app $(ZAPP) --backend $(BACKEND) \
+	  $(if $(PROGRAM),--program $(PROGRAM) --args "$(ARGS)")
+
+zephyr-test: | $(PYTHON)
+	$(PYTHON) -m pytest tests/test_zephyr.py -q -rs $(PYTEST_ARGS)
+
+zephyr-bench: | $(PYTHON)
+	$(PYTHON) scripts/bench.py --os zephyr
+	$(PYTHON) scripts/bench_apps.py --os zephyr
 
 clean:
 	rm -rf build

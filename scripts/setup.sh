@@ -11,7 +11,7 @@ python=${PYTHON:-python3}
 APT_PACKAGES=(
     verilator libevent-dev libjson-c-dev zlib1g-dev
     gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-    device-tree-compiler ccache make
+    device-tree-compiler ccache make cmake
 )
 
 missing=()

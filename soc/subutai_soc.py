@@ -103,7 +103,9 @@ class SubutaiSoC(SoCCore):
         for i in range(n_tiles):
             if i > 0:
                 cpu = VexRiscv(platform, cpu_variant)
-                cpu.set_reset_address(self.cpu.reset_address)
+                # Secondary cores always start in main RAM, where crt0 dispatches by tile id,
+                # even when core 0 boots the BIOS from ROM (boards).
+                cpu.set_reset_address(self.mem_map["main_ram"])
                 self.comb += cpu.reset.eq(self.cores.resets[i])
                 self.add_module(name=f"cpu{i}", module=cpu)
                 self.cpus.append(cpu)

