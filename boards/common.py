@@ -316,7 +316,7 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60):
     YoWASP may buffer them, hence the timer)."""
     progress(f"{name}: running (log: {os.path.relpath(log_path, ROOT)})")
     t0 = time.time()
-    with open(log_path, "w") as log:
+    with open(log_path, "w", buffering=1) as log:      # Line-buffered: `tail -f` shows progress.
         proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
 
