@@ -59,6 +59,14 @@ def zephyr_environment():
     return env
 
 
+def require_zephyr():
+    """Exits with the reason (exit code 1) when no Zephyr build is possible here."""
+    try:
+        zephyr_environment()
+    except ZephyrUnavailable as e:
+        sys.exit(f"error: {e}")
+
+
 def build_app(model, app, backend="subutai", program=None, program_args="", conf=(), out_dir=None,
         extra_cflags="", log=print):
     """Build a zephyr-app application for a SoC model (boards.sim.SimModel or any LiteX build
@@ -136,10 +144,7 @@ def main():
     for c in args.conf:
         if not c.startswith("CONFIG_") or "=" not in c:
             parser.error(f"--conf {c}: expected CONFIG_NAME=VALUE")
-    try:
-        zephyr_environment()
-    except ZephyrUnavailable as e:
-        sys.exit(f"error: {e}")
+    require_zephyr()
 
     model = build_model(mesh_x, mesh_y)
     try:

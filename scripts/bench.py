@@ -25,7 +25,7 @@ sys.path.insert(0, ROOT)
 from boards.sim import BACKENDS, build_model
 from scripts.capture import CaptureError, parse_lines
 from scripts.prodcons_report import report
-from scripts.results import RESULTS_DIR
+from scripts.results import RESULTS_DIR, save_capture
 from soc.mesh import MeshShapeError, mesh_shape
 
 MAX_CYCLES = 60_000_000
@@ -89,21 +89,15 @@ def main():
 
     name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
     if args.os_name == "zephyr":
-        from boards.zephyr import ZephyrUnavailable, zephyr_environment
-        try:
-            zephyr_environment()
-        except ZephyrUnavailable as e:
-            raise SystemExit(f"error: {e}")
+        from boards.zephyr import require_zephyr
+        require_zephyr()
 
     start = time.time()
     try:
         lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
-    os.makedirs(args.results, exist_ok=True)
-    capture = os.path.join(args.results, f"{name}_capture.txt")
-    with open(capture, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    capture = save_capture(name, lines, args.results)
     try:
         table = report(parse_lines(lines), args.results, name)
     except CaptureError as e:

@@ -31,7 +31,7 @@ from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
-from scripts.results import RESULTS_DIR
+from scripts.results import RESULTS_DIR, save_capture
 from soc.mesh import MeshShapeError, mesh_shape
 
 INPUTS = ("test", "simsmall", "simmedium")
@@ -102,11 +102,8 @@ def main():
         parser.error("--seed must be >= 0")
 
     if args.os_name == "zephyr":
-        from boards.zephyr import ZephyrUnavailable, zephyr_environment
-        try:
-            zephyr_environment()
-        except ZephyrUnavailable as e:
-            raise SystemExit(f"error: {e}")
+        from boards.zephyr import require_zephyr
+        require_zephyr()
     name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
     title = "Benchmark programs: Subutai vs SW-only" + (", Zephyr on every tile" if args.os_name == "zephyr" else "")
 
@@ -120,10 +117,7 @@ def main():
         lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
-    os.makedirs(args.results, exist_ok=True)
-    capture = os.path.join(args.results, f"{name}_capture.txt")
-    with open(capture, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    capture = save_capture(name, lines, args.results)
     try:
         runs = app_runs(lines)
         table = report(runs, args.results, name, title)

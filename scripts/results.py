@@ -25,6 +25,15 @@ def console_table(header, rows):
     return "\n".join(out)
 
 
+def save_capture(name, lines, results_dir=RESULTS_DIR):
+    """Keep a run's whole output as results/<name>_capture.txt (the reports' input); its path."""
+    os.makedirs(results_dir, exist_ok=True)
+    path = os.path.join(results_dir, f"{name}_capture.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def save_csv(name, header, rows, results_dir=RESULTS_DIR):
     """Write results/<name>.csv alone, for reports whose Markdown is not one table; return its path."""
     os.makedirs(results_dir, exist_ok=True)
