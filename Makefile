@@ -13,12 +13,14 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup test sim bench bench-apps simspeed bench-noc bench-fsm resources bitstream \
+.PHONY: help setup test test-fast sim bench bench-apps simspeed bench-noc bench-fsm resources bitstream \
 	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
+	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
+	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
 	@echo "                           (BACKEND=subutai|swonly: PThreads backend of the app;"
 	@echo "                           APP=x264 ARGS=\"-i test\": a benchmark program and its arguments)"
@@ -50,7 +52,11 @@ $(PYTHON):
 	@echo "error: no virtual environment: run 'make setup' first" >&2; exit 1
 
 test: | $(PYTHON)
-	$(PYTHON) -m pytest tests -q -rs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs $(PYTEST_ARGS)
+
+# The edit-and-check loop: everything but the tests marked slow, bitstream or zephyr (pytest.ini).
+test-fast: | $(PYTHON)
+	$(PYTHON) -m pytest -q -rs -m "not slow and not bitstream and not zephyr" $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
 	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)"
@@ -77,9 +83,10 @@ bitstream: | $(PYTHON)
 	@case " $(BOARDS) " in *" $(BOARD) "*) ;; \
 	  *) echo "error: unknown BOARD=$(BOARD) (boards: $(BOARDS))" >&2; exit 2;; esac
 	$(PYTHON) boards/$(BOARD).py --tiles $(TILES) --build $(BOARD_ARGS)
+	$(PYTHON) scripts/board_report.py --board $(BOARD) --tiles $(TILES)
 
 test-bitstream: | $(PYTHON)
-	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest tests/test_boards.py -q -k bitstream $(PYTEST_ARGS)
+	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest -q -m bitstream $(PYTEST_ARGS)
 
 ZAPP    ?= pthreadtest
 PROGRAM ?=
@@ -89,7 +96,7 @@ zephyr-sim: | $(PYTHON)
 	  $(if $(PROGRAM),--program $(PROGRAM) --args "$(ARGS)")
 
 zephyr-test: | $(PYTHON)
-	$(PYTHON) -m pytest tests/test_zephyr.py -q -rs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs -m zephyr $(PYTEST_ARGS)
 
 zephyr-bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --os zephyr

@@ -7,10 +7,7 @@
 #   python3 boards/colorlight_i5.py --board i9 --tiles 2 --load    # program the FPGA (SRAM)
 #
 
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from migen import *
 

@@ -14,9 +14,7 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR, ROOT
 
 from migen import *
 
@@ -25,7 +23,6 @@ from litex.soc.integration.builder import Builder, builder_args, builder_argdict
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
-BUILD_DIR   = os.path.join(ROOT, "build")
 YOWASP_BIN  = os.path.join(BUILD_DIR, "yowasp-bin")
 
 # LiteX's trellis flow calls these by name; YoWASP's PyPI packages provide them.
@@ -155,8 +152,6 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
     target.add_argument("--cpu-variant", default="standard", help="VexRiscv variant of every core.")
     target.add_argument("--tile-ram-size", type=lambda s: int(s, 0), default=16*KiB,
         help="Private SRAM per tile (bytes).")
-    target.add_argument("--no-report", action="store_true",
-        help="Skip the resource/timing report (results/bitstream_<board>_<X>x<Y>.*).")
     # LiteX's own builder and toolchain options (--output-dir, --no-compile-software,
     # --nextpnr-seed, ...).
     builder_args(parser)
@@ -195,12 +190,13 @@ def check_sys_clk_freq(parser, freq, low=10e6, high=200e6):
 
 
 def output_dir_of(parser, args, mesh_x, mesh_y):
-    """--output-dir, default build/<board>_<X>x<Y>. YoWASP runs in a WASI sandbox that does not
-    see /tmp, so an ECP5 build there would fail halfway: refuse it up front."""
-    out = os.path.abspath(args.output_dir or os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}"))
-    if out == "/tmp" or out.startswith("/tmp/"):
-        parser.error(f"--output-dir {out}: YoWASP cannot see /tmp; build under {BUILD_DIR}")
-    return out
+    """--output-dir, default build/<board>_<X>x<Y>. Any directory works: the ECP5 tools see the
+    build through paths relative to it (:func:`relative_sources`)."""
+    return os.path.abspath(args.output_dir or default_output_dir(args.board, mesh_x, mesh_y))
+
+
+def default_output_dir(board, mesh_x, mesh_y):
+    return os.path.join(BUILD_DIR, f"{board}_{mesh_x}x{mesh_y}")
 
 
 def progress(msg):
@@ -353,10 +349,28 @@ def _nextpnr_progress(line):
         or line.startswith("ERROR")
 
 
+def relative_sources(script_path):
+    """Make the absolute file names in a yosys script relative to its directory.
+
+    YoWASP's tools run in a WASI sandbox that maps the host's /tmp to a private directory of its
+    own, so an absolute /tmp/... name (a checkout or a venv under /tmp) is invisible to them;
+    names relative to the build directory reach the same files wherever the checkout is."""
+    base = os.path.dirname(os.path.abspath(script_path))
+    lines = []
+    for line in open(script_path):
+        words = line.rstrip("\n").split(" ")
+        words = [os.path.relpath(w, base) if os.path.isabs(w) and os.path.exists(w) else w
+            for w in words]
+        lines.append(" ".join(words) + "\n")
+    with open(script_path, "w") as f:
+        f.writelines(lines)
+
+
 def run_trellis(soc, builder, build_name):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
     {stage: seconds} and the paths of the logs and reports."""
     gateware_dir = builder.gateware_dir
+    relative_sources(os.path.join(gateware_dir, f"{build_name}.ys"))
     env = dict(os.environ, PATH=yowasp_path() + os.pathsep + os.environ.get("PATH", ""))
     times, logs = {}, {}
     names = {"yosys": "yosys", "nextpnr-ecp5": "nextpnr", "ecppack": "ecppack"}
@@ -442,27 +456,18 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     if toolchain == "trellis":
         stage_times, logs = run_trellis(soc, builder, build_name)
         times.update(stage_times)
-        # Kept beside the logs so the report can be made again later
-        # (scripts/board_report.py BUILD_DIR).
-        with open(os.path.join(gateware_dir, f"{build_name}_times.json"), "w") as f:
-            json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
-                "mesh": [mesh_x, mesh_y], "board": args.board,
-                "cpu_variant": args.cpu_variant}, f, indent=1)
         bit = os.path.join(gateware_dir, f"{build_name}.bit")
         progress(f"bitstream: {os.path.relpath(bit, ROOT)} "
             f"({sum(times.values())/60:.1f} min in all)")
-        if not args.no_report:
-            from scripts.board_report import report_build
-            report_build(board=args.board, device=device, mesh=(mesh_x, mesh_y),
-                sys_clk_freq=sys_clk_freq, gateware_dir=gateware_dir,
-                build_name=build_name, times=times, cpu_variant=args.cpu_variant,
-                log=lambda m: print(m, flush=True))
     else:
         progress(f"Vivado project generated: {os.path.relpath(gateware_dir, ROOT)}/"
             f"{{{build_name}.tcl,{build_name}.xdc,{build_name}.v}}")
         progress(f"Vivado is needed to build the bitstream: run (where Vivado is "
             f"installed) 'cd {gateware_dir} && bash build_{build_name}.sh'")
-        if not args.no_report:
-            from scripts.board_report import report_vivado
-            report_vivado(board=args.board, device=device, mesh=(mesh_x, mesh_y),
-                sys_clk_freq=sys_clk_freq, cpu_variant=args.cpu_variant)
+    # What the report (scripts/board_report.py BUILD_DIR, run by make bitstream) needs, beside
+    # the tools' own logs.
+    with open(os.path.join(gateware_dir, f"{build_name}_times.json"), "w") as f:
+        json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
+            "mesh": [mesh_x, mesh_y], "board": args.board, "toolchain": toolchain,
+            "cpu_variant": args.cpu_variant}, f, indent=1)
+    progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")

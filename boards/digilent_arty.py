@@ -7,10 +7,7 @@
 #   python3 boards/digilent_arty.py --tiles 8 --load      # program the FPGA (SRAM), after Vivado
 #
 
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from migen import *
 

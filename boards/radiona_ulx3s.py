@@ -7,10 +7,7 @@
 #   python3 boards/radiona_ulx3s.py --tiles 4 --load           # program the FPGA (SRAM)
 #
 
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from migen import *
 

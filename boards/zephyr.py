@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 #
-# Zephyr on the Subutai SoC in Verilator: build a zephyr-app application for a SoC model and run it.
+# Zephyr on the Subutai SoC in Verilator: build a zephyr-app application for a SoC model and run it
+# (a thin command line over soc.zephyr and soc.simulation).
 #
 #   python3 boards/zephyr.py --tiles 4 --app pthreadtest                 # every primitive
 #   python3 boards/zephyr.py --tiles 4 --app program --program x264 --args "-i test"
@@ -11,105 +12,12 @@
 # Zephyr's cross-compile variant (zephyr-app/cmake/subutai.cmake maps its multilib).
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from boards.sim import BACKENDS, benchmark_programs, build_model, firmware_apps
+from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
 from soc.mesh import MeshShapeError, mesh_shape
-
-ZEPHYR_APP_DIR = os.path.join(ROOT, "zephyr-app")
-APPS_DIR = os.path.join(ZEPHYR_APP_DIR, "apps")
-
-
-class ZephyrUnavailable(RuntimeError):
-    """No Zephyr tree or toolchain to build with; the message says what to set or install."""
-
-
-def zephyr_apps():
-    return sorted(d for d in os.listdir(APPS_DIR) if os.path.isfile(os.path.join(APPS_DIR, d, "CMakeLists.txt")))
-
-
-def zephyr_environment():
-    """Environment of a Zephyr build: ZEPHYR_BASE and a toolchain, or ZephyrUnavailable."""
-    env = dict(os.environ)
-    base = env.get("ZEPHYR_BASE")
-    if not base:
-        raise ZephyrUnavailable("ZEPHYR_BASE is not set: point it at a Zephyr 4.x tree "
-            "(e.g. the zephyr/ folder of a west workspace, see README.md, 'Zephyr')")
-    if not os.path.isfile(os.path.join(base, "share", "zephyr-package", "cmake", "ZephyrConfig.cmake")):
-        raise ZephyrUnavailable(f"ZEPHYR_BASE={base} is not a Zephyr tree (no share/zephyr-package)")
-    if not env.get("ZEPHYR_TOOLCHAIN_VARIANT") and not env.get("ZEPHYR_SDK_INSTALL_DIR"):
-        env["ZEPHYR_TOOLCHAIN_VARIANT"] = "cross-compile"
-    if env.get("ZEPHYR_TOOLCHAIN_VARIANT") == "cross-compile":
-        env.setdefault("CROSS_COMPILE", "/usr/bin/riscv64-unknown-elf-")
-        if not shutil.which(env["CROSS_COMPILE"] + "gcc"):
-            raise ZephyrUnavailable(f"{env['CROSS_COMPILE']}gcc not found: install the Debian package "
-                "gcc-riscv64-unknown-elf (make setup)")
-    for tool, package in (("cmake", "the Debian package cmake"), ("ninja", "ninja (pip, make setup)"),
-                          ("dtc", "the Debian package device-tree-compiler")):
-        if not shutil.which(tool, path=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")):
-            raise ZephyrUnavailable(f"{tool} not found: install {package}")
-    # The venv's tools (ninja, west, Zephyr's Python packages) come first.
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    return env
-
-
-def require_zephyr():
-    """Exits with the reason (exit code 1) when no Zephyr build is possible here."""
-    try:
-        zephyr_environment()
-    except ZephyrUnavailable as e:
-        sys.exit(f"error: {e}")
-
-
-def build_app(model, app, backend="subutai", program=None, program_args="", conf=(), out_dir=None,
-        extra_cflags="", log=print):
-    """Build a zephyr-app application for a SoC model (boards.sim.SimModel or any LiteX build
-    directory with a csr.json); return its zephyr.bin. Rebuilds only what changed."""
-    if app not in zephyr_apps():
-        raise ValueError(f"no Zephyr application {app!r} (have: {', '.join(zephyr_apps())})")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
-    if app == "program":
-        if program not in benchmark_programs() + firmware_apps():
-            raise ValueError(f"program {program!r}: no such program or application")
-    elif program or program_args:
-        raise ValueError("program and program arguments only apply to the app 'program'")
-    env = zephyr_environment()
-    soc_dir = getattr(model, "output_dir", model)
-    name = "-".join(filter(None, [app, program, backend,
-        "".join(c if c.isalnum() else "_" for c in program_args.strip())]))
-    out_dir = out_dir or os.path.join(soc_dir, "zephyr", name)
-    cmd = ["cmake", "-GNinja", "-S", os.path.join(APPS_DIR, app), "-B", out_dir,
-        f"-DSUBUTAI_SOC_DIR={soc_dir}",
-        f"-DCONFIG_SUBUTAI_BACKEND_{backend.upper()}=y"]
-    if program:
-        cmd += [f"-DPROGRAM={program}", f"-DPROGRAM_ARGS={program_args}",
-            f'-DCONFIG_SUBUTAI_APP_NAME="{program}"']
-    cmd += [f"-D{c}" for c in conf]
-    if extra_cflags:
-        cmd.append(f"-DEXTRA_CFLAGS={extra_cflags}")
-    log(f"[zephyr] {name}: configuring for {soc_dir}")
-    _run(cmd, env, out_dir, "configure")
-    log(f"[zephyr] {name}: building")
-    _run(["ninja", "-C", out_dir], env, out_dir, "build")
-    return os.path.join(out_dir, "zephyr", "zephyr.bin")
-
-
-def _run(cmd, env, out_dir, stage):
-    os.makedirs(out_dir, exist_ok=True)
-    log_path = os.path.join(out_dir, f"{stage}.log")
-    with open(log_path, "w") as f:
-        proc = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
-    if proc.returncode != 0:
-        with open(log_path) as f:
-            tail = "".join(f.readlines()[-25:])
-        raise RuntimeError(f"Zephyr {stage} failed (log: {log_path}):\n{tail}")
+from soc.simulation import EXIT_TIMEOUT, build_model
+from soc.zephyr import build_app, require_zephyr, zephyr_apps
 
 
 def main():
@@ -124,7 +32,7 @@ def main():
     parser.add_argument("--backend", choices=BACKENDS, default="subutai", help="PThreads backend.")
     parser.add_argument("--conf", action="append", default=[], metavar="CONFIG_X=Y",
         help="Extra Kconfig setting (repeatable), e.g. CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y.")
-    parser.add_argument("--max-cycles", type=int, default=200_000_000, help="Stop after this many cycles (exit 124).")
+    parser.add_argument("--max-cycles", type=int, default=200_000_000, help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).")
     parser.add_argument("--build-only", action="store_true", help="Build the image, do not run it.")
     args = parser.parse_args()
 

@@ -6,7 +6,7 @@
 from migen import *
 
 from litex.gen import LiteXModule
-from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField, CSR
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
 
 
 class CycleCounter(LiteXModule):

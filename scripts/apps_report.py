@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark programs on both backends: speed-up of Subutai over SW-only, parallel scaling and
-synchronization events per program and tile count (000 Fig. 12, Tables V and VI).
+synchronization events per program and tile count (TPDS'21 Fig. 12, Tables V and VI).
 
 Reads the output of the benchmark programs (firmware/programs/, run by the benchmark harness):
 a simulation log, a saved board capture or a live serial port. Each run prints its checksum line
@@ -14,10 +14,7 @@ Usage: python scripts/apps_report.py SOURCE [--results DIR] [--baud N] [--timeou
 
 import os
 import re
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from scripts.capture import PREFIX, CaptureError, parse_lines, report_main
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
@@ -46,7 +43,7 @@ cycles on 1 tile / ROI cycles on N tiles, same backend. Sync share: time all thr
 mutex, condition and barrier calls (blocked time included) / (threads × ROI). Events are pthread
 calls counted by the harness (mutex: lock, trylock and unlock; cond: wait, signal and broadcast;
 barrier: waits) in the Subutai runs; the paper's Table VI counts packets instead, so only the
-shape compares. Objects: successful init calls (000 Table V).
+shape compares. Objects: successful init calls (TPDS'21 Table V).
 """
 
 
@@ -212,7 +209,7 @@ def report(runs, results_dir=RESULTS_DIR, name=NAME, title="Benchmark programs: 
     md = [f"# {title}\n",
           f"ROI times in {', '.join(sorted(unit))}.\n",
           "## Speed-up and scaling\n", markdown_table(header, md_rows),
-          "## Synchronization objects and events (like 000 Tables V and VI)\n",
+          "## Synchronization objects and events (like TPDS'21 Tables V and VI)\n",
           markdown_table(ev_header, ev_rows), NOTES]
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))

@@ -5,7 +5,7 @@ Builds what is missing (Verilator models, firmware), runs the `prodcons` firmwar
 software-only backend and with the Subutai backend on each SoC size, keeps the whole capture
 (results/prodcons_capture.txt) and turns it into results/prodcons.{csv,md,png} with
 scripts/prodcons_report.py, then prints the table: per primitive, median application-visible
-cycles of SW-only and of Subutai, their ratio and the paper's (000 Table XI).
+cycles of SW-only and of Subutai, their ratio and the paper's (TPDS'21 Table XI).
 
 With --os zephyr, prodcons runs unchanged as a Zephyr application (one kernel per tile) and the
 results are results/zephyr_prodcons.*; this needs a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
@@ -19,10 +19,9 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from boards.sim import BACKENDS, build_model
+from soc.firmware import BACKENDS
+from soc.simulation import build_model
 from scripts.capture import CaptureError, parse_lines
 from scripts.prodcons_report import report
 from scripts.results import RESULTS_DIR, save_capture
@@ -44,7 +43,7 @@ def run_prodcons(tiles, backends, rounds, os_name="baremetal"):
         for backend in backends:
             rounds_flag = f"-DPRODCONS_ROUNDS={rounds}"
             if os_name == "zephyr":
-                from boards.zephyr import build_app
+                from soc.zephyr import build_app
                 image = build_app(model, "program", backend, "prodcons", extra_cflags=rounds_flag,
                     out_dir=os.path.join(model.output_dir, "zephyr", f"prodcons-{backend}-r{rounds}"),
                     log=log)
@@ -89,7 +88,7 @@ def main():
 
     name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
     if args.os_name == "zephyr":
-        from boards.zephyr import require_zephyr
+        from soc.zephyr import require_zephyr
         require_zephyr()
 
     start = time.time()

@@ -19,14 +19,12 @@ Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8]
 """
 
 import argparse
-import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from boards.sim import BACKENDS, build_model
+from soc.firmware import BACKENDS
+from soc.simulation import build_model
 from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
@@ -46,7 +44,7 @@ def log(msg):
 def build_image(model, program, backend, args, os_name):
     """The image of a program for a model: bare-metal firmware or a Zephyr application."""
     if os_name == "zephyr":
-        from boards.zephyr import build_app
+        from soc.zephyr import build_app
         return build_app(model, "program", backend, program, args, log=log)
     return model.build_firmware(program, backend=backend, program_args=args)
 
@@ -102,7 +100,7 @@ def main():
         parser.error("--seed must be >= 0")
 
     if args.os_name == "zephyr":
-        from boards.zephyr import require_zephyr
+        from soc.zephyr import require_zephyr
         require_zephyr()
     name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
     title = "Benchmark programs: Subutai vs SW-only" + (", Zephyr on every tile" if args.os_name == "zephyr" else "")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cycles of every Subutai-HW engine operation, best and worst case, measured on the RTL.
 
-Runs the Verilator bench of tests/subutai_tb (4 engines, ideal interconnect, no back-pressure),
+Runs the Verilator bench of gateware/subutai/tb (4 engines, ideal interconnect, no back-pressure),
 builds each scenario's state with ordinary requests, then sends the measured request and records,
 from the cycle the engine accepts it (``sink`` transfer, cycle 0):
 
@@ -10,7 +10,7 @@ from the cycle the engine accepts it (``sink`` transfer, cycle 0):
 - **1st pkt**: cycle its first packet leaves ``source`` (reply, grant or engine-to-engine
   request), "-" if it sends none; **pkts**: packets sent.
 
-Beside each row: the paper's Table III formula (000 §V-B) for the same state evaluated for this
+Beside each row: the paper's Table III formula (TPDS'21 §V-B) for the same state evaluated for this
 SPM (read/write latency m = 1 cycle, FSM cycle c = 1; n = control structures per engine,
 rho = waiters), which excludes the paper's FSM entry (4 cycles: 3 flits + decision) and exit
 (1 cycle). Writes results/bench_fsm.csv and results/bench_fsm.md.
@@ -18,16 +18,12 @@ rho = waiters), which excludes the paper's FSM entry (4 cycles: 3 flits + decisi
 Usage: python scripts/bench_fsm.py
 """
 
-import os
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from gateware.subutai import protocol as P
 from gateware.subutai.model import request
 from scripts.results import save_table, console_table
-from tests.subutai_tb.bench import Bench, build
+from gateware.subutai.tb.bench import Bench, build
 
 SPM = [2048, 2048, 2048, 256]
 M, C = 1, 1                     # SPM latency and FSM cycle, in cycles
@@ -245,12 +241,12 @@ def main():
         "Table III cycles"]
     print(console_table(header, rows))
     notes = f"""
-Measured on the RTL (Verilator, `tests/subutai_tb`), SPM {SPM[0]} bytes: n = {N_CTRL} control
+Measured on the RTL (Verilator, `gateware/subutai/tb`), SPM {SPM[0]} bytes: n = {N_CTRL} control
 structures, {N_QUEUE} queue elements; m = {M} cycle (SPM read latency: synchronous BRAM read
 port, address in cycle t, word in t+1), c = {C} cycle. Cycle 0 = the cycle the engine accepts the
 request. "FSM cycles": until the FSM accepts its next request (accept + decode cycles included).
 "1st pkt": cycle the first packet leaves the engine (an output register: one cycle after the FSM
-state that sends it). Table III (000 §V-B) counts neither the FSM entry (4 cycles in Table IV)
+state that sends it). Table III (TPDS'21 §V-B) counts neither the FSM entry (4 cycles in Table IV)
 nor the exit (1 cycle); its "n" term is a linear search for a free structure, which the free list
 avoids. A condition wait is a chain of requests (COND_WAIT at the cond's host, WAIT_CHECK at the
 mutex's host, COND_ENQUEUE at the cond's host, UNLOCK_FOR at the mutex's host, until the mutex is

@@ -11,16 +11,13 @@ import json
 import os
 import random
 import statistics
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from scripts.results import save_table, console_table, RESULTS_DIR
 from soc.mesh import mesh_shape
-from tests.noc_tb.model import build_model as build_mesh_model
-from tests.noc_tb.reference import check, hops
-from tests.noc_tb.traffic import Packet, uniform_random
+from gateware.noc.tb.model import build_model as build_mesh_model
+from gateware.noc.tb.reference import check, hops
+from gateware.noc.tb.traffic import Packet, uniform_random
 
 
 def zero_load(model, spacing=200):
@@ -70,7 +67,7 @@ def load_sweep(model, rates, packets_per_src, seed=1):
 
 
 def soc_pingpong(tiles, rounds):
-    from boards.sim import build_model
+    from soc.simulation import build_model
     x, y = mesh_shape(tiles)
     model = build_model(x, y)
     out = {}

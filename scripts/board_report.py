@@ -5,9 +5,9 @@ Usage::
 
     .venv/bin/python scripts/board_report.py BUILD_DIR [--no-components] [--results DIR]
 
-``BUILD_DIR`` is a board build (e.g. ``build/radiona_ulx3s_2x2``); the board targets call
-:func:`report_build` at the end of ``--build``, this command makes the report again from the
-files the build left: the yosys log (cell counts after ``synth_ecp5``), nextpnr's ``--report``
+``BUILD_DIR`` is a board build (e.g. ``build/radiona_ulx3s_2x2``; ``--board B --tiles N`` names
+the default one); ``make bitstream`` runs this after the board target. The report is made from
+the files the build left: the yosys log (cell counts after ``synth_ecp5``), nextpnr's ``--report``
 JSON (utilisation of the placed design, Fmax of every clock) and ``<name>_times.json`` (stage
 times).
 
@@ -25,16 +25,13 @@ import hashlib
 import json
 import os
 import re
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR, ROOT
 
 from scripts.results import RESULTS_DIR, markdown_table, console_table, save_table
 
-COMPONENTS_CACHE = os.path.join(ROOT, "build", "board_components.json")
+COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
 
 # Columns of results/boards.{csv,md}, one row per build.
 BOARD_COLUMNS = ["board", "device", "mesh", "tiles", "cpu_variant", "sys_clk_mhz", "fmax_mhz",
@@ -291,18 +288,36 @@ def report_vivado(board, device, mesh, sys_clk_freq, cpu_variant="standard",
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("build_dir", metavar="BUILD_DIR", help="board build directory, e.g. build/radiona_ulx3s_2x2")
+    p.add_argument("build_dir", metavar="BUILD_DIR", nargs="?",
+        help="board build directory, e.g. build/radiona_ulx3s_2x2")
+    p.add_argument("--board", help="instead of BUILD_DIR: the board of a build in its default directory")
+    p.add_argument("--tiles", type=int, help="with --board: its number of tiles")
+    p.add_argument("--mesh", help="with --board: its mesh shape XxY")
     p.add_argument("--no-components", action="store_true", help="skip the per-component synthesis")
     p.add_argument("--results", default=RESULTS_DIR, help="output directory (default: results/)")
     args = p.parse_args()
-    found = glob.glob(os.path.join(args.build_dir, "gateware", "*_times.json"))
+    if (args.build_dir is None) == (args.board is None):
+        p.error("give BUILD_DIR or --board (with --tiles or --mesh)")
+    build_dir = args.build_dir
+    if args.board:
+        from boards.common import default_output_dir
+        from soc.mesh import MeshShapeError, mesh_shape
+        try:
+            build_dir = default_output_dir(args.board, *mesh_shape(args.tiles, args.mesh))
+        except MeshShapeError as e:
+            p.error(str(e))
+    found = glob.glob(os.path.join(build_dir, "gateware", "*_times.json"))
     if not found:
-        p.exit(2, f"{p.prog}: error: {args.build_dir}: no finished build (gateware/*_times.json)\n")
+        p.exit(2, f"{p.prog}: error: {build_dir}: no finished build (gateware/*_times.json)\n")
     meta = json.load(open(found[0]))
     build_name = os.path.basename(found[0])[:-len("_times.json")]
     try:
+        if meta.get("toolchain") == "vivado":
+            report_vivado(meta["board"], meta["device"], meta["mesh"], meta["sys_clk_freq"],
+                cpu_variant=meta.get("cpu_variant", "standard"), results_dir=args.results)
+            return
         report_build(meta["board"], meta["device"], meta["mesh"], meta["sys_clk_freq"],
-            os.path.join(args.build_dir, "gateware"), build_name, meta["times"],
+            os.path.join(build_dir, "gateware"), build_name, meta["times"],
             cpu_variant=meta.get("cpu_variant", "standard"), components=not args.no_components,
             results_dir=args.results)
     except (OSError, ValueError, KeyError) as e:

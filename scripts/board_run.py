@@ -4,35 +4,51 @@
 Usage::
 
     .venv/bin/python scripts/board_run.py --port /dev/ttyUSB0 --image app.bin \\
-        [--output capture.txt] [--baud 115200] [--address 0x40000000] [--timeout S] [--safe]
+        [--output capture.txt] [--baud 115200] [--csr-json build/.../csr.json] [--timeout S] [--safe]
 
 Waits for the BIOS's serial-boot request (reset the board, or leave the BIOS at its prompt: the
-script types ``serialboot``), uploads the image to main RAM with LiteX's serial boot protocol
+script types ``serialboot``), uploads the image to main RAM (its address from the board build's
+``csr.json``: ``--csr-json``, or the first ``csr.json`` above the image, which is where
+``make -C firmware SOC_DIR=<board build>`` puts it) with LiteX's serial boot protocol
 (the frame, CRC and upload code of ``litex.tools.litex_term``), jumps to it, then keeps the lines
 the firmware prints until its ``@exit N`` line. The capture (``@subutai {json}`` lines among the
 rest) is written to ``--output`` and is read by ``scripts/capture.py``,
 ``scripts/prodcons_report.py`` and ``scripts/apps_report.py`` like a simulation log.
 
-Exit status: the firmware's ``@exit`` code; 2 for a usage or serial-port error, 124 when the
-timeout elapsed before the boot or before ``@exit``.
+Exit status: the firmware's ``@exit`` code; 2 for a usage or serial-port error,
+:data:`soc.simulation.EXIT_TIMEOUT` (124, as in simulation) when the timeout elapsed before the
+boot or before ``@exit``.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 from litex.tools import litex_term
 from litex.tools.litex_term import LiteXTerm
 
 from scripts.capture import CaptureError, open_serial, read_serial_lines
+from soc.simulation import EXIT_TIMEOUT
 
-MAIN_RAM    = 0x4000_0000
-EXIT_TIMEOUT = 124
+
+def find_csr_json(image):
+    """The csr.json of the SoC build an image was made for: the first one in the directories
+    above it (firmware images are built under <build>/firmware/), or None."""
+    d = os.path.dirname(os.path.abspath(image))
+    while True:
+        path = os.path.join(d, "csr.json")
+        if os.path.isfile(path):
+            return path
+        if os.path.dirname(d) == d:
+            return None
+        d = os.path.dirname(d)
+
+
+def main_ram_base(csr_json):
+    with open(csr_json) as f:
+        return json.load(f)["memories"]["main_ram"]["base"]
 
 
 class SerialBoot(LiteXTerm):
@@ -79,8 +95,11 @@ def main():
     p.add_argument("--output", default=None,
         help="capture file (default: <image name>.capture.txt beside the image)")
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
-    p.add_argument("--address", type=lambda s: int(s, 0), default=MAIN_RAM,
-        help="load and jump address (default 0x40000000, main RAM)")
+    p.add_argument("--csr-json", default=None,
+        help="csr.json of the board build: the image goes to its main RAM (default: the first "
+            "csr.json in the directories above the image)")
+    p.add_argument("--address", type=lambda s: int(s, 0), default=None,
+        help="load and jump address instead of csr.json's main RAM")
     p.add_argument("--timeout", type=float, default=None,
         help="seconds to wait for the boot, then again for @exit (default: wait)")
     p.add_argument("--safe", action="store_true",
@@ -94,6 +113,15 @@ def main():
     if args.baud <= 0:
         p.error("--baud must be positive")
     output = args.output or os.path.splitext(args.image)[0] + ".capture.txt"
+    address = args.address
+    if address is None:
+        csr_json = args.csr_json or find_csr_json(args.image)
+        if csr_json is None:
+            p.error(f"no csr.json above {args.image}: give the board build's --csr-json (or --address)")
+        try:
+            address = main_ram_base(csr_json)
+        except (OSError, ValueError, KeyError) as e:
+            p.error(f"--csr-json {csr_json}: no main RAM in it ({e})")
 
     def echo_bytes(c):
         if not args.quiet:
@@ -106,7 +134,7 @@ def main():
 
     try:
         with open_serial(args.port, args.baud) as port:
-            boot = SerialBoot(port, args.image, args.address, safe=args.safe)
+            boot = SerialBoot(port, args.image, address, safe=args.safe)
             if not args.no_command:
                 # A BIOS already at its prompt starts serial boot; a booting one ignores it.
                 port.write(b"\nserialboot\n")

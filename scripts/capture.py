@@ -17,8 +17,6 @@ import signal
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 PREFIX = "@subutai "
 SERIAL = "serial:"

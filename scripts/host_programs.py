@@ -16,14 +16,13 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR, ROOT
 
-from boards.sim import benchmark_programs as programs
+from soc.firmware import benchmark_programs as programs
 from scripts.apps_report import CHECKSUM_RE
 
 PROGRAMS_DIR = os.path.join(ROOT, "firmware", "programs")
-HOST_DIR = os.path.join(ROOT, "build", "host")
+HOST_DIR = os.path.join(BUILD_DIR, "host")
 
 
 class HostProgramError(RuntimeError):

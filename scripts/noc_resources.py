@@ -33,11 +33,9 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR, ROOT
 
-WORK_DIR = os.path.join(ROOT, "build", "noc_resources")
+WORK_DIR = os.path.join(BUILD_DIR, "noc_resources")
 
 # Cell types reported, and the name of their column.
 COLUMNS = [

@@ -11,10 +11,7 @@ Usage: python scripts/prodcons_report.py SOURCE [--results DIR] [--baud N] [--ti
 
 import math
 import os
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from scripts.capture import CaptureError, parse_lines, report_main
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv

@@ -3,7 +3,7 @@
 import csv
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from gateware.build import ROOT
 RESULTS_DIR = os.path.join(ROOT, "results")
 
 

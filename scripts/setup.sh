@@ -32,7 +32,10 @@ if [ ! -x "$venv/bin/python" ]; then
     echo "[setup] creating virtual environment $venv"
     "$python" -m venv "$venv"
 fi
-echo "[setup] pip: installing requirements.txt"
+echo "[setup] pip: installing the project (editable) and its dependencies (pyproject.toml)"
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q -r "$here/requirements.txt"
-echo "[setup] done: $("$venv/bin/python" -c "import litex, migen; print(\"litex and migen importable\")")"
+"$venv/bin/pip" install -q -e "$here"
+# From any directory: the project's packages come from this checkout.
+(cd / && "$venv/bin/python" -c "import gateware, soc, boards, scripts, litex, migen") \
+    || { echo "[setup] error: the project is not importable from the venv" >&2; exit 1; }
+echo "[setup] done: project and LiteX importable from $venv"

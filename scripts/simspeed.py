@@ -8,12 +8,9 @@ for a fixed number of cycles and prints cycles/s. Results go to results/simspeed
 
 import argparse
 import os
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from boards.sim import build_model
+from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.mesh import mesh_shape
 from scripts.results import save_table, console_table, RESULTS_DIR
 
@@ -33,7 +30,7 @@ CONFIGS = {
 
 def measure(model, image, cycles):
     r = model.run(image, max_cycles=cycles)
-    if r.exit_code != 124 or r.cycles != cycles:
+    if r.exit_code != EXIT_TIMEOUT or r.cycles != cycles:
         raise RuntimeError(f"busy run ended early (exit {r.exit_code}):\n{r.output}\n{r.stderr}")
     return r.speed
 

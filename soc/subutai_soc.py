@@ -140,20 +140,12 @@ class SubutaiSoC(SoCCore):
         self.add_constant("NOC_MAX_PAYLOAD", self.tiles[0].ni.max_payload)
 
     def export_software(self, generated_dir):
-        """Write the Subutai protocol header beside LiteX's generated headers."""
+        """Write the Subutai protocol and status headers beside LiteX's generated headers."""
         from gateware.subutai import protocol
-        with open(os.path.join(generated_dir, "subutai_protocol.h"), "w") as f:
-            f.write(protocol.c_header())
-        # Reply statuses use the hardware's own numbering (not the C library's errno values).
-        with open(os.path.join(generated_dir, "subutai_status.h"), "w") as f:
-            f.write("/* Generated from gateware/subutai/protocol.py: do not edit. */\n")
-            f.write("#ifndef SUBUTAI_STATUS_H\n#define SUBUTAI_STATUS_H\n\n")
-            for code, name in sorted(protocol.STATUS_NAMES.items()):
-                f.write(f"#define SUBUTAI_STATUS_{name:<8} {code}\n")
-            # Ops answered only when a reply is asked for.
-            posted = " || ".join(f"(op) == 0x{op:02x}" for op in protocol.POSTED_OPS)
-            f.write(f"\n#define SUBUTAI_OP_IS_POSTED(op) ({posted})\n")
-            f.write("\n#endif /* SUBUTAI_STATUS_H */\n")
+        for name, text in [("subutai_protocol.h", protocol.c_header()),
+                           ("subutai_status.h", protocol.c_status_header())]:
+            with open(os.path.join(generated_dir, name), "w") as f:
+                f.write(text)
 
     def finalize(self):
         if self.finalized:

@@ -1,12 +1,8 @@
 """Shared fixtures: Verilator models are built once per test session and reused."""
 
-import os
 import sys
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 
 class ModelCache:
@@ -15,7 +11,7 @@ class ModelCache:
         self.images = {}
 
     def model(self, mesh_x, mesh_y):
-        from boards.sim import build_model
+        from soc.simulation import build_model
         key = (mesh_x, mesh_y)
         if key not in self.models:
             self.models[key] = build_model(mesh_x, mesh_y, log=lambda m: print(m, file=sys.stderr))

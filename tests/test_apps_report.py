@@ -2,13 +2,9 @@
 
 import csv
 import json
-import os
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from scripts.apps_report import app_runs, checksum_problems, events, input_args, report, sync_time
 from scripts.capture import CaptureError

@@ -10,7 +10,7 @@ import pytest
 
 from scripts.capture import CaptureError, parse_lines, read_capture
 from scripts.prodcons_report import PAPER_TABLE_XI, latency_rows, report
-from tests.conftest import ROOT
+from gateware.build import ROOT
 
 MISSING_MARK = "–"
 

@@ -1,7 +1,7 @@
 """NoC: MeshRouter unit tests (Migen simulator) and randomized Mesh tests (Verilator models).
 
 The Verilator models (one per mesh shape) are built once per session and cached under
-build/noc_tb/<shape>/ (see tests/noc_tb/model.py). Every check is on simulated cycle counts,
+build/noc_tb/<shape>/ (see gateware/noc/tb/model.py). Every check is on simulated cycle counts,
 which are deterministic; traffic comes from fixed seeds.
 """
 
@@ -19,10 +19,10 @@ from gateware.noc.common import (
 )
 from gateware.noc.router import MeshRouter, RoundRobinComb
 from gateware.noc.mesh import Mesh
-from tests.noc_tb.migen_sim import simulate_router, simulate_links
-from tests.noc_tb.model import build_model, BUILD_DIR
-from tests.noc_tb.reference import check, hops, xy_route
-from tests.noc_tb.traffic import Packet, uniform_random, all_pairs, random_payload
+from gateware.noc.tb.migen_sim import simulate_router, simulate_links
+from gateware.noc.tb.model import build_model, BUILD_DIR
+from gateware.noc.tb.reference import check, hops, xy_route
+from gateware.noc.tb.traffic import Packet, uniform_random, all_pairs, random_payload
 
 SHAPES = [(1, 1), (2, 2), (3, 2), (4, 4)]
 STARVATION_LIMIT = 8  # Default of the models.
@@ -313,6 +313,7 @@ def test_mesh_saturation(noc, shape):
         round(flits/window/n, 3))
 
 
+@pytest.mark.slow
 def test_mesh_saturation_throughput_4x4(noc):
     """4x4 uniform random saturation, receivers always ready: accepted throughput in flits per
     cycle per tile (recorded in build/noc_tb/figures.json). XY wormhole with 4-flit buffers

@@ -10,8 +10,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR, ROOT
 
 from scripts import host_programs
 from scripts.apps_report import app_runs, events
@@ -25,7 +24,7 @@ HOST_THREADS = (1, 2, 3, 4, 5, 8, 16)
 @pytest.fixture(scope="module")
 def host():
     """{program: executable} of the host build."""
-    return host_programs.build(out_dir=os.path.join(ROOT, "build", "host"))
+    return host_programs.build(out_dir=os.path.join(BUILD_DIR, "host"))
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +71,9 @@ def test_host_bad_arguments(host, args, message):
     assert message in str(e.value)
 
 
-@pytest.mark.parametrize("mesh", SIZES, ids=[f"{x}x{y}" for x, y in SIZES])
+# 8 tiles: the slowest runs of the suite (make test-fast leaves them out).
+@pytest.mark.parametrize("mesh", [pytest.param(m, marks=pytest.mark.slow) if m[0]*m[1] >= 8 else m
+    for m in SIZES], ids=[f"{x}x{y}" for x, y in SIZES])
 @pytest.mark.parametrize("backend", ["swonly", "subutai"])
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_program_in_simulation(sim, host_runs, program, backend, mesh):

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from scripts.capture import parse_lines
-from tests.conftest import ROOT
+from gateware.build import ROOT
+from soc.simulation import EXIT_TIMEOUT
 
 MESHES = [(1, 1), (2, 1), (2, 2)]
 MESH_IDS = [f"{x}x{y}" for x, y in MESHES]
@@ -65,7 +66,7 @@ def test_trap_is_reported_not_hung(sim):
 
 def test_timeout_ends_simulation(sim):
     r = sim.run(2, 1, "busy", max_cycles=20_000)
-    assert r.exit_code == 124
+    assert r.exit_code == EXIT_TIMEOUT
     assert "timeout" in r.stderr
     assert r.cycles == 20_000
 
@@ -120,7 +121,7 @@ def test_harness_rejects_bad_arguments(sim):
 
 
 def test_trace_writes_waveform(sim, tmp_path):
-    from boards.sim import build_model
+    from soc.simulation import build_model
     model = build_model(1, 1, trace="1", log=lambda m: None)
     vcd = tmp_path / "hello.vcd"
     r = model.run(sim.image(1, 1, "hello"), max_cycles=2_000_000, trace=str(vcd))

@@ -14,11 +14,11 @@ import time
 import pytest
 
 from gateware.subutai import protocol as P
-from gateware.subutai.model import EngineModel, SystemModel, request
-from tests.subutai_tb.bench import Bench, build
-from tests.subutai_tb.checker import Replay
-from tests.subutai_tb.serial import Serial, Fuzzer, cleanup
-from tests.subutai_tb.workload import run_program
+from gateware.subutai.model import EngineModel, request
+from gateware.subutai.tb.bench import Bench, build
+from gateware.subutai.tb.checker import Replay
+from gateware.subutai.tb.serial import Serial, Fuzzer, cleanup
+from gateware.subutai.tb.workload import run_program
 
 # Engines 0-2: the default 2 KiB SPM (64 control structures, 192 queue elements); engine 3:
 # 256 bytes (8 control structures, 24 queue elements) so that exhaustion is easy to reach.
@@ -657,6 +657,7 @@ def test_free_list_integrity_sweep(tb_binary):
         CHECKED["requests"] += rp.core_requests
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LONG, reason="set SUBUTAI_LONG=1 for the long randomized run")
 @pytest.mark.parametrize("seed", range(100, 110))
 def test_long_random_programs(tb_binary, seed):

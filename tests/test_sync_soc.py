@@ -1,6 +1,5 @@
 """Subutai-HW primitives through the NIs of the SoC (Verilator): firmware `synctest`."""
 
-import json
 
 import pytest
 

@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from boards.zephyr import ZephyrUnavailable, zephyr_environment
+from soc.zephyr import ZephyrUnavailable, zephyr_environment
 from scripts.capture import parse_lines
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from gateware.build import ROOT
 GEN_DTSI = os.path.join(ROOT, "zephyr-app", "scripts", "gen_soc_dtsi.py")
 ZEPHYR_PY = os.path.join(ROOT, "boards", "zephyr.py")
 
@@ -28,6 +28,8 @@ def _zephyr_missing():
         return f"Zephyr suite skipped: {e}"
     return None
 
+
+pytestmark = pytest.mark.zephyr
 
 needs_zephyr = pytest.mark.skipif(_zephyr_missing() is not None, reason=str(_zephyr_missing()))
 
@@ -41,7 +43,7 @@ class ZephyrCache:
 
     def run(self, mesh_x, mesh_y, app, backend="subutai", program=None, program_args="", conf=(),
             max_cycles=200_000_000):
-        from boards.zephyr import build_app
+        from soc.zephyr import build_app
         model = self.sim.model(mesh_x, mesh_y)
         key = (mesh_x, mesh_y, app, backend, program, program_args, tuple(conf))
         if key not in self.images:

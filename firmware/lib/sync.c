@@ -10,6 +10,8 @@
 #include <subutai/sync.h>
 #include <subutai_port.h>
 
+#include "atomic_words.h"
+
 /* Hardware reply status -> the C library's errno value. */
 static int status_to_errno(unsigned int status)
 {
@@ -91,12 +93,9 @@ int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_
 	return request(id, op, value, want_reply, result, NULL);
 }
 
-/* Atomic variable of the allocation round-robin (the last one of the atomic unit). */
-#define ALLOC_RR_VAR (ATOMIC_WORDS - 1)
-
 unsigned int subutai_next_host(void)
 {
-	return subutai_atomic_fetch_add(ALLOC_RR_VAR, 1) % subutai_num_tiles();
+	return subutai_atomic_fetch_add(RT_ALLOC_RR, 1) % subutai_num_tiles();
 }
 
 static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_t *id)
@@ -162,7 +161,7 @@ int subutai_barrier_wait(subutai_id_t barrier)
 		return status;
 	}
 	subutai_dcache_invalidate();
-	return value == 0xffffffffu ? -1 : 0;
+	return value == SUBUTAI_SERIAL_VALUE ? SUBUTAI_BARRIER_SERIAL_THREAD : 0;
 }
 
 int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
@@ -209,10 +208,3 @@ int subutai_cond_broadcast(subutai_id_t cond)
 	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL, NULL);
 }
 
-int subutai_last_posted_error(subutai_id_t *id)
-{
-	if (id) {
-		*id = subutai_last_error_id_read();
-	}
-	return status_to_errno(SUBUTAI_FIELD_GET(subutai_last_error_read(), CSR_SUBUTAI_LAST_ERROR_STATUS));
-}

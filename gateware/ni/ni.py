@@ -100,7 +100,6 @@ class NetworkInterface(LiteXModule):
         level    = Signal(max=tx_depth + 1)
         free     = Signal(max=tx_depth + 1)
         complete = Signal(max=tx_depth + 1)   # Complete messages in the TX FIFO.
-        sending  = Signal()                   # Head of a complete message is being sent.
         self.comb += [
             level.eq(tx_fifo.level),
             free.eq(tx_depth - level),

@@ -16,7 +16,7 @@ from gateware.subutai.engine import SubutaiEngine
 
 # Head-flit type of Subutai packets (opaque to the routers).
 SUBUTAI_PACKET_TYPE = 0x53
-# Payload words of a Subutai packet (000 Fig. 8): sync id; op | core | thread; value.
+# Payload words of a Subutai packet (TPDS'21 Fig. 8): sync id; op | core | thread; value.
 SUBUTAI_PACKET_WORDS = 3
 
 _REPLY_LAYOUT = [("sync_id", 32), ("op", 8), ("thread", 16), ("value", 32)]
@@ -50,7 +50,7 @@ class SubutaiPort(LiteXModule):
     ``reply_info`` (status, thread), which pops the reply. The ``reply`` event (interrupt) is
     pending while a reply waits.
 
-    Routing (000 §III-D): the host tile of a request is bits 30:24 of its sync id. A request for
+    Routing (TPDS'21 §III-D): the host tile of a request is bits 30:24 of its sync id. A request for
     this tile's engine (or for no valid tile, which the engine refuses with EINVAL) goes straight
     to the engine and never enters the NoC; any other goes to its host as a priority-class packet.
     Engine output is a reply for this tile's core (local), or a packet for another tile. Packets
@@ -131,14 +131,10 @@ class SubutaiPort(LiteXModule):
             If(local,
                 issue.source.connect(core_local),
             ).Else(
-                core_remote.valid.eq(issue.source.valid),
-                issue.source.ready.eq(core_remote.ready),
+                issue.source.connect(core_remote, omit={"op", "reply"}),
                 core_remote.dest.eq(host),
-                core_remote.sync_id.eq(issue.source.sync_id),
+                # On the wire the reply flag travels in the op byte.
                 core_remote.op.eq(issue.source.op | Mux(issue.source.reply, P.OP_FLAG_REPLY, 0)),
-                core_remote.core.eq(issue.source.core),
-                core_remote.thread.eq(issue.source.thread),
-                core_remote.value.eq(issue.source.value),
             )
         ]
 
@@ -204,16 +200,9 @@ class SubutaiPort(LiteXModule):
                 eng_remote.valid.eq(src.valid),
                 src.ready.eq(eng_remote.ready),
             ),
-            eng_reply.sync_id.eq(src.sync_id),
-            eng_reply.op.eq(src.op),
-            eng_reply.thread.eq(src.thread),
-            eng_reply.value.eq(src.value),
-            eng_remote.dest.eq(src.dest),
-            eng_remote.sync_id.eq(src.sync_id),
-            eng_remote.op.eq(src.op),
-            eng_remote.core.eq(src.core),
-            eng_remote.thread.eq(src.thread),
-            eng_remote.value.eq(src.value),
+            # Record.eq: the payload fields each destination has.
+            eng_reply.payload.eq(src.payload),
+            eng_remote.payload.eq(src.payload),
         ]
 
         # Packetizer: one Subutai packet (head + 3 words) on the priority class ------------------

@@ -168,9 +168,6 @@ def link_layout(data_width=FLIT_WIDTH, n_vcs=N_VCS):
         ("ready", n_vcs,                 DIR_S_TO_M),
     ]
 
-# Alias with the naming of LiteX's stream descriptions.
-link_description = link_layout
-
 
 class Link(Record):
     """A link: ``Record(link_layout())``. ``src.connect(dst)`` wires a sender to a receiver."""

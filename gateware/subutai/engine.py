@@ -1,7 +1,7 @@
 #
 # Subutai-HW engine: the synchronization FSM and its scratchpad (SPM), one per network interface.
 #
-"""Subutai-HW engine (000 §V): mutexes, barriers and condition variables in hardware.
+"""Subutai-HW engine (TPDS'21 §V): mutexes, barriers and condition variables in hardware.
 
 The engine serves one request at a time from ``sink`` and emits replies and engine-to-engine
 requests on ``source``; the surrounding NI routes both (see :mod:`gateware.subutai.protocol` for
@@ -17,20 +17,20 @@ port with byte enables (a queue element's ``next`` byte is rewritten without a r
 Words ``[0, n_queue)`` are queue elements (a queue pointer is an SPM address), words
 ``[n_queue, n_queue + n_ctrl)`` control structures.
 
-Control structure (one word; 000 Fig. 6 packed into 64 bits, the id itself is not stored: the
+Control structure (one word; TPDS'21 Fig. 6 packed into 64 bits, the id itself is not stored: the
 index is implicit in the address and the NI id is the engine's)::
 
     bits  7:0  head       first queue element (0xff: empty queue)
          15:8  tail       last queue element
         27:16  gen        generation (must match the id's)
         29:28  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond
-           30  alloc      the structure is allocated (000's "F" bit)
+           30  alloc      the structure is allocated (TPDS'21's "F" bit)
         63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56]
                           barrier: arrivals missing [47:32], count [63:48]
                           cond:    the waiters' mutex id (bit 63 clear: several mutexes)
                           free:    next free control structure [47:32] (0xffff: none)
 
-Queue element (one word; 000 Fig. 7: the queues are singly linked because no operation removes
+Queue element (one word; TPDS'21 Fig. 7: the queues are singly linked because no operation removes
 a waiter from the middle of a queue, so "prev" would only cost writes)::
 
     bits  7:0  next       next element of the queue or of the free list (0xff: none)
@@ -59,6 +59,177 @@ from gateware.subutai import protocol as P
 
 QNIL = P.QUEUE_NIL
 
+
+# Submodules --------------------------------------------------------------------------------------
+
+class EngineScratchpad(LiteXModule):
+    """The scratchpad (SPM) and its free lists.
+
+    One Migen :class:`Memory` of ``depth`` 64-bit words: a synchronous read port (``rd``, read
+    latency 1 cycle, READ_FIRST: the word is re-read every cycle, stable while the address is
+    held) and a write port with byte enables (``wr``: a queue element's ``next`` byte is
+    rewritten without a read-modify-write). Queue elements at words ``[0, n_queue)``, control
+    structures at ``[cbase, cbase + n_ctrl)`` with ``cbase = n_queue``: a queue pointer read
+    from the SPM is an SPM address as is (no adder between the read data and the read address on
+    the DECODE/WALK paths). The free-list heads and counts are registers the FSM updates.
+    """
+    def __init__(self, depth, n_ctrl, n_queue):
+        self.cbase = n_queue
+        self.mem = Memory(64, depth, name="spm")
+        self.rd  = rd = self.mem.get_port(mode=READ_FIRST)
+        self.wr  = self.mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += rd, self.wr
+
+        self.ctrl_free_head = Signal(16, reset=0)
+        self.qfree_head     = Signal(8, reset=0)
+        self.free_ctrl      = Signal(max=n_ctrl + 1, reset=n_ctrl)
+        self.free_queue     = Signal(max=n_queue + 1, reset=n_queue)
+
+        # Views of the read data: a control word, and a queue element.
+        d = rd.dat_r
+        self.d_head, self.d_tail, self.d_gen, self.d_kind = d[0:8], d[8:16], d[16:28], d[28:30]
+        self.d_alloc, self.d_val = d[30], d[32:64]
+        self.qd_next, self.qd_core, self.qd_thread, self.qd_aux = d[0:8], d[8:16], d[16:32], d[32:64]
+
+    def write_ctrl(self, idx, head, tail, gen, kind, alloc, value):
+        wr = self.wr
+        return [wr.adr.eq(self.cbase + idx), wr.we.eq(0xff),
+            wr.dat_w.eq(Cat(head, tail, gen, kind, alloc, C(0, 1), value))]
+
+    def write_qe(self, q, nxt, core, thread, aux):
+        wr = self.wr
+        return [wr.adr.eq(q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
+
+    def write_next(self, q, nxt):
+        wr = self.wr
+        return [wr.adr.eq(q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
+
+
+class EngineRequestInput(LiteXModule):
+    """Where the FSM takes its next request: the self queue first, else ``sink``; and the
+    latched request the op states work on.
+
+    Engine-to-engine requests for this same engine (e.g. a condition wait on a cond and a mutex
+    both hosted here) never go out on ``source``: they wait in the 2-entry self queue and are
+    served before the next request from ``sink``, so the engine cannot deadlock on its own output
+    whatever the NI's loop-back buffering. No request causes more than 2 of them in a row (see
+    docs/subutai-hw.md), so 2 entries always suffice.
+    """
+    def __init__(self, sink):
+        self.selfq = selfq = stream.SyncFIFO(P.REQUEST_LAYOUT, 2)
+        self.inp      = inp = Record(P.REQUEST_LAYOUT)   # The next request.
+        self.in_valid = in_valid = Signal()
+        self.take     = take = Signal()                  # Strobe: the FSM takes inp (in IDLE).
+        self.accept   = accept = Signal()                # A request is taken this cycle.
+        # Latched request.
+        self.r_sync   = Signal(32)
+        self.r_op     = Signal(8)
+        self.r_core   = Signal(8)
+        self.r_thread = Signal(16)
+        self.r_value  = Signal(32)
+        self.r_reply  = Signal()
+
+        self.comb += [
+            in_valid.eq(selfq.source.valid | sink.valid),
+            # Record.eq copies the fields the two have in common (the request's payload).
+            If(selfq.source.valid,
+                inp.eq(selfq.source.payload),
+                selfq.source.ready.eq(take),
+            ).Else(
+                inp.eq(sink.payload),
+                sink.ready.eq(take),
+            ),
+            accept.eq(take & in_valid),
+        ]
+        self.sync += If(accept,
+            self.r_sync.eq(inp.sync_id), self.r_op.eq(inp.op), self.r_core.eq(inp.core),
+            self.r_thread.eq(inp.thread), self.r_value.eq(inp.value), self.r_reply.eq(inp.reply))
+
+
+class EnginePacketOutput(LiteXModule):
+    """The output register: the FSM "emits" a packet (``send``) into a one-deep register when it
+    is empty or being drained (``can_emit``), so it never waits on a ready ``source`` and never
+    loses a packet on a stalled one. Requests for this engine itself go to the self queue
+    instead."""
+    def __init__(self, source, selfq_sink, ni_id):
+        self.emit     = emit = Signal()
+        self.o        = o = Record(P.PACKET_LAYOUT)
+        self.o_reply  = o_reply = Signal()        # Reply flag of a self-queue request.
+        self.o_self   = o_self = Signal()
+        self.can_emit = Signal()
+        self.comb += [
+            o_self.eq(~o.op[7] & (o.dest == ni_id)),
+            self.can_emit.eq((~source.valid | source.ready) & selfq_sink.ready),
+            source.first.eq(1), source.last.eq(1),
+            selfq_sink.valid.eq(emit & o_self),
+            selfq_sink.payload.eq(o),           # The request fields (no dest)...
+            selfq_sink.reply.eq(o_reply),       # ...and the reply flag a packet does not carry.
+        ]
+        self.sync += If(emit & ~o_self,
+                source.valid.eq(1),
+                source.payload.eq(o),
+            ).Elif(source.ready, source.valid.eq(0))
+
+    def send(self, dest, sync_id, op, core, thread, value, reply=0):
+        o = self.o
+        return [self.emit.eq(1), o.dest.eq(dest), o.sync_id.eq(sync_id), o.op.eq(op),
+            o.core.eq(core), o.thread.eq(thread), o.value.eq(value), self.o_reply.eq(reply)]
+
+
+class EngineCounters(LiteXModule):
+    """Event counters, in :data:`protocol.REQUEST_COUNTERS` + :data:`protocol.COUNTERS` order
+    (``counters``: name -> 32-bit Signal), and the last error of a request without reply."""
+    def __init__(self):
+        self.counters = counters = {}
+        for name in P.REQUEST_COUNTERS:
+            counters[name] = Signal(32, name=f"ev_{name}")
+        for name, _ in P.COUNTERS:
+            counters[name] = Signal(32, name=f"ev_{name}")
+        self.last_err_sync   = Signal(32)
+        self.last_err_op     = Signal(8)
+        self.last_err_status = Signal(8)
+        # Strobes from the FSM.
+        self.grant_inc  = Signal()
+        self.error_inc  = Signal()
+        self.silent_inc = Signal()
+
+    def count(self, accept, op, out, scratchpad, n_queue, request, status, busy):
+        """Counts requests taken (``accept`` of ``op``), packets emitted (``out``), grants and
+        errors (the strobes), the queue high-water mark and the busy cycles."""
+        c = self.counters
+        in_use = Signal(max=n_queue + 1)
+        self.comb += [
+            in_use.eq(n_queue - scratchpad.free_queue),
+            c["free_queue"].eq(scratchpad.free_queue),
+            c["free_ctrl"].eq(scratchpad.free_ctrl),
+        ]
+        req_cases = {P.OPS[name[4:].upper()]: c[name].eq(c[name] + 1)
+            for name in P.REQUEST_COUNTERS if name != "req_other"}
+        req_cases["default"] = c["req_other"].eq(c["req_other"] + 1)
+        self.sync += [
+            If(accept, Case(op, req_cases)),
+            If(self.grant_inc, c["grants"].eq(c["grants"] + 1)),
+            If(out.emit,
+                If(out.o.op[7],
+                    c["replies"].eq(c["replies"] + 1),
+                ).Elif(out.o_self,
+                    c["self_requests"].eq(c["self_requests"] + 1),
+                ).Else(
+                    c["e2e"].eq(c["e2e"] + 1),
+                ),
+            ),
+            If(self.error_inc, c["errors"].eq(c["errors"] + 1)),
+            If(self.silent_inc,
+                c["silent_errors"].eq(c["silent_errors"] + 1),
+                self.last_err_sync.eq(request.r_sync),
+                self.last_err_op.eq(request.r_op),
+                self.last_err_status.eq(status),
+            ),
+            If(in_use > c["queue_hwm"], c["queue_hwm"].eq(in_use)),
+            If(busy, c["busy_cycles"].eq(c["busy_cycles"] + 1)),
+        ]
+
+# Engine -------------------------------------------------------------------------------------------
 
 class SubutaiEngine(LiteXModule):
     """Subutai-HW synchronization engine of one tile.
@@ -99,66 +270,28 @@ class SubutaiEngine(LiteXModule):
         self.ready  = Signal()  # FSM in IDLE, self queue empty: a sink request is taken now.
         self.idle   = Signal()  # ready, and no packet pending on source.
 
-        # Counters -------------------------------------------------------------------------------
-        self.counters = counters = {}
-        for name in P.REQUEST_COUNTERS:
-            counters[name] = Signal(32, name=f"ev_{name}")
-        for name, _ in P.COUNTERS:
-            counters[name] = Signal(32, name=f"ev_{name}")
-        self.last_err_sync   = Signal(32)
-        self.last_err_op     = Signal(8)
-        self.last_err_status = Signal(8)
+        # Submodules -----------------------------------------------------------------------------
+        self.events  = events  = EngineCounters()
+        self.counters        = events.counters
+        self.last_err_sync   = events.last_err_sync
+        self.last_err_op     = events.last_err_op
+        self.last_err_status = events.last_err_status
+        self.spm     = spm     = EngineScratchpad(depth, n_ctrl, n_queue)
+        self.request = request = EngineRequestInput(sink)
+        self.output  = output  = EnginePacketOutput(source, request.selfq.sink, ni_id)
+        self.mem = spm.mem
+        rd, wr, cbase = spm.rd, spm.wr, spm.cbase
+        ctrl_free_head, qfree_head = spm.ctrl_free_head, spm.qfree_head
+        free_ctrl, free_queue = spm.free_ctrl, spm.free_queue
+        selfq = request.selfq
+        inp, in_valid, take, accept = request.inp, request.in_valid, request.take, request.accept
+        r_sync, r_op, r_core = request.r_sync, request.r_op, request.r_core
+        r_thread, r_value, r_reply = request.r_thread, request.r_value, request.r_reply
+        emit, o, o_self, can_emit = output.emit, output.o, output.o_self, output.can_emit
+        send = output.send
+        write_ctrl, write_qe, write_next = spm.write_ctrl, spm.write_qe, spm.write_next
+        grant_inc, error_inc, silent_inc = events.grant_inc, events.error_inc, events.silent_inc
 
-        # Scratchpad -----------------------------------------------------------------------------
-        self.mem = mem = Memory(64, depth, name="spm")
-        # READ_FIRST: registered read data, re-read every cycle (stable while the address is held).
-        rd = mem.get_port(mode=READ_FIRST)
-        wr = mem.get_port(write_capable=True, we_granularity=8)
-        self.specials += rd, wr
-        # Queue elements at words [0, n_queue), control structures at [cbase, cbase + n_ctrl):
-        # a queue pointer read from the SPM is an SPM address as is (no adder between the read
-        # data and the read address on the critical DECODE/WALK paths).
-        cbase = n_queue
-
-        # Free lists -----------------------------------------------------------------------------
-        ctrl_free_head = Signal(16, reset=0)
-        qfree_head     = Signal(8, reset=0)
-        free_ctrl      = Signal(max=n_ctrl + 1, reset=n_ctrl)
-        free_queue     = Signal(max=n_queue + 1, reset=n_queue)
-
-        # Self queue -----------------------------------------------------------------------------
-        # Engine-to-engine requests for this same engine (e.g. a condition wait on a cond and a
-        # mutex both hosted here) never go out on source: they wait here and are served before
-        # the next request from sink, so the engine cannot deadlock on its own output whatever
-        # the NI's loop-back buffering. No request causes more than 2 of them in a row (see
-        # docs/subutai-hw.md), so 2 entries always suffice.
-        self.selfq = selfq = stream.SyncFIFO(P.REQUEST_LAYOUT, 2)
-
-        # Latched request ------------------------------------------------------------------------
-        r_sync   = Signal(32)
-        r_op     = Signal(8)
-        r_core   = Signal(8)
-        r_thread = Signal(16)
-        r_value  = Signal(32)
-        r_reply  = Signal()
-        inp = Record(P.REQUEST_LAYOUT)   # Next request: the self queue's first, else sink's.
-        in_valid = Signal()
-        take = Signal()                  # Strobe: the FSM takes inp (in IDLE).
-        self.comb += [
-            in_valid.eq(selfq.source.valid | sink.valid),
-            If(selfq.source.valid,
-                *[getattr(inp, f).eq(getattr(selfq.source, f)) for f, _ in P.REQUEST_LAYOUT],
-                selfq.source.ready.eq(take),
-            ).Else(
-                *[getattr(inp, f).eq(getattr(sink, f)) for f, _ in P.REQUEST_LAYOUT],
-                sink.ready.eq(take),
-            ),
-        ]
-        accept = Signal()
-        self.comb += accept.eq(take & in_valid)
-        self.sync += If(accept,
-            r_sync.eq(inp.sync_id), r_op.eq(inp.op), r_core.eq(inp.core),
-            r_thread.eq(inp.thread), r_value.eq(inp.value), r_reply.eq(inp.reply))
         id_idx  = r_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
         id_gen  = r_sync[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]
         id_kind = r_sync[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS]
@@ -183,36 +316,8 @@ class SubutaiEngine(LiteXModule):
 
         # Read data views.
         d = rd.dat_r
-        d_head, d_gen, d_kind, d_alloc, d_val = d[0:8], d[16:28], d[28:30], d[30], d[32:64]
-        qd_next, qd_core, qd_thread, qd_aux = d[0:8], d[8:16], d[16:32], d[32:64]
-
-        # Output register ------------------------------------------------------------------------
-        # The FSM "emits" a packet into a one-deep register when it is empty or being drained, so
-        # it never waits on a ready source and never loses a packet on a stalled one. Requests
-        # for this engine itself go to the self queue instead.
-        emit = Signal()
-        o = Record(P.PACKET_LAYOUT)
-        o_reply = Signal()               # Reply flag of a self-queue request.
-        o_self = Signal()
-        can_emit = Signal()
-        self.comb += [
-            o_self.eq(~o.op[7] & (o.dest == ni_id)),
-            can_emit.eq((~source.valid | source.ready) & selfq.sink.ready),
-            source.first.eq(1), source.last.eq(1),
-            selfq.sink.valid.eq(emit & o_self),
-            selfq.sink.sync_id.eq(o.sync_id), selfq.sink.op.eq(o.op), selfq.sink.core.eq(o.core),
-            selfq.sink.thread.eq(o.thread), selfq.sink.value.eq(o.value),
-            selfq.sink.reply.eq(o_reply),
-        ]
-        self.sync += If(emit & ~o_self,
-                source.valid.eq(1),
-                source.dest.eq(o.dest), source.sync_id.eq(o.sync_id), source.op.eq(o.op),
-                source.core.eq(o.core), source.thread.eq(o.thread), source.value.eq(o.value),
-            ).Elif(source.ready, source.valid.eq(0))
-
-        def send(dest, sync_id, op, core, thread, value, reply=0):
-            return [emit.eq(1), o.dest.eq(dest), o.sync_id.eq(sync_id), o.op.eq(op),
-                o.core.eq(core), o.thread.eq(thread), o.value.eq(value), o_reply.eq(reply)]
+        d_head, d_gen, d_kind, d_alloc, d_val = spm.d_head, spm.d_gen, spm.d_kind, spm.d_alloc, spm.d_val
+        qd_next, qd_core, qd_thread, qd_aux = spm.qd_next, spm.qd_core, spm.qd_thread, spm.qd_aux
 
         def reply(st, value=0, sync_id=r_sync, core=r_core, thread=r_thread):
             return send(core, sync_id, C(P.OP_REPLY, 8) | st, core, thread, value)
@@ -222,27 +327,11 @@ class SubutaiEngine(LiteXModule):
             return send(mutex[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS], mutex, P.OP_LOCK_FOR,
                 core, thread, r_sync)
 
-        # Memory writes --------------------------------------------------------------------------
-        def write_ctrl(idx, head, tail, gen, kind, alloc, value):
-            return [wr.adr.eq(cbase + idx), wr.we.eq(0xff),
-                wr.dat_w.eq(Cat(head, tail, gen, kind, alloc, C(0, 1), value))]
-
         def write_cw(value=cw_val, head=cw_head, tail=cw_tail):
             return write_ctrl(id_idx, head, tail, cw_gen, cw_kind, C(1, 1), value)
 
-        def write_qe(q, nxt, core, thread, aux):
-            return [wr.adr.eq(q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
-
-        def write_next(q, nxt):
-            return [wr.adr.eq(q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
-
         # Default read address: the current queue element (holding it keeps its word readable).
         self.comb += rd.adr.eq(qptr)
-
-        # Strobes for the counters.
-        grant_inc  = Signal()
-        error_inc  = Signal()
-        silent_inc = Signal()
 
         # Helpers ---------------------------------------------------------------------------------
         def err(code):
@@ -649,7 +738,7 @@ class SubutaiEngine(LiteXModule):
             ),
         )
 
-        # COND_BROADCAST fast path (000 §V-B: "the broadcast state has to deal with only one
+        # COND_BROADCAST fast path (TPDS'21 §V-B: "the broadcast state has to deal with only one
         # queue"): the waiters all wait with one mutex hosted here, so the whole cond queue is
         # requeued at once by splicing it onto the mutex's queue; if the mutex is free its new
         # head is granted it. Constant time whatever the number of waiters. Falls back to the
@@ -752,35 +841,5 @@ class SubutaiEngine(LiteXModule):
             self.ready.eq(fsm.ongoing("IDLE") & ~selfq.source.valid),
             self.idle.eq(fsm.ongoing("IDLE") & ~selfq.source.valid & ~source.valid),
         ]
-        in_use = Signal(max=n_queue + 1)
-        self.comb += [
-            in_use.eq(n_queue - free_queue),
-            counters["free_queue"].eq(free_queue),
-            counters["free_ctrl"].eq(free_ctrl),
-        ]
-        req_cases = {P.OPS[name[4:].upper()]: counters[name].eq(counters[name] + 1)
-            for name in P.REQUEST_COUNTERS if name != "req_other"}
-        req_cases["default"] = counters["req_other"].eq(counters["req_other"] + 1)
-        self.sync += [
-            If(accept, Case(inp.op, req_cases)),
-            If(grant_inc, counters["grants"].eq(counters["grants"] + 1)),
-            If(emit,
-                If(o.op[7],
-                    counters["replies"].eq(counters["replies"] + 1),
-                ).Elif(o_self,
-                    counters["self_requests"].eq(counters["self_requests"] + 1),
-                ).Else(
-                    counters["e2e"].eq(counters["e2e"] + 1),
-                ),
-            ),
-            If(error_inc, counters["errors"].eq(counters["errors"] + 1)),
-            If(silent_inc,
-                counters["silent_errors"].eq(counters["silent_errors"] + 1),
-                self.last_err_sync.eq(r_sync),
-                self.last_err_op.eq(r_op),
-                self.last_err_status.eq(status),
-            ),
-            If(in_use > counters["queue_hwm"], counters["queue_hwm"].eq(in_use)),
-            If(~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"),
-                counters["busy_cycles"].eq(counters["busy_cycles"] + 1)),
-        ]
+        events.count(accept, inp.op, output, spm, n_queue, request, status,
+            busy=~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"))

@@ -118,30 +118,22 @@ class EngineModel:
         return out
 
     def _process(self, req, out):
-        op, v, me = req.op, req.value, (req.core, req.thread)
-        if op in P.ALLOC_OPS:
-            if op == P.OP_ALLOC_MUTEX and v > 1:
-                return P.EINVAL
-            if op == P.OP_ALLOC_BARRIER and (v == 0 or v > P.MAX_BARRIER):
-                return P.EINVAL
-            if not self.ctrl_free:
-                return P.EAGAIN
-            idx = self.ctrl_free.pop()
-            c = self.ctrl[idx]
-            c.alloc = True
-            c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
-                P.OP_ALLOC_COND: P.KIND_COND}[op]
-            c.locked, c.owner, c.count, c.queue, c.wmutex = False, (0, 0), 0, deque(), 0
-            c.max = v if op == P.OP_ALLOC_BARRIER else 0
-            new_id = P.make_id(self.ni_id, c.kind, c.gen, idx)
-            out.append(self._reply(req, 0, new_id, sync_id=new_id))
-            return 0
-        if op not in P.OP_NAMES:
+        """Checks the request, then runs the handler of its op (one method per operation, as
+        the engine has one FSM state per operation); returns 0 or an error status."""
+        if req.op in P.ALLOC_OPS:
+            return self._alloc(req, out)
+        status = self._check(req)
+        if status:
+            return status
+        return self._handlers[req.op](self, req, self._lookup(req.sync_id), out)
+
+    def _check(self, req):
+        """EINVAL when the id does not name an allocated structure of the op's kind, or when a
+        mutex/cond id carried in the value cannot be routed; else 0."""
+        op, v = req.op, req.value
+        if op not in P.OP_NAMES or self._lookup(req.sync_id) is None:
             return P.EINVAL
-        c = self._lookup(req.sync_id)
         kind = P.id_kind(req.sync_id)
-        if c is None:
-            return P.EINVAL
         if op in P.MUTEX_OPS and not P.is_mutex_kind(kind):
             return P.EINVAL
         if op in P.BARRIER_OPS and kind != P.KIND_BARRIER:
@@ -153,82 +145,114 @@ class EngineModel:
         if op in (P.OP_COND_WAIT, P.OP_COND_ENQUEUE) and not self._routable(
                 v, (P.KIND_MUTEX, P.KIND_MUTEX_EC)):
             return P.EINVAL
+        return 0
 
-        if op == P.OP_FREE:
-            if c.queue or (P.is_mutex_kind(c.kind) and c.locked):
-                return P.EBUSY
-            c.alloc = False
-            c.gen = (c.gen + 1) & P.GEN_MASK
-            self.ctrl_free.append(P.id_index(req.sync_id))
+    def _alloc(self, req, out):
+        op, v = req.op, req.value
+        if op == P.OP_ALLOC_MUTEX and v > 1:
+            return P.EINVAL
+        if op == P.OP_ALLOC_BARRIER and (v == 0 or v > P.MAX_BARRIER):
+            return P.EINVAL
+        if not self.ctrl_free:
+            return P.EAGAIN
+        idx = self.ctrl_free.pop()
+        c = self.ctrl[idx]
+        c.alloc = True
+        c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
+            P.OP_ALLOC_COND: P.KIND_COND}[op]
+        c.locked, c.owner, c.count, c.queue, c.wmutex = False, (0, 0), 0, deque(), 0
+        c.max = v if op == P.OP_ALLOC_BARRIER else 0
+        new_id = P.make_id(self.ni_id, c.kind, c.gen, idx)
+        out.append(self._reply(req, 0, new_id, sync_id=new_id))
+        return 0
+
+    def _free(self, req, c, out):
+        if c.queue or (P.is_mutex_kind(c.kind) and c.locked):
+            return P.EBUSY
+        c.alloc = False
+        c.gen = (c.gen + 1) & P.GEN_MASK
+        self.ctrl_free.append(P.id_index(req.sync_id))
+        out.append(self._reply(req))
+        return 0
+
+    def _lock(self, req, c, out):
+        """LOCK, TRYLOCK and LOCK_FOR (the requeue of a woken condition waiter)."""
+        me = (req.core, req.thread)
+        if not c.locked:
+            c.locked, c.owner = True, me
+            self.counters["grants"] += 1
             out.append(self._reply(req))
             return 0
+        if req.op == P.OP_TRYLOCK:
+            return P.EBUSY
+        if c.owner == me and c.kind == P.KIND_MUTEX_EC:
+            return P.EDEADLK
+        if self.free_queue == 0:
+            return P.EAGAIN
+        self._enqueue(c, req)
+        return 0
 
-        if op in (P.OP_LOCK, P.OP_TRYLOCK, P.OP_LOCK_FOR):
-            if not c.locked:
-                c.locked, c.owner = True, me
-                self.counters["grants"] += 1
-                out.append(self._reply(req))
-                return 0
-            if op == P.OP_TRYLOCK:
-                return P.EBUSY
-            if c.owner == me and c.kind == P.KIND_MUTEX_EC:
-                return P.EDEADLK
-            if self.free_queue == 0:
-                return P.EAGAIN
-            self._enqueue(c, req)
-            return 0
+    def _unlock(self, req, c, out):
+        """UNLOCK and UNLOCK_FOR: hand the mutex to the first waiter, if any."""
+        if not c.locked or c.owner != (req.core, req.thread):
+            return P.EPERM
+        if not c.queue:
+            c.locked, c.owner = False, (0, 0)
+        else:
+            core, thread, _ = c.queue.popleft()
+            self.free_queue += 1
+            c.owner = (core, thread)
+            self.counters["grants"] += 1
+            out.append(self._reply(req, core=core, thread=thread))
+        if req.reply:
+            out.append(self._reply(req))
+        return 0
 
-        if op in (P.OP_UNLOCK, P.OP_UNLOCK_FOR):
-            if not c.locked or c.owner != me:
-                return P.EPERM
-            if not c.queue:
-                c.locked, c.owner = False, (0, 0)
-            else:
-                core, thread, _ = c.queue.popleft()
-                self.free_queue += 1
-                c.owner = (core, thread)
-                self.counters["grants"] += 1
+    def _barrier_wait(self, req, c, out):
+        if c.count + 1 == c.max:
+            out.append(self._reply(req, 0, P.SERIAL_VALUE))
+            for core, thread, _ in c.queue:
                 out.append(self._reply(req, core=core, thread=thread))
-            if req.reply:
-                out.append(self._reply(req))
+            self.free_queue += len(c.queue)
+            c.queue.clear()
+            c.count = 0
             return 0
+        if self.free_queue == 0:
+            return P.EAGAIN
+        c.count += 1
+        self._enqueue(c, req)
+        return 0
 
-        if op == P.OP_BARRIER_WAIT:
-            if c.count + 1 == c.max:
-                out.append(self._reply(req, 0, P.SERIAL_VALUE))
-                for core, thread, _ in c.queue:
-                    out.append(self._reply(req, core=core, thread=thread))
-                self.free_queue += len(c.queue)
-                c.queue.clear()
-                c.count = 0
-                return 0
-            if self.free_queue == 0:
-                return P.EAGAIN
-            c.count += 1
-            self._enqueue(c, req)
-            return 0
+    def _cond_wait(self, req, c, out):
+        """At the cond's host: ask the mutex's host whether the caller owns the mutex."""
+        v = req.value
+        out.append(Packet(P.id_ni(v), v, P.OP_WAIT_CHECK, req.core, req.thread, req.sync_id))
+        return 0
 
-        if op == P.OP_COND_WAIT:
-            out.append(Packet(P.id_ni(v), v, P.OP_WAIT_CHECK, req.core, req.thread, req.sync_id))
-            return 0
+    def _wait_check(self, req, c, out):
+        """At the mutex's host: the caller must own it; then enqueue it at the cond's host."""
+        if not (c.locked and c.owner == (req.core, req.thread)):
+            return P.EPERM
+        v = req.value
+        out.append(Packet(P.id_ni(v), v, P.OP_COND_ENQUEUE, req.core, req.thread, req.sync_id))
+        return 0
 
-        if op == P.OP_WAIT_CHECK:
-            if not (c.locked and c.owner == me):
-                return P.EPERM
-            out.append(Packet(P.id_ni(v), v, P.OP_COND_ENQUEUE, req.core, req.thread, req.sync_id))
-            return 0
+    def _cond_enqueue(self, req, c, out):
+        """At the cond's host: enqueue the waiter, then release its mutex on its behalf."""
+        v = req.value
+        if self.free_queue == 0:
+            return P.EAGAIN
+        out.append(Packet(P.id_ni(v), v, P.OP_UNLOCK_FOR, req.core, req.thread, req.sync_id))
+        if not c.queue:
+            c.wmutex = v
+        elif c.wmutex != v:
+            c.wmutex &= ~(1 << P.ID_F_BIT)
+        self._enqueue(c, req, aux=v)
+        return 0
 
-        if op == P.OP_COND_ENQUEUE:
-            if self.free_queue == 0:
-                return P.EAGAIN
-            out.append(Packet(P.id_ni(v), v, P.OP_UNLOCK_FOR, req.core, req.thread, req.sync_id))
-            if not c.queue:
-                c.wmutex = v
-            elif c.wmutex != v:
-                c.wmutex &= ~(1 << P.ID_F_BIT)
-            self._enqueue(c, req, aux=v)
-            return 0
-
+    def _cond_signal(self, req, c, out):
+        """COND_SIGNAL, COND_BROADCAST and BROADCAST_NEXT."""
+        op = req.op
         if op == P.OP_COND_BROADCAST and c.queue and P.id_f(c.wmutex) \
                 and P.id_ni(c.wmutex) == self.ni_id and self._lookup(c.wmutex) is not None:
             # Fast path: all waiters wait with one local mutex: splice the queue onto it.
@@ -244,24 +268,35 @@ class EngineModel:
             if req.reply:
                 out.append(self._reply(req))
             return 0
+        # One waiter per step; a broadcast queues its next step (self queue) while waiters
+        # remain, and answers (reply flag) after the last one.
+        if c.queue:
+            core, thread, mutex = c.queue.popleft()
+            self.free_queue += 1
+            out.append(Packet(P.id_ni(mutex), mutex, P.OP_LOCK_FOR, core, thread, req.sync_id))
+            if op != P.OP_COND_SIGNAL and c.queue:
+                out.append(SelfPacket(self.ni_id, req.sync_id, P.OP_BROADCAST_NEXT, req.core,
+                    req.thread, 0, req.reply))
+                return 0
+        if req.reply:
+            out.append(self._reply(req))
+        return 0
 
-        if op in (P.OP_COND_SIGNAL, P.OP_COND_BROADCAST, P.OP_BROADCAST_NEXT):
-            # One waiter per step; a broadcast queues its next step (self queue) while waiters
-            # remain, and answers (reply flag) after the last one.
-            if c.queue:
-                core, thread, mutex = c.queue.popleft()
-                self.free_queue += 1
-                out.append(Packet(P.id_ni(mutex), mutex, P.OP_LOCK_FOR, core, thread,
-                    req.sync_id))
-                if op != P.OP_COND_SIGNAL and c.queue:
-                    out.append(SelfPacket(self.ni_id, req.sync_id, P.OP_BROADCAST_NEXT, req.core,
-                        req.thread, 0, req.reply))
-                    return 0
-            if req.reply:
-                out.append(self._reply(req))
-            return 0
-
-        raise AssertionError(f"unhandled op {op:#x}")
+    _handlers = {
+        P.OP_FREE:           _free,
+        P.OP_LOCK:           _lock,
+        P.OP_TRYLOCK:        _lock,
+        P.OP_LOCK_FOR:       _lock,
+        P.OP_UNLOCK:         _unlock,
+        P.OP_UNLOCK_FOR:     _unlock,
+        P.OP_BARRIER_WAIT:   _barrier_wait,
+        P.OP_COND_WAIT:      _cond_wait,
+        P.OP_WAIT_CHECK:     _wait_check,
+        P.OP_COND_ENQUEUE:   _cond_enqueue,
+        P.OP_COND_SIGNAL:    _cond_signal,
+        P.OP_COND_BROADCAST: _cond_signal,
+        P.OP_BROADCAST_NEXT: _cond_signal,
+    }
 
     # Introspection (tests) ------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ depends on Migen, so software tools can import it cheaply.
 Synchronization id (32 bits, what software holds in a ``pthread_*_t``)
 ======================================================================
 
-Following 000 Fig. 6 (``F | NI id (7) | self pointer (24)``), the 24-bit "self pointer" is split
+Following TPDS'21 Fig. 6 (``F | NI id (7) | self pointer (24)``), the 24-bit "self pointer" is split
 into kind, generation and control-structure index:
 
 ======= ========= =========================================================================
@@ -33,7 +33,7 @@ the other bits.
 Packets
 =======
 
-Request (core or engine -> engine, the three words of 000 Fig. 8 plus the ``reply`` flag):
+Request (core or engine -> engine, the three words of TPDS'21 Fig. 8 plus the ``reply`` flag):
 ``sync_id`` (32), ``op`` (8), ``core`` (8), ``thread`` (16), ``value`` (32), ``reply`` (1).
 On the wire (NoC) the ``reply`` flag travels as bit 6 of the op byte (:data:`OP_FLAG_REPLY`); the
 NI strips it into the separate field.
@@ -229,8 +229,26 @@ def c_header(prefix="SUBUTAI"):
         f"#define {prefix}_ID_INDEX(id)    (((id) >> {ID_INDEX_SHIFT}) & 0x{(1 << ID_INDEX_BITS) - 1:x})",
         f"#define {prefix}_ALLOC_TARGET(ni) ((unsigned)(ni) << {ID_NI_SHIFT})",
         f"#define {prefix}_MAX_BARRIER     {MAX_BARRIER}",
-        f"#define {prefix}_REPLY_STATUS(op) ((op) & 0x7f)", ""]
+        f"#define {prefix}_REPLY_STATUS(op) ((op) & 0x7f)",
+        "/* Reply value of the one barrier waiter that gets PTHREAD_BARRIER_SERIAL_THREAD. */",
+        f"#define {prefix}_SERIAL_VALUE    0x{SERIAL_VALUE:08x}u",
+        "/* What the driver's barrier wait returns to that waiter (PTHREAD_BARRIER_SERIAL_THREAD). */",
+        f"#define {prefix}_BARRIER_SERIAL_THREAD ({PTHREAD_BARRIER_SERIAL_THREAD})", ""]
     lines.append(f"#endif /* {prefix}_PROTOCOL_H */")
+    return "\n".join(lines) + "\n"
+
+
+def c_status_header(prefix="SUBUTAI"):
+    """C header text with the reply statuses (the hardware's own numbering, not the C library's
+    errno values) and which ops are posted."""
+    lines = ["/* Generated from gateware/subutai/protocol.py: do not edit. */",
+        f"#ifndef {prefix}_STATUS_H", f"#define {prefix}_STATUS_H", ""]
+    for code, name in sorted(STATUS_NAMES.items()):
+        lines.append(f"#define {prefix}_STATUS_{name:<8} {code}")
+    # Ops answered only when a reply is asked for.
+    posted = " || ".join(f"(op) == 0x{op:02x}" for op in POSTED_OPS)
+    lines += ["", f"#define {prefix}_OP_IS_POSTED(op) ({posted})", "",
+        f"#endif /* {prefix}_STATUS_H */"]
     return "\n".join(lines) + "\n"
 
 # Scratchpad geometry (shared by the gateware and the model). ---------------------------------------

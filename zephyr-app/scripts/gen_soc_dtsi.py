@@ -2,7 +2,7 @@
 #
 # Devicetree of one Subutai SoC build, generated from its csr.json.
 #
-#   gen_soc_dtsi.py build/sim_2x2_standard/csr.json out/dts/riscv/subutai_soc.dtsi
+#   gen_soc_dtsi.py build/sim_2x2_standard/csr.json out/dts/riscv/subutai_soc.dtsi --code-size 0x60000
 #
 # The board subutai_litex (zephyr-app/boards/) includes the result, so a Zephyr image follows the
 # SoC it was built for: CSR addresses, interrupt numbers, memories and clock all come from the SoC
@@ -29,6 +29,12 @@ def regs(csr, prefix):
     if not out:
         raise SystemExit(f"error: csr.json has no {prefix}_* registers")
     return sorted(out, key=lambda r: r[1])
+
+
+def block_size(csr, prefix):
+    """Bytes a CSR block's registers span, from its base to the end of its last register."""
+    base = csr["csr_bases"][prefix]
+    return max(a + n for _, a, n in regs(csr, prefix)) - base
 
 
 def reg_props(registers, indent):
@@ -141,7 +147,7 @@ def generate(csr, code_size):
 			compatible = "subutai,ni";
 			interrupt-parent = <&intc0>;
 			interrupts = <{irq('ni')} 0>;
-			reg = <0x{bases['ni']:08x} 0x800>;
+			reg = <0x{bases['ni']:08x} 0x{block_size(csr, 'ni'):x}>;
 			engine = <&engine0>;
 			mesh-x = <{const['mesh_x']}>;
 			mesh-y = <{const['mesh_y']}>;
@@ -153,17 +159,17 @@ def generate(csr, code_size):
 			compatible = "subutai,sync-engine";
 			interrupt-parent = <&intc0>;
 			interrupts = <{irq('subutai')} 0>;
-			reg = <0x{bases['subutai']:08x} 0x800>;
+			reg = <0x{bases['subutai']:08x} 0x{block_size(csr, 'subutai'):x}>;
 			status = "okay";
 		}};
 {'''
 		/* Simulation only: ends the simulation with an exit code. */
 		sim_ctrl: sim-control@%x {
 			compatible = "subutai,sim-control";
-			reg = <0x%08x 0x4>;
+			reg = <0x%08x 0x%x>;
 			status = "okay";
 		};
-''' % (bases['sim_ctrl'], bases['sim_ctrl']) if sim else ''}\t}};
+''' % (bases['sim_ctrl'], bases['sim_ctrl'], block_size(csr, 'sim_ctrl')) if sim else ''}\t}};
 }};
 """
 
@@ -172,8 +178,9 @@ def main():
     p = argparse.ArgumentParser(description="Generate the devicetree of a Subutai SoC build from its csr.json.")
     p.add_argument("csr_json", help="csr.json of the SoC build")
     p.add_argument("output", help="dtsi to write")
-    p.add_argument("--code-size", type=lambda s: int(s, 0), default=0x60000,
-                   help="bytes of main RAM for the image (default 0x60000); the rest is shared")
+    p.add_argument("--code-size", type=lambda s: int(s, 0), required=True,
+                   help="bytes of main RAM for the image (SUBUTAI_CODE_SIZE of cmake/subutai.cmake); "
+                        "the rest is shared")
     args = p.parse_args()
     try:
         with open(args.csr_json) as f:

@@ -1,6 +1,6 @@
 /*
  * prodcons: one producer, many consumers, using a mutex, a condition variable and a barrier
- * (000 §VIII-E, Table XI). Measures the application-visible cycles of each primitive.
+ * (TPDS'21 §VIII-E, Table XI). Measures the application-visible cycles of each primitive.
  *
  * One thread per core: the producer is the main thread, the consumers the others. Each round:
  *

@@ -39,7 +39,7 @@ int subutai_barrier_alloc(unsigned int host, unsigned int count, subutai_id_t *i
 int subutai_cond_alloc(unsigned int host, subutai_id_t *id);
 int subutai_free(subutai_id_t id);
 
-/* ...or on the next host of a round-robin over all tiles, shared by every core (000 §III-D). */
+/* ...or on the next host of a round-robin over all tiles, shared by every core (TPDS'21 §III-D). */
 unsigned int subutai_next_host(void);
 
 int subutai_mutex_lock(subutai_id_t mutex);
@@ -58,10 +58,5 @@ int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex);
 int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline);
 int subutai_cond_signal(subutai_id_t cond);
 int subutai_cond_broadcast(subutai_id_t cond);
-
-/* Last error (errno value, 0 if none) of a posted request without reply refused by this tile's
- * engine, and its id.
- */
-int subutai_last_posted_error(subutai_id_t *id);
 
 #endif /* SUBUTAI_SYNC_H */

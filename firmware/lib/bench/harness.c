@@ -200,7 +200,7 @@ BENCH_WRAP(OP_COND_SIGNAL, cond_signal, (pthread_cond_t *cond), (cond))
 BENCH_WRAP(OP_COND_BROADCAST, cond_broadcast, (pthread_cond_t *cond), (cond))
 BENCH_WRAP(OP_BARRIER_WAIT, barrier_wait, (pthread_barrier_t *barrier), (barrier))
 
-/* An object's set-up: counted when it succeeds (the objects a program uses, 000 Table V). */
+/* An object's set-up: counted when it succeeds (the objects a program uses, TPDS'21 Table V). */
 #define BENCH_WRAP_INIT(obj, name, params, args)                                                   \
 	int __real_pthread_##name##_init params;                                                   \
 	int __wrap_pthread_##name##_init params                                                    \

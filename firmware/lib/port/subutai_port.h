@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <generated/csr.h>
+#include <generated/soc.h>
 #include <irq.h>
+#include <subutai/ni.h>   /* SUBUTAI_FIELD_GET */
 #include <subutai/soc.h>
 #include <subutai/sync.h>
 

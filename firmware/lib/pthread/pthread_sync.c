@@ -4,7 +4,7 @@
  * object: the Subutai hardware (the driver, linked with the subutai backend) or software (swonly.c).
  *
  * An object is given to the hardware when the program is linked with the subutai backend and an
- * engine has room, else to the software implementation (000 §III-D). A condition variable is
+ * engine has room, else to the software implementation (TPDS'21 §III-D). A condition variable is
  * allocated at its first wait, next to the mutex it is used with: the hardware requeues a woken
  * waiter onto a hardware mutex only.
  */
@@ -131,13 +131,13 @@ static inline bool is_errorcheck(const pthread_mutex_t *m)
 	return m->type == PTHREAD_MUTEX_ERRORCHECK;
 }
 
-int rt_mutex_lock_raw(pthread_mutex_t *m)
+static int mutex_lock_raw(pthread_mutex_t *m)
 {
 	return m->impl == RT_IMPL_HW ? subutai_mutex_lock(m->handle)
 				     : sw_mutex_lock(m->handle, is_errorcheck(m));
 }
 
-int rt_mutex_unlock_raw(pthread_mutex_t *m)
+static int mutex_unlock_raw(pthread_mutex_t *m)
 {
 	return m->impl == RT_IMPL_HW ? subutai_mutex_unlock(m->handle)
 				     : sw_mutex_unlock(m->handle, is_errorcheck(m));
@@ -180,14 +180,14 @@ int pthread_mutex_lock(pthread_mutex_t *mutex)
 			mutex->depth++;
 			return 0;
 		}
-		err = rt_mutex_lock_raw(mutex);
+		err = mutex_lock_raw(mutex);
 		if (err == 0) {
 			mutex->owner = self;
 			mutex->depth = 1;
 		}
 		return err;
 	}
-	return rt_mutex_lock_raw(mutex);
+	return mutex_lock_raw(mutex);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *mutex)
@@ -231,7 +231,7 @@ int pthread_mutex_unlock(pthread_mutex_t *mutex)
 		}
 		mutex->owner = 0;
 	}
-	return rt_mutex_unlock_raw(mutex);
+	return mutex_unlock_raw(mutex);
 }
 
 /* Condition variables. */
@@ -311,6 +311,25 @@ static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
 	return err;
 }
 
+/* A wait on a software condition, with a mutex of either implementation. */
+static int sw_cond_wait(uint32_t cond, pthread_mutex_t *mutex, uint64_t deadline)
+{
+	uint32_t sw_mutex = mutex->impl == RT_IMPL_SW ? mutex->handle : 0;
+	uint32_t seq = sw_cond_enter(cond, sw_mutex);
+	int err = mutex_unlock_raw(mutex);
+
+	if (err != 0) {
+		sw_cond_leave(cond);
+		return err;
+	}
+	int result = sw_cond_sleep(cond, seq, deadline, sw_mutex, is_errorcheck(mutex));
+
+	if (sw_mutex == 0) {
+		err = mutex_lock_raw(mutex);
+	}
+	return err != 0 ? err : result;
+}
+
 /* deadline: global cycles, 0 for none. */
 static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
 {
@@ -351,7 +370,7 @@ static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t dead
 			err = subutai_cond_timedwait(cond->handle, mutex->handle, deadline);
 		}
 	} else {
-		err = sw_cond_timedwait(cond->handle, mutex, deadline);
+		err = sw_cond_wait(cond->handle, mutex, deadline);
 	}
 	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
 		/* Owned again on success and on a timeout; on an error the mutex was not released. */

@@ -1,17 +1,6 @@
 /*
- * Internals of the bare-metal PThreads runtime, shared by its parts.
- *
- * Shared state that several cores modify lives in the atomic unit (uncached, operated on at the
- * memory side), so no data cache can hold a stale copy of it. Layout of its words:
- *
- *   RT_LOCK ... RT_LIVE     runtime words (locks, pool, thread counts)
- *   core_busy[N_TILES]      threads placed on each core (bare-metal: 0 or 1; core 0: the main thread)
- *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
- *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
- *                           claim, core it runs on
- *   keys, key_gen           per thread-specific data key: allocated, generation
- *   pool                    blocks of software synchronization objects (swonly.c)
- *   ATOMIC_WORDS - 1        allocation round-robin of the Subutai driver
+ * Internals of the PThreads runtime, shared by its parts. The shared words several cores modify
+ * are in the atomic unit; their map is atomic_words.h.
  */
 #ifndef SUBUTAI_RT_H
 #define SUBUTAI_RT_H
@@ -27,34 +16,11 @@
 #include <subutai/soc.h>
 #include <subutai/sync.h>
 
-#ifndef RT_THREADS_MAX
-#define RT_THREADS_MAX 32 /* thread slots (the Zephyr port sets its own) */
-#endif
+#include "../atomic_words.h"
 
-enum {
-	RT_LOCK = 0,  /* thread slots and lazy initialization */
-	RT_POOL_LOCK, /* software object pool */
-	RT_POOL_FREE, /* free block list: block + 1, 0 if empty */
-	RT_POOL_NEXT, /* first block never allocated */
-	RT_GEN,       /* thread generation counter */
-	RT_LIVE,      /* threads that have not exited, the main thread included */
-	RT_HEAP_LOCK, /* shared heap (Zephyr port) */
-	RT_CONSOLE_LOCK, /* console lines (Zephyr port) */
-	RT_READY,     /* kernels up and serving (Zephyr port) */
-	RT_PLACE_RR,  /* round-robin placement (Zephyr port) */
-	RT_CORE_BUSY,
-	RT_WAIT_NEXT = RT_CORE_BUSY + N_TILES,
-	RT_THREAD_GEN = RT_WAIT_NEXT + RT_THREADS_MAX,
-	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
-	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
-	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
-	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,  /* per key: allocated */
-	RT_KEY_GEN = RT_KEYS + SUBUTAI_PTHREAD_KEYS,     /* per key: generation */
-	RT_POOL = RT_KEY_GEN + SUBUTAI_PTHREAD_KEYS,
-};
-
-#define RT_BLOCK_WORDS 8
-#define RT_POOL_BLOCKS ((ATOMIC_WORDS - 1 - RT_POOL) / RT_BLOCK_WORDS)
+/* The driver's barrier result is passed through unchanged. */
+_Static_assert(SUBUTAI_BARRIER_SERIAL_THREAD == PTHREAD_BARRIER_SERIAL_THREAD,
+	       "the driver's serial-thread value is POSIX's");
 
 /* Thread handle: slot of the thread table and its generation (never 0). */
 #define RT_SLOT_BITS 8
@@ -197,17 +163,22 @@ int sw_mutex_trylock(uint32_t handle, bool checked);
 int sw_mutex_unlock(uint32_t handle, bool checked);
 int sw_cond_init(uint32_t *handle);
 int sw_cond_destroy(uint32_t handle);
-int sw_cond_wait(uint32_t handle, pthread_mutex_t *mutex);
-int sw_cond_timedwait(uint32_t handle, pthread_mutex_t *mutex, uint64_t deadline);
+/*
+ * A condition wait in steps around the release of the mutex, which the pthread layer does (this
+ * layer knows no pthread object). sw_mutex: the handle of the waiters' mutex if it is a software
+ * one, else 0. sw_cond_enter() makes the caller a waiter and returns the sequence it waits on;
+ * sw_cond_leave() undoes it when the release failed; sw_cond_sleep() sleeps until a wake-up or
+ * the deadline (global cycles, 0: none) and returns 0 or ETIMEDOUT, owning sw_mutex again when
+ * there is one (woken, or requeued onto it by a broadcast): the caller then takes no lock.
+ */
+uint32_t sw_cond_enter(uint32_t handle, uint32_t sw_mutex);
+void sw_cond_leave(uint32_t handle);
+int sw_cond_sleep(uint32_t handle, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked);
 int sw_cond_signal(uint32_t handle);
 int sw_cond_broadcast(uint32_t handle);
 int sw_barrier_init(uint32_t *handle, unsigned int count);
 int sw_barrier_destroy(uint32_t handle);
 int sw_barrier_wait(uint32_t handle);
-
-/* The mutex's implementation without the recursion bookkeeping of the pthread layer (sync.c). */
-int rt_mutex_lock_raw(pthread_mutex_t *mutex);
-int rt_mutex_unlock_raw(pthread_mutex_t *mutex);
 
 /*
  * Hardware implementation: the Subutai driver (subutai/sync.h), linked only with the subutai

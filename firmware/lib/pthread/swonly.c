@@ -313,41 +313,37 @@ int sw_cond_destroy(uint32_t h)
 	return block_destroy(h, KIND_COND, W_AUX);
 }
 
-int sw_cond_timedwait(uint32_t h, pthread_mutex_t *mutex, uint64_t deadline)
+uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
 {
-	bool sw_mutex = mutex->impl == RT_IMPL_SW;
 	uint32_t seq = ld(h, W_STATE);
 
 	/* Counted before the sequence is checked, so a signaller that sees no waiter cannot have
 	 * been missed (it bumps the sequence first).
 	 */
 	fetch_add(h, W_AUX, 1);
-	st(h, W_AUX2, sw_mutex ? mutex->handle : 0);
-	int err = rt_mutex_unlock_raw(mutex);
+	st(h, W_AUX2, sw_mutex);
+	return seq;
+}
 
-	if (err != 0) {
-		fetch_add(h, W_AUX, (uint32_t)-1);
-		return err;
-	}
+void sw_cond_leave(uint32_t h)
+{
+	fetch_add(h, W_AUX, (uint32_t)-1);
+}
+
+int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
+{
 	int result = futex_wait(h, W_STATE, seq, deadline) ? 0 : ETIMEDOUT;
 
 	fetch_add(h, W_AUX, (uint32_t)-1);
-	if (sw_mutex) {
+	if (sw_mutex != 0) {
 		/* Woken directly or requeued onto the mutex: either way others may sleep on it. */
-		mutex_lock_contended(mutex->handle);
-		if (mutex->type == PTHREAD_MUTEX_ERRORCHECK) {
-			st(mutex->handle, W_AUX, rt_waiter() + 1);
+		mutex_lock_contended(sw_mutex);
+		if (checked) {
+			st(sw_mutex, W_AUX, rt_waiter() + 1);
 		}
 		subutai_dcache_invalidate();
-		return result;
 	}
-	err = rt_mutex_lock_raw(mutex);
-	return err != 0 ? err : result;
-}
-
-int sw_cond_wait(uint32_t h, pthread_mutex_t *mutex)
-{
-	return sw_cond_timedwait(h, mutex, 0);
+	return result;
 }
 
 int sw_cond_signal(uint32_t h)

@@ -1,6 +1,6 @@
 /*
  * x264: a scaled-down frame-parallel video encoder, after PARSEC's x264 (the H.264 encoder, run
- * with frame threads; paper 000 §VI and Table V).
+ * with frame threads; paper TPDS'21 §VI and Table V).
  *
  * The input is a generated luma-only video (main, before the region of interest): a textured
  * background panning by up to two pixels per frame, textured rectangles moving faster over it,

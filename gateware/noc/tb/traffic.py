@@ -4,7 +4,7 @@
 """Packets and traffic patterns for the Verilator testbench (all randomness from a seeded
 ``random.Random``, so every run is reproducible)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gateware.noc.common import head_flit_value, tile_xy
 

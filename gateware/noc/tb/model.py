@@ -18,23 +18,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
 TB_DIR    = os.path.dirname(os.path.abspath(__file__))
-BUILD_DIR = os.path.join(ROOT, "build", "noc_tb")
+BUILD_DIR = os.path.join(_BUILD_ROOT, "noc_tb")
 
 LINK_FIELDS = ["valid", "vc", "first", "last", "data", "ready"]
 
 
 def source_hash(extra=""):
     """Hash of everything a model depends on: NoC gateware, harness, this builder."""
-    from tests.verilator_build import source_digest
-    return source_digest(os.path.join(ROOT, "gateware", "noc"),
-        [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)], extra)
+    return source_digest(["gateware/noc"], extra)
 
 
 def generate_verilog(mesh_x, mesh_y, **kwargs):
@@ -96,9 +92,9 @@ class Model:
 
     def run(self, packets, seed=1, stall=0.0, max_cycles=2_000_000, timeout=2000, drain=32,
             workdir=None):
-        """Run ``packets`` (list of :class:`tests.noc_tb.traffic.Packet`); ``stall``: probability
+        """Run ``packets`` (list of :class:`gateware.noc.tb.traffic.Packet`); ``stall``: probability
         (0..1) that a receiver refuses a VC in a cycle."""
-        from tests.noc_tb.traffic import write_traffic
+        from gateware.noc.tb.traffic import write_traffic
         own = workdir is None
         workdir = workdir or tempfile.mkdtemp(prefix="noc_tb_")
         try:
@@ -149,16 +145,14 @@ def build_model(mesh_x, mesh_y, buffer_depth=4, starvation_limit=8, jobs=2, log=
     params = dict(buffer_depth=buffer_depth, starvation_limit=starvation_limit)
     name   = model_name(mesh_x, mesh_y, **params)
     outdir = os.path.join(BUILD_DIR, name)
-    binary = os.path.join(outdir, "obj_dir", "Vmesh")
-    stamp  = os.path.join(outdir, "stamp")
     digest = source_hash(repr((mesh_x, mesh_y, sorted(params.items()))))
-    if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read().strip() == digest:
+    binary = built_testbench(outdir, "mesh", digest)
+    if binary:
         return Model(mesh_x, mesh_y, binary, params)
-    from tests.verilator_build import build_testbench
     verilog, ports = generate_verilog(mesh_x, mesh_y, **params)
     # The C++ of a 4x4 mesh (~4 MB) takes 70 s at -O2 but 17 s at -O1, for the same speed of the
     # model (~100 k cycles/s, runs are short). Initialization code stays at -O0.
-    binary = build_testbench(outdir, "mesh", {"mesh.v": verilog, "ports.h": ports},
+    binary = build_verilator_testbench(outdir, "mesh", {"mesh.v": verilog, "ports.h": ports},
         os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O1", "-O0", "-O1"),
         log=log, tag=f"noc_tb {name}")
     return Model(mesh_x, mesh_y, binary, params)

@@ -10,9 +10,9 @@ A thread is a Python generator that yields actions:
 - ``(POST, engine, Request)``  send a request that has no reply and continue;
 - ``(THINK, cycles)``          delay the next request.
 
-:class:`Driver` runs the threads against a :class:`tests.subutai_tb.bench.Bench`: it injects
+:class:`Driver` runs the threads against a :class:`gateware.subutai.tb.bench.Bench`: it injects
 requests at the threads' core ports, runs the bench until a reply arrives, resumes the thread the
-reply is for, and so on. Every event goes through a :class:`tests.subutai_tb.checker.Replay`
+reply is for, and so on. Every event goes through a :class:`gateware.subutai.tb.checker.Replay`
 (differential check against the model); :class:`World` holds the program-level checks (mutual
 exclusion, barrier rounds, expected statuses).
 
@@ -27,7 +27,7 @@ from collections import defaultdict, deque, Counter
 
 from gateware.subutai import protocol as P
 from gateware.subutai.model import request
-from tests.subutai_tb.checker import fmt_pkt
+from gateware.subutai.tb.checker import fmt_pkt
 
 CALL, POST, THINK = "call", "post", "think"
 

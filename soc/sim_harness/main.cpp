@@ -24,7 +24,12 @@ typedef VerilatedVcdC Tracer;
 #endif
 #endif
 
-static const int EXIT_TIMEOUT = 124;
+// Exit status of a run stopped by --max-cycles: soc/simulation.py's EXIT_TIMEOUT, passed by the
+// harness Makefile.
+#ifndef SUBUTAI_EXIT_TIMEOUT
+#error "SUBUTAI_EXIT_TIMEOUT is not defined: build the model through soc/simulation.py"
+#endif
+static const int EXIT_TIMEOUT = SUBUTAI_EXIT_TIMEOUT;
 static const int EXIT_USAGE = 2;
 
 static uint64_t main_time;

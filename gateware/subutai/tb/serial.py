@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from gateware.subutai import protocol as P
 from gateware.subutai.model import SystemModel, request
-from tests.subutai_tb.checker import Replay, Mismatch, fmt_pkt
+from gateware.subutai.tb.checker import Replay, Mismatch, fmt_pkt
 
 
 def by_thread(pairs):

@@ -24,17 +24,13 @@ see ``tb.cpp``).
 """
 
 import os
-import shutil
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
 TB_DIR    = os.path.dirname(os.path.abspath(__file__))
-BUILD_DIR = os.path.join(ROOT, "build", "subutai_tb")
+BUILD_DIR = os.path.join(_BUILD_ROOT, "subutai_tb")
 
 REQ_FIELDS = [("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32), ("reply", 1)]
 PKT_FIELDS = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32)]
@@ -42,9 +38,7 @@ PKT_FIELDS = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 1
 
 def source_hash(extra=""):
     """Hash of everything the bench depends on: Subutai gateware, harness, this builder."""
-    from tests.verilator_build import source_digest
-    return source_digest(os.path.join(ROOT, "gateware", "subutai"),
-        [os.path.join(TB_DIR, "tb.cpp"), os.path.abspath(__file__)], extra)
+    return source_digest(["gateware/subutai"], extra)
 
 # Gateware ------------------------------------------------------------------------------------------
 
@@ -54,7 +48,6 @@ def _top(spm_sizes, e2e_depth, reply_depth):
     from migen import Module, Signal, Array, Case, If, Mux
     from litex.soc.interconnect import stream
     from gateware.subutai.engine import SubutaiEngine
-    from gateware.subutai import protocol as P
 
     class RRMerge(Module):
         """Round-robin merge of single-beat streams (the priority moves past each winner)."""
@@ -220,14 +213,12 @@ def build(spm_sizes, jobs=2, log=None):
     spm_sizes = list(spm_sizes)
     name = config_name(spm_sizes)
     outdir = os.path.join(BUILD_DIR, name)
-    binary = os.path.join(outdir, "obj_dir", "Vbench")
-    stamp = os.path.join(outdir, "stamp")
     digest = source_hash(repr(spm_sizes))
-    from tests.verilator_build import build_testbench
-    if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read().strip() == digest:
+    binary = built_testbench(outdir, "bench", digest)
+    if binary:
         return binary
     verilog, ports, _ = generate(spm_sizes)
-    return build_testbench(outdir, "bench", {"bench.v": verilog, "ports.h": ports},
+    return build_verilator_testbench(outdir, "bench", {"bench.v": verilog, "ports.h": ports},
         os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O2", "-O1", "-O2"),
         log=log, tag=f"subutai_tb {name}")
 

@@ -1,0 +1,56 @@
+/*
+ * The words of the atomic unit: the one map of every shared word that several cores modify, for
+ * every user (the PThreads runtime, the Subutai driver, the Zephyr port). The unit is uncached and
+ * operates at the memory side, so no data cache can hold a stale copy of these words.
+ *
+ *   RT_LOCK ... RT_PLACE_RR   runtime words (locks, pool, thread counts; Zephyr: heap, console,
+ *                             kernels ready, placement)
+ *   core_busy[N_TILES]        threads placed on each core (bare metal: 0 or 1; core 0: main)
+ *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
+ *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
+ *                             claim, core it runs on
+ *   keys, key_gen             per thread-specific data key: allocated, generation
+ *   pool                      blocks of software synchronization objects (pthread/swonly.c)
+ *   ATOMIC_WORDS - 1          allocation round-robin of the Subutai driver (sync.c)
+ */
+#ifndef SUBUTAI_ATOMIC_WORDS_H
+#define SUBUTAI_ATOMIC_WORDS_H
+
+#include <generated/soc.h>
+#include <pthread.h>
+
+#ifndef RT_THREADS_MAX
+#define RT_THREADS_MAX 32 /* thread slots (the Zephyr port sets its own) */
+#endif
+
+enum {
+	RT_LOCK = 0,     /* thread slots and lazy initialization */
+	RT_POOL_LOCK,    /* software object pool */
+	RT_POOL_FREE,    /* free block list: block + 1, 0 if empty */
+	RT_POOL_NEXT,    /* first block never allocated */
+	RT_GEN,          /* thread generation counter */
+	RT_LIVE,         /* threads that have not exited, the main thread included */
+	RT_HEAP_LOCK,    /* shared heap (Zephyr port) */
+	RT_CONSOLE_LOCK, /* console lines (Zephyr port) */
+	RT_READY,        /* kernels up and serving (Zephyr port) */
+	RT_PLACE_RR,     /* round-robin placement (Zephyr port) */
+	RT_CORE_BUSY,
+	RT_WAIT_NEXT = RT_CORE_BUSY + N_TILES,
+	RT_THREAD_GEN = RT_WAIT_NEXT + RT_THREADS_MAX,
+	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
+	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
+	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
+	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,         /* per key: allocated */
+	RT_KEY_GEN = RT_KEYS + SUBUTAI_PTHREAD_KEYS,       /* per key: generation */
+	RT_POOL = RT_KEY_GEN + SUBUTAI_PTHREAD_KEYS,
+	/* The last word: the Subutai driver's allocation round-robin. */
+	RT_ALLOC_RR = ATOMIC_WORDS - 1,
+};
+
+/* The software object pool: blocks of RT_BLOCK_WORDS words from RT_POOL up to RT_ALLOC_RR. */
+#define RT_BLOCK_WORDS 8
+#define RT_POOL_BLOCKS ((RT_ALLOC_RR - RT_POOL) / RT_BLOCK_WORDS)
+
+_Static_assert(RT_POOL < RT_ALLOC_RR, "the atomic unit is too small for the runtime's words");
+
+#endif /* SUBUTAI_ATOMIC_WORDS_H */

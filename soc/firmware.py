@@ -1,0 +1,83 @@
+#
+# Bare-metal firmware of the SoC: what exists (applications, programs, PThreads backends) and how
+# an image is built against one SoC build's generated headers.
+#
+"""Firmware images for a SoC build directory.
+
+The firmware tree (``firmware/``) is the source of truth of what can be built: the applications
+are the folders of ``firmware/apps/``, the benchmark programs those of ``firmware/programs/``, and
+the PThreads backends the ``firmware/lib/pthread/backend_<name>.c`` files (the firmware Makefile
+reads the same list).
+"""
+
+import contextlib
+import fcntl
+import glob
+import os
+import subprocess
+
+from gateware.build import ROOT
+
+FIRMWARE_DIR = os.path.join(ROOT, "firmware")
+
+
+def _backends():
+    names = [os.path.basename(p)[len("backend_"):-2]
+        for p in glob.glob(os.path.join(FIRMWARE_DIR, "lib", "pthread", "backend_*.c"))]
+    # The hardware backend first: it is every command's default.
+    return tuple(sorted(names, key=lambda n: (n != "subutai", n)))
+
+
+#: PThreads backends a program can be linked with (link time): ``subutai`` (the engines in the
+#: NIs), ``swonly`` (the software-only baseline).
+BACKENDS = _backends()
+
+
+def firmware_apps():
+    """Applications written for this SoC (firmware/apps/)."""
+    return sorted(os.listdir(os.path.join(FIRMWARE_DIR, "apps")))
+
+
+def benchmark_programs():
+    """Plain PThreads benchmark programs (firmware/programs/, except their common headers)."""
+    base = os.path.join(FIRMWARE_DIR, "programs")
+    return sorted(d for d in os.listdir(base)
+        if d != "common" and os.path.isdir(os.path.join(base, d)))
+
+
+def check_backend(backend):
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
+
+
+@contextlib.contextmanager
+def build_lock(output_dir):
+    """Serialize builds in one build directory across processes (a test run and a benchmark
+    regenerate the same headers and images)."""
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args=""):
+    """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
+    run with "-t <tiles> program_args") against the generated headers of the SoC build
+    ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin)."""
+    check_backend(backend)
+    if "'" in program_args:
+        raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
+    soc_dir = os.path.abspath(soc_dir)
+    if out_dir is None:
+        tag = "".join(c if c.isalnum() else "_" for c in program_args.strip())
+        out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
+    cmd = ["make", "-s", "-C", FIRMWARE_DIR, f"APP={app}", f"SOC_DIR={soc_dir}",
+        f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}"]
+    if extra_cflags:
+        cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
+    with build_lock(soc_dir):
+        subprocess.run(cmd, check=True)
+    return os.path.join(out_dir, f"{app}.bin")

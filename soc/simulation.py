@@ -1,0 +1,250 @@
+#
+# Verilator simulation of the Subutai SoC: the SoC on LiteX's SimPlatform, its model build (once per
+# configuration, reused for any number of firmware images) and its runs.
+#
+"""Build and run the Verilator model of a :class:`soc.subutai_soc.SubutaiSoC`.
+
+The library behind ``boards/sim.py`` (as ``litex.build.sim`` is behind ``litex_sim.py``), used
+by the Zephyr flow (:mod:`soc.zephyr`), the benchmark scripts and the tests::
+
+    model = build_model(2, 2)                       # built once; reused while its sources match
+    image = model.build_firmware("hello")           # firmware/apps/hello against its headers
+    result = model.run(image, max_cycles=10_000_000)
+    result.exit_code, result.output, result.cycles
+
+A model reads its main-RAM image (``sim_main_ram.init``) when it starts, so a new image needs no
+rebuild. The model is rebuilt when anything that shapes it changes (the digest of ``gateware/``,
+``soc/`` and the harness, and the build parameters, kept in a stamp beside the binary); builds
+in one directory are serialized across processes by a lock file.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from migen import *
+
+from litex.build.generic_platform import Pins, Subsignal
+from litex.build.io import CRG
+from litex.build.sim import SimPlatform
+from litex.soc.integration.builder import Builder
+
+from gateware.build import BUILD_DIR, source_digest
+from gateware.control import SimControl
+from soc.firmware import build_firmware, build_lock
+from soc.subutai_soc import SubutaiSoC, KiB, MiB
+
+HARNESS_DIR  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harness")
+#: Exit status of a run stopped by its cycle limit (the harness is compiled with it; the same as
+#: coreutils' timeout).
+EXIT_TIMEOUT = 124
+
+# IOs ----------------------------------------------------------------------------------------------
+
+_io = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)),
+        Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data",  Pins(8)),
+        Subsignal("sink_valid",   Pins(1)),
+        Subsignal("sink_ready",   Pins(1)),
+        Subsignal("sink_data",    Pins(8)),
+    ),
+    ("sim_ctrl", 0,
+        Subsignal("valid", Pins(1)),
+        Subsignal("code",  Pins(8)),
+    ),
+]
+
+
+class Platform(SimPlatform):
+    def __init__(self):
+        SimPlatform.__init__(self, "SIM", _io)
+
+# SoC ----------------------------------------------------------------------------------------------
+
+class SimSoC(SubutaiSoC):
+    def __init__(self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1*MiB, **kwargs):
+        platform = Platform()
+        self.crg = CRG(platform.request("sys_clk"))
+        SubutaiSoC.__init__(self, platform, sys_clk_freq,
+            mesh_x                   = mesh_x,
+            mesh_y                   = mesh_y,
+            uart_name                = "sim",
+            integrated_main_ram_size = main_ram_size,
+            # A one-word init makes the model read sim_main_ram.init when it starts, so a new
+            # image needs no rebuild.
+            integrated_main_ram_init = [0],
+            **kwargs)
+        self.sim_ctrl = SimControl(platform.request("sim_ctrl"))
+
+# Model --------------------------------------------------------------------------------------------
+
+@dataclass
+class SimResult:
+    exit_code: int
+    output:    str
+    cycles:    int
+    seconds:   float
+    stderr:    str
+
+    @property
+    def speed(self):
+        return self.cycles/self.seconds if self.seconds else 0.0
+
+
+def _source_digest():
+    """Digest of everything that shapes the model: the gateware (not its testbenches), the SoC
+    generator with this library and the harness."""
+    return source_digest(["gateware", "soc"], exclude=("tb",), length=64)
+
+
+class SimModel:
+    """A built Verilator model of one SoC configuration, runnable on many firmware images."""
+
+    def __init__(self, output_dir, obj_dir="obj_dir"):
+        self.output_dir    = os.path.abspath(output_dir)
+        self.gateware_dir  = os.path.join(self.output_dir, "gateware")
+        self.generated_dir = os.path.join(self.output_dir, "software", "include", "generated")
+        self.csr_json      = os.path.join(self.output_dir, "csr.json")
+        self.binary        = os.path.join(self.gateware_dir, obj_dir, "Vsim")
+
+    @property
+    def config(self):
+        with open(self.csr_json) as f:
+            return json.load(f)
+
+    @property
+    def n_tiles(self):
+        return self.config["constants"]["n_tiles"]
+
+    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args=""):
+        """Compile a firmware application or benchmark program against this SoC's generated
+        headers (:func:`soc.firmware.build_firmware`); return its .bin."""
+        return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args)
+
+    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=()):
+        """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse."""
+        if not os.path.exists(self.binary):
+            raise FileNotFoundError(f"no model at {self.binary}: build it first (--build)")
+        tmp = None
+        if run_dir is None:
+            tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
+        os.makedirs(run_dir, exist_ok=True)
+        # Other initialised memories of the design (e.g. LiteX's identifier ROM).
+        for f in os.listdir(self.gateware_dir):
+            if f.endswith(".init"):
+                shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
+        write_ram_init(image, os.path.join(run_dir, "sim_main_ram.init"))
+        cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
+        if trace:
+            cmd += ["--trace", os.path.abspath(trace)]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                errors="replace")
+            out = []
+            for line in proc.stdout:
+                out.append(line)
+                if echo:
+                    print(line, end="", flush=True)
+            err = proc.stderr.read()
+            code = proc.wait()
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+        cycles, seconds = 0, 0.0
+        for line in err.splitlines():
+            if line.startswith("[sim] exit="):
+                fields = dict(kv.split("=", 1) for kv in line[6:].split() if "=" in kv)
+                cycles, seconds = int(fields["cycles"]), float(fields["seconds"])
+        return SimResult(code, "".join(out), cycles, seconds, err)
+
+
+def write_ram_init(image, init_path):
+    """Convert a little-endian binary image into the $readmemh file of main RAM (32-bit words)."""
+    data = open(image, "rb").read()
+    data += b"\0"*(-len(data) % 4)
+    with open(init_path, "w") as f:
+        for i in range(0, len(data), 4):
+            f.write(f"{int.from_bytes(data[i:i+4], 'little'):08x}\n")
+
+
+def model_dir(mesh_x, mesh_y, cpu_variant="standard"):
+    return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}")
+
+
+def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None, **kwargs):
+    """Generate the SoC and build its Verilator model, unless an identical one is already built
+    (see :func:`_build_model` for the options)."""
+    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant)
+    with build_lock(output_dir):
+        return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
+
+
+def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
+        main_ram_size=1*MiB, output_dir=None, trace=None, opt=None, cxxopt=None, pgo=None,
+        obj_dir=None, jobs=None, force=False, log=print):
+    obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
+    model      = SimModel(output_dir, obj_dir)
+    params = dict(mesh=[mesh_x, mesh_y], cpu_variant=cpu_variant, tile_ram_size=tile_ram_size,
+        main_ram_size=main_ram_size, trace=trace, opt=opt, cxxopt=cxxopt, pgo=pgo,
+        digest=_source_digest())
+    stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
+    if not force and os.path.exists(model.binary) and os.path.exists(stamp):
+        if json.load(open(stamp)) == params:
+            log(f"[build] {mesh_x}x{mesh_y} model up to date: {model.binary}")
+            return model
+    for tool, package in [("verilator", "verilator"), ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf")]:
+        if shutil.which(tool) is None:
+            raise RuntimeError(f"{tool} not found: install the Debian package {package} (make setup)")
+
+    t0 = time.time()
+    knobs = {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
+        "EXIT_TIMEOUT": EXIT_TIMEOUT,
+        "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
+    if pgo == "use":
+        # Recompile the C++ of the PGO=gen build with its recorded profile: new Verilog would
+        # no longer match the profile.
+        log(f"[build] recompiling {model.binary} with its profile")
+        _harness_make(model, "compile", knobs)
+    else:
+        log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}): generating gateware in {output_dir}")
+        _quiet_litex()
+        soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
+            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size)
+        builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
+            csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
+        builder.build(run=False, build_name="sim")
+        soc.export_software(model.generated_dir)
+        sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
+        knobs["SOURCES"] = " ".join(["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"])
+        log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
+        if os.path.exists(os.path.join(model.gateware_dir, obj_dir)):
+            shutil.rmtree(os.path.join(model.gateware_dir, obj_dir))
+        _harness_make(model, "model", knobs)
+    json.dump(params, open(stamp, "w"))
+    log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
+    return model
+
+
+def _harness_make(model, target, knobs):
+    """Run the harness Makefile (soc/sim_harness/Makefile) in the model's gateware directory."""
+    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir, target]
+    cmd += [f"{k}={v}" for k, v in knobs.items() if v is not None]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-8000:])
+        raise RuntimeError(f"Verilator model build ({target}) failed (exit {proc.returncode})")
+
+
+def _quiet_litex():
+    """LiteX logs every bus region and CSR at INFO level; keep warnings and errors only."""
+    import logging
+    logging.disable(logging.INFO)
