@@ -104,9 +104,13 @@ def test_devicetree_generator_errors(sim, tmp_path):
     assert too_big.returncode != 0 and "leaves no shared RAM" in too_big.stderr
     not_soc = tmp_path / "csr.json"
     not_soc.write_text(json.dumps({"csr_bases": {}, "csr_registers": {}, "constants": {}, "memories": {}}))
-    wrong = subprocess.run([sys.executable, GEN_DTSI, str(not_soc), str(tmp_path / "y.dtsi")],
-        capture_output=True, text=True)
+    wrong = subprocess.run([sys.executable, GEN_DTSI, str(not_soc), str(tmp_path / "y.dtsi"),
+        "--code-size", "0x60000"], capture_output=True, text=True)
     assert wrong.returncode != 0 and "not a Subutai SoC build" in wrong.stderr
+    # The code size has one source (SUBUTAI_CODE_SIZE of cmake/subutai.cmake): no default here.
+    missing = subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "z.dtsi")],
+        capture_output=True, text=True)
+    assert missing.returncode == 2 and "--code-size" in missing.stderr
 
 
 @pytest.mark.parametrize("args, message", [
