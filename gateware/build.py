@@ -67,8 +67,9 @@ def build_verilator_testbench(outdir, top, sources, tb_cpp, digest, jobs=2,
     the harness includes); ``tb_cpp``: the C++ harness; ``cxx_opt``: C++ -O levels of the fast,
     slow and global parts of the model. Returns the path of the binary.
     """
-    if built_testbench(outdir, top, digest):
-        return built_testbench(outdir, top, digest)
+    binary = built_testbench(outdir, top, digest)
+    if binary:
+        return binary
     binary = os.path.join(outdir, "obj_dir", f"V{top}")
     stamp  = os.path.join(outdir, "stamp")
     if shutil.which("verilator") is None:
