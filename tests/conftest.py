@@ -32,3 +32,16 @@ class ModelCache:
 @pytest.fixture(scope="session")
 def sim():
     return ModelCache()
+
+
+@pytest.fixture(scope="session")
+def pthreadtest_groups():
+    """The check groups of firmware/apps/pthreadtest (its report() calls), the one PThreads test
+    source that runs bare metal and under Zephyr."""
+    import os
+    import re
+    from soc.firmware import FIRMWARE_DIR
+    with open(os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "main.c")) as f:
+        groups = re.findall(r'\breport\("([^"]+)"', f.read())
+    assert len(groups) >= 10, groups
+    return groups

@@ -70,8 +70,14 @@ typedef struct {
 /*
  * The objects only hold a reference to the synchronization state, which lives in an NI's
  * scratchpad (subutai) or in the atomic unit (swonly). A zero magic marks a static initializer:
- * the object is set up at its first use.
+ * the object is set up at its first use, by whichever core uses it first.
+ *
+ * Each object is aligned to 16 bytes so that it lies in one data-cache line (32 bytes on the
+ * shipped VexRiscv variants): a core that sees the magic of an object set up by another core in
+ * its cache then sees every field that was written before it, never a stale handle or impl from a
+ * line cached earlier (magic is the first word, written last).
  */
+#define SUBUTAI_PTHREAD_OBJECT_ALIGN 16
 typedef struct {
 	uint32_t magic;
 	uint32_t handle;   /* Subutai sync id, or software object */
@@ -79,20 +85,20 @@ typedef struct {
 	uint8_t type;      /* PTHREAD_MUTEX_* */
 	uint16_t depth;    /* recursive mutexes: lock depth of the owner */
 	pthread_t owner;   /* recursive mutexes: owning thread */
-} pthread_mutex_t;
+} __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_mutex_t;
 
 typedef struct {
 	uint32_t magic;
 	uint32_t handle;   /* allocated at the first wait, next to its mutex's implementation */
 	uint8_t impl;
-} pthread_cond_t;
+} __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_cond_t;
 
 typedef struct {
 	uint32_t magic;
 	uint32_t handle;
 	uint8_t impl;
 	unsigned int count;
-} pthread_barrier_t;
+} __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_barrier_t;
 
 /* pthread_once(): 0 not run, then running, then done. */
 typedef struct {
@@ -173,10 +179,9 @@ int pthread_key_delete(pthread_key_t key);
 void *pthread_getspecific(pthread_key_t key);
 int pthread_setspecific(pthread_key_t key, const void *value);
 
-#ifdef SUBUTAI_ZEPHYR
-/* Provided by the library (Zephyr declares it only with its POSIX timers). */
+/* Provided by the library: the C libraries declare it only with their POSIX timers (picolibc's
+ * _POSIX_TIMERS, Zephyr's CONFIG_POSIX_TIMERS). */
 int clock_gettime(clockid_t clock_id, struct timespec *tp);
-#endif
 
 /* Non-portable: the core the calling thread runs on. */
 unsigned int pthread_core_np(void);

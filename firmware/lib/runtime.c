@@ -16,7 +16,12 @@ extern char _fbss[], _ebss[], _tile_tls[], __stacks_end[], __stack_size[];
 /* Global cycle count at which core 0 released the other cores. */
 uint64_t subutai_release_cycle;
 
-int main(void);
+#ifndef SUBUTAI_APP_NAME
+#define SUBUTAI_APP_NAME "app" /* the build names the application (firmware/Makefile) */
+#endif
+
+/* As in hosted C, main may take no arguments or (argc, argv): it gets its name and no words. */
+int main(int argc, char **argv);
 
 /* Set-up of the PThreads runtime, linked in when the program uses it. */
 void subutai_pthread_init(void) __attribute__((weak));
@@ -106,5 +111,7 @@ void subutai_start(void)
 	}
 	subutai_release_cycle = subutai_cycles();
 	subutai_release_cores((1u << subutai_num_tiles()) - 1);
-	exit(main());
+	static char *argv[] = {SUBUTAI_APP_NAME, NULL};
+
+	exit(main(1, argv));
 }

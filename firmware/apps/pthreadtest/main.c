@@ -1,18 +1,30 @@
 /*
- * PThreads runtime test: every primitive and error path, on every core of the SoC.
+ * PThreads test: every primitive and error path of pthread.h, on every core of the SoC, checked
+ * against what must happen. One source for both runtimes: bare metal (one thread per core) and
+ * Zephyr (zephyr-app/apps/pthreadtest builds this file, several threads per core).
  *
- * Prints one line per check group ("<group>: ok" or the failed checks) and exits with the number
- * of failures. The output does not depend on the backend: the tests compare the subutai and
- * swonly runs line by line.
+ *   pthreadtest [threads-per-core]   (default 1; the Zephyr application passes 3)
+ *
+ * Plain PThreads C with the library's placement extensions (pthread_attr_setcore_np,
+ * pthread_core_np) and its backend query (pthread_*_impl_np). Prints one line per check group,
+ * "<group>: ok" or "<group>: FAILED" after the failed checks, then "pthreadtest: <n> failures",
+ * and returns 0 only if every check passed. Nothing printed depends on the backend: the tests
+ * compare the subutai and swonly runs line by line.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include <subutai/soc.h>
+#define MAX_THREADS 64
+/* More than any port's thread slots (Zephyr's CONFIG_SUBUTAI_THREADS_MAX is at most 255). */
+#define PROBE_THREADS 256
 
+static unsigned int n_cores, n_threads;
 static int failures;
 
 #define CHECK(cond)                                                                                \
@@ -23,24 +35,23 @@ static int failures;
 		}                                                                                  \
 	} while (0)
 
-/* Failures seen by other threads come back as their return value. */
+/* In other threads: the failures come back as the thread's return value. */
 #define TCHECK(cond)                                                                               \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			printf("  FAIL tile %u %s:%d: %s\n", subutai_tile_id(), __func__, __LINE__, \
+			printf("  FAIL core %u %s:%d: %s\n", pthread_core_np(), __func__, __LINE__, \
 			       #cond);                                                             \
 			fails++;                                                                   \
 		}                                                                                  \
 	} while (0)
-
-static unsigned int n_threads; /* one per core */
 
 static void report(const char *group, int before)
 {
 	printf("%s: %s\n", group, failures == before ? "ok" : "FAILED");
 }
 
-static int join_all(pthread_t *t, unsigned int n)
+/* Join threads t[0..n-1]; the sum of their failure counts. */
+static int join_all(const pthread_t *t, unsigned int n)
 {
 	int fails = 0;
 
@@ -53,7 +64,53 @@ static int join_all(pthread_t *t, unsigned int n)
 	return fails;
 }
 
-/* Threads: create, join, exit, self, equal, detach. */
+/* Run fn in every thread of the test: the main thread is thread 0, the others are created. */
+static void run_all(void *(*fn)(void *))
+{
+	pthread_t t[MAX_THREADS];
+	unsigned int created = 1;
+
+	for (; created < n_threads; created++) {
+		if (pthread_create(&t[created], NULL, fn, (void *)(uintptr_t)created) != 0) {
+			CHECK(!"pthread_create");
+			break;
+		}
+	}
+	failures += (int)(intptr_t)fn((void *)0);
+	failures += join_all(&t[1], created - 1);
+}
+
+/* A gate: threads wait at it until the main thread opens it. Each opening has a number. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_opened = PTHREAD_COND_INITIALIZER;
+static unsigned int gate_number;
+
+static void *wait_at_gate(void *arg)
+{
+	unsigned int number = (unsigned int)(uintptr_t)arg;
+
+	pthread_mutex_lock(&gate_lock);
+	while (gate_number < number) {
+		pthread_cond_wait(&gate_opened, &gate_lock);
+	}
+	pthread_mutex_unlock(&gate_lock);
+	return NULL;
+}
+
+static void *next_gate(void)
+{
+	return (void *)(uintptr_t)(gate_number + 1);
+}
+
+static void open_gate(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	gate_number++;
+	pthread_cond_broadcast(&gate_opened);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+/* Threads: create, join, exit, self, equal, detach, placement. */
 
 static void *double_it(void *arg)
 {
@@ -63,26 +120,26 @@ static void *double_it(void *arg)
 	return (void *)((intptr_t)arg * 2);
 }
 
-static volatile unsigned int detached_ran;
-
-static void *detached(void *arg)
-{
-	(void)arg;
-	detached_ran = 1;
-	return NULL;
-}
-
 static void *self_id(void *arg)
 {
 	*(pthread_t *)arg = pthread_self();
 	return NULL;
 }
 
+static unsigned int ran_on[MAX_THREADS];
+
+static void *where(void *arg)
+{
+	ran_on[(uintptr_t)arg] = pthread_core_np();
+	return NULL;
+}
+
 static void test_threads(void)
 {
 	int before = failures;
-	pthread_t t[16], ids[16];
+	pthread_t t[MAX_THREADS], ids[MAX_THREADS];
 
+	/* Return values, through return and through pthread_exit (argument 7), twice per slot. */
 	for (unsigned int round = 0; round < 2; round++) {
 		for (unsigned int i = 1; i < n_threads; i++) {
 			CHECK(pthread_create(&t[i], NULL, double_it, (void *)(intptr_t)(i + 5 * round)) == 0);
@@ -102,37 +159,60 @@ static void test_threads(void)
 		CHECK(pthread_equal(ids[i], t[i]));
 		CHECK(!pthread_equal(ids[i], pthread_self()));
 	}
+	CHECK(pthread_join(t[1], NULL) == ESRCH); /* joined already */
 
+	/* Placement: thread i on core i mod cores; the main thread is on core 0. */
 	pthread_attr_t attr;
 
 	CHECK(pthread_attr_init(&attr) == 0);
-	CHECK(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
-	int state = -1;
-
-	CHECK(pthread_attr_getdetachstate(&attr, &state) == 0 && state == PTHREAD_CREATE_DETACHED);
-	if (n_threads > 1) {
-		CHECK(pthread_create(&t[0], &attr, detached, NULL) == 0);
-		CHECK(pthread_join(t[0], NULL) == EINVAL);
-		while (!detached_ran) {
-			subutai_dcache_invalidate();
-		}
+	for (unsigned int i = 1; i < n_threads; i++) {
+		CHECK(pthread_attr_setcore_np(&attr, (int)(i % n_cores)) == 0);
+		CHECK(pthread_create(&t[i], &attr, where, (void *)(uintptr_t)i) == 0);
 	}
+	for (unsigned int i = 1; i < n_threads; i++) {
+		CHECK(pthread_join(t[i], NULL) == 0);
+		CHECK(ran_on[i] == i % n_cores);
+	}
+	CHECK(pthread_core_np() == 0);
+	CHECK(pthread_attr_setcore_np(&attr, (int)n_cores) == EINVAL);
+	CHECK(pthread_attr_setcore_np(&attr, -2) == EINVAL);
+
+	/* Detached threads: not joinable while they run, their handle stale once they are gone (the
+	 * main thread polls for that). They run on the last core, so the polling never keeps them
+	 * from finishing, and that core is free again before the next test. */
+	int state = -1;
+	pthread_t d;
+	int err;
+
+	CHECK(pthread_attr_setcore_np(&attr, (int)n_cores - 1) == 0);
+	CHECK(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
+	CHECK(pthread_attr_getdetachstate(&attr, &state) == 0 && state == PTHREAD_CREATE_DETACHED);
+	CHECK(pthread_create(&d, &attr, wait_at_gate, next_gate()) == 0);
+	CHECK(pthread_join(d, NULL) == EINVAL);
+	CHECK(pthread_detach(d) == EINVAL);
+	open_gate();
+	while ((err = pthread_join(d, NULL)) == EINVAL) {
+	}
+	CHECK(err == ESRCH);
+
+	/* A joinable thread detached while it waits. */
+	CHECK(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_JOINABLE) == 0);
+	CHECK(pthread_create(&d, &attr, wait_at_gate, next_gate()) == 0);
+	CHECK(pthread_detach(d) == 0);
+	CHECK(pthread_detach(d) == EINVAL);
+	CHECK(pthread_join(d, NULL) == EINVAL);
+	open_gate();
+	while ((err = pthread_detach(d)) == EINVAL) {
+	}
+	CHECK(err == ESRCH);
 	CHECK(pthread_attr_destroy(&attr) == 0);
 	report("threads", before);
-}
-
-static void *sleeper(void *arg)
-{
-	pthread_barrier_t *b = arg;
-
-	pthread_barrier_wait(b);
-	return NULL;
 }
 
 static void test_thread_errors(void)
 {
 	int before = failures;
-	pthread_t t[16];
+	static pthread_t t[PROBE_THREADS];
 	pthread_attr_t attr;
 
 	CHECK(pthread_create(NULL, NULL, double_it, NULL) == EINVAL);
@@ -141,43 +221,53 @@ static void test_thread_errors(void)
 	CHECK(pthread_create(&t[0], &attr, double_it, NULL) == EINVAL);
 	CHECK(pthread_attr_init(&attr) == 0);
 	CHECK(pthread_attr_setdetachstate(&attr, 5) == EINVAL);
+	CHECK(pthread_attr_destroy(&attr) == 0);
+	CHECK(pthread_attr_destroy(&attr) == EINVAL);
 	CHECK(pthread_join(pthread_self(), NULL) == EDEADLK);
 	CHECK(pthread_join(0x12345678, NULL) == ESRCH);
 	CHECK(pthread_detach(0x12345678) == ESRCH);
 
-	/* Every core busy: no room for another thread. */
-	pthread_barrier_t b;
+	/* Threads that wait until every core or thread slot is taken: then EAGAIN. The test's own
+	 * thread count must fit. */
+	void *gate = next_gate();
+	unsigned int live = 0;
+	int err = 0;
 
-	CHECK(pthread_barrier_init(&b, NULL, n_threads) == 0);
-	for (unsigned int i = 1; i < n_threads; i++) {
-		CHECK(pthread_create(&t[i], NULL, sleeper, &b) == 0);
+	while (live < PROBE_THREADS && (err = pthread_create(&t[live], NULL, wait_at_gate, gate)) == 0) {
+		live++;
 	}
-	CHECK(pthread_create(&t[0], NULL, double_it, NULL) == EAGAIN);
-	pthread_barrier_wait(&b);
-	if (n_threads > 1) {
-		CHECK(pthread_detach(t[1]) == 0);
-		CHECK(pthread_detach(t[1]) == EINVAL || pthread_detach(t[1]) == ESRCH);
-	}
-	for (unsigned int i = 2; i < n_threads; i++) {
-		CHECK(pthread_join(t[i], NULL) == 0);
-		CHECK(pthread_join(t[i], NULL) == ESRCH);
-	}
-	CHECK(pthread_barrier_destroy(&b) == 0);
+	CHECK(err == EAGAIN);
+	CHECK(live + 1 >= n_threads);
+	open_gate();
+	failures += join_all(t, live);
+	CHECK(pthread_join(t[0], NULL) == ESRCH);
 	report("thread errors", before);
 }
 
 /* Mutexes. */
 
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int counter;
+static unsigned int counter, trylock_busy;
 
 #define INCREMENTS 40
 
 static void *increment(void *arg)
 {
 	(void)arg;
+	int fails = 0;
+
 	for (unsigned int i = 0; i < INCREMENTS; i++) {
-		pthread_mutex_lock(&counter_lock);
+		if (i % 4 == 0) {
+			int err = pthread_mutex_trylock(&counter_lock);
+
+			TCHECK(err == 0 || err == EBUSY);
+			if (err != 0) {
+				pthread_mutex_lock(&counter_lock);
+				trylock_busy++;
+			}
+		} else {
+			pthread_mutex_lock(&counter_lock);
+		}
 		unsigned int c = counter;
 
 		/* Widen the window a lost update would need. */
@@ -186,21 +276,14 @@ static void *increment(void *arg)
 		counter = c + 1;
 		pthread_mutex_unlock(&counter_lock);
 	}
-	return NULL;
+	return (void *)(intptr_t)fails;
 }
 
 static void test_mutex(void)
 {
 	int before = failures;
-	pthread_t t[16];
 
-	for (unsigned int i = 1; i < n_threads; i++) {
-		CHECK(pthread_create(&t[i], NULL, increment, NULL) == 0);
-	}
-	increment(NULL);
-	for (unsigned int i = 1; i < n_threads; i++) {
-		CHECK(pthread_join(t[i], NULL) == 0);
-	}
+	run_all(increment);
 	CHECK(counter == n_threads * INCREMENTS);
 	printf("mutex: %u increments\n", counter);
 	report("mutex", before);
@@ -236,14 +319,16 @@ static void *unlock_foreign(void *arg)
 	return (void *)(intptr_t)fails;
 }
 
-static int run_on_other_core(void *(*fn)(void *))
+/* fn in another thread, on another core. */
+static int run_elsewhere(void *(*fn)(void *))
 {
+	pthread_attr_t attr;
 	pthread_t t;
 
-	if (n_threads < 2) {
-		return 0;
-	}
-	CHECK(pthread_create(&t, NULL, fn, NULL) == 0);
+	CHECK(pthread_attr_init(&attr) == 0);
+	CHECK(pthread_attr_setcore_np(&attr, (int)n_cores - 1) == 0);
+	CHECK(pthread_create(&t, &attr, fn, NULL) == 0);
+	CHECK(pthread_attr_destroy(&attr) == 0);
 	return join_all(&t, 1);
 }
 
@@ -257,9 +342,9 @@ static void test_mutex_types(void)
 	CHECK(pthread_mutex_init(&shared_mutex, NULL) == 0);
 	CHECK(pthread_mutex_trylock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_trylock(&shared_mutex) == EBUSY);
-	failures += run_on_other_core(try_held);
+	failures += run_elsewhere(try_held);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == 0);
-	failures += run_on_other_core(try_free);
+	failures += run_elsewhere(try_free);
 	CHECK(pthread_mutex_destroy(&shared_mutex) == 0);
 
 	/* error checking */
@@ -271,8 +356,8 @@ static void test_mutex_types(void)
 	CHECK(pthread_mutex_unlock(&shared_mutex) == EPERM);
 	CHECK(pthread_mutex_lock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_lock(&shared_mutex) == EDEADLK);
-	failures += run_on_other_core(unlock_foreign);
-	failures += run_on_other_core(try_held);
+	failures += run_elsewhere(unlock_foreign);
+	failures += run_elsewhere(try_held);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == EPERM);
 	CHECK(pthread_mutex_destroy(&shared_mutex) == 0);
@@ -283,13 +368,13 @@ static void test_mutex_types(void)
 	CHECK(pthread_mutex_lock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_lock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_trylock(&shared_mutex) == 0);
-	failures += run_on_other_core(try_held);
-	failures += run_on_other_core(unlock_foreign);
+	failures += run_elsewhere(try_held);
+	failures += run_elsewhere(unlock_foreign);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == 0);
 	CHECK(pthread_mutex_unlock(&shared_mutex) == EPERM);
-	failures += run_on_other_core(try_free);
+	failures += run_elsewhere(try_free);
 	CHECK(pthread_mutex_destroy(&shared_mutex) == 0);
 	CHECK(pthread_mutexattr_destroy(&attr) == 0);
 	CHECK(pthread_mutexattr_destroy(&attr) == EINVAL);
@@ -320,13 +405,13 @@ static void test_mutex_errors(void)
 	report("mutex errors", before);
 }
 
-/* Barriers. */
+/* Barriers: in every round each thread writes its slot and reads everyone's. */
 
 #define BARRIER_ROUNDS 6
 
 static pthread_barrier_t barrier;
-static volatile unsigned int serial_count[BARRIER_ROUNDS];
-static unsigned int arrivals[BARRIER_ROUNDS][16];
+static unsigned int serial_count[BARRIER_ROUNDS];
+static unsigned int arrivals[BARRIER_ROUNDS][MAX_THREADS];
 
 static void *barrier_rounds(void *arg)
 {
@@ -334,13 +419,13 @@ static void *barrier_rounds(void *arg)
 	int fails = 0;
 
 	for (unsigned int r = 0; r < BARRIER_ROUNDS; r++) {
-		arrivals[r][me] = r + 1;
+		arrivals[r][me] = r * 1000 + me;
 		int ret = pthread_barrier_wait(&barrier);
 
 		TCHECK(ret == 0 || ret == PTHREAD_BARRIER_SERIAL_THREAD);
 		/* Every thread's write before the barrier is visible after it. */
 		for (unsigned int i = 0; i < n_threads; i++) {
-			TCHECK(arrivals[r][i] == r + 1);
+			TCHECK(arrivals[r][i] == r * 1000 + i);
 		}
 		if (ret == PTHREAD_BARRIER_SERIAL_THREAD) {
 			serial_count[r]++;
@@ -354,15 +439,9 @@ static void *barrier_rounds(void *arg)
 static void test_barrier(void)
 {
 	int before = failures;
-	pthread_t t[16];
 
 	CHECK(pthread_barrier_init(&barrier, NULL, n_threads) == 0);
-	for (unsigned int i = 1; i < n_threads; i++) {
-		CHECK(pthread_create(&t[i], NULL, barrier_rounds, (void *)(uintptr_t)i) == 0);
-	}
-	failures += (int)(intptr_t)barrier_rounds((void *)0);
-	failures += join_all(&t[1], n_threads - 1);
-	subutai_dcache_invalidate();
+	run_all(barrier_rounds);
 	for (unsigned int r = 0; r < BARRIER_ROUNDS; r++) {
 		CHECK(serial_count[r] == 1);
 	}
@@ -374,29 +453,71 @@ static void test_barrier(void)
 	report("barrier", before);
 }
 
-/* Condition variables: one producer, consumers taking items. */
+/* Condition variables: a bounded queue, half the threads produce, the others consume. */
 
-#define ITEMS_PER_CONSUMER 6
+#define QUEUE 4
+#define ITEMS 60
 
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_nonempty = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t queue_nonfull = PTHREAD_COND_INITIALIZER;
-static unsigned int queue[4];
-static unsigned int queue_len;
-static unsigned int consumed_sum[16];
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_not_empty = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t q_not_full = PTHREAD_COND_INITIALIZER;
+static unsigned int q_items[QUEUE], q_head, q_count, q_produced, q_consumed, q_producers;
+static unsigned long q_sum;
 
-static void *consumer(void *arg)
+static void produce(void)
 {
-	unsigned int me = (uintptr_t)arg;
-
-	for (unsigned int i = 0; i < ITEMS_PER_CONSUMER; i++) {
-		pthread_mutex_lock(&queue_lock);
-		while (queue_len == 0) {
-			pthread_cond_wait(&queue_nonempty, &queue_lock);
+	for (;;) {
+		pthread_mutex_lock(&q_lock);
+		while (q_count == QUEUE && q_produced < ITEMS) {
+			pthread_cond_wait(&q_not_full, &q_lock);
 		}
-		consumed_sum[me] += queue[--queue_len];
-		pthread_cond_signal(&queue_nonfull);
-		pthread_mutex_unlock(&queue_lock);
+		if (q_produced == ITEMS) {
+			pthread_mutex_unlock(&q_lock);
+			return;
+		}
+		q_items[(q_head + q_count) % QUEUE] = ++q_produced;
+		q_count++;
+		/* Alternate the two ways of waking consumers. */
+		if (q_produced % 2) {
+			pthread_cond_signal(&q_not_empty);
+		} else {
+			pthread_cond_broadcast(&q_not_empty);
+		}
+		pthread_mutex_unlock(&q_lock);
+	}
+}
+
+static void consume(void)
+{
+	for (;;) {
+		pthread_mutex_lock(&q_lock);
+		while (q_count == 0 && q_consumed < ITEMS) {
+			pthread_cond_wait(&q_not_empty, &q_lock);
+		}
+		if (q_consumed == ITEMS) {
+			pthread_mutex_unlock(&q_lock);
+			return;
+		}
+		q_sum += q_items[q_head];
+		q_head = (q_head + 1) % QUEUE;
+		q_count--;
+		if (++q_consumed == ITEMS) {
+			/* Everyone still waiting must see the end. */
+			pthread_cond_broadcast(&q_not_empty);
+			pthread_cond_broadcast(&q_not_full);
+		} else {
+			pthread_cond_signal(&q_not_full);
+		}
+		pthread_mutex_unlock(&q_lock);
+	}
+}
+
+static void *queue_worker(void *arg)
+{
+	if ((uintptr_t)arg < q_producers) {
+		produce();
+	} else {
+		consume();
 	}
 	return NULL;
 }
@@ -404,43 +525,18 @@ static void *consumer(void *arg)
 static void test_cond(void)
 {
 	int before = failures;
-	pthread_t t[16];
-	unsigned int consumers = n_threads - 1, produced = 0, expected = 0;
 
-	for (unsigned int i = 1; i <= consumers; i++) {
-		CHECK(pthread_create(&t[i], NULL, consumer, (void *)(uintptr_t)i) == 0);
-	}
-	for (unsigned int n = 0; n < consumers * ITEMS_PER_CONSUMER; n++) {
-		pthread_mutex_lock(&queue_lock);
-		while (queue_len == sizeof(queue) / sizeof(queue[0])) {
-			pthread_cond_wait(&queue_nonfull, &queue_lock);
-		}
-		queue[queue_len++] = n + 1;
-		expected += n + 1;
-		produced++;
-		/* Alternate the two ways of waking consumers. */
-		if (n % 2) {
-			pthread_cond_broadcast(&queue_nonempty);
-		} else {
-			pthread_cond_signal(&queue_nonempty);
-		}
-		pthread_mutex_unlock(&queue_lock);
-	}
-	join_all(&t[1], consumers);
-	unsigned int sum = 0;
-
-	for (unsigned int i = 1; i <= consumers; i++) {
-		sum += consumed_sum[i];
-	}
-	CHECK(sum == expected);
-	CHECK(queue_len == 0);
-	printf("cond: %u items, sum %u\n", produced, sum);
+	q_producers = n_threads / 2;
+	run_all(queue_worker);
+	CHECK(q_produced == ITEMS && q_consumed == ITEMS && q_count == 0);
+	CHECK(q_sum == (unsigned long)ITEMS * (ITEMS + 1) / 2);
+	printf("cond: %u items, sum %lu\n", q_consumed, q_sum);
 	report("cond", before);
 }
 
 static pthread_cond_t busy_cond;
 static pthread_mutex_t busy_mutex;
-static volatile unsigned int busy_waiting;
+static unsigned int busy_waiting;
 
 static void *wait_once(void *arg)
 {
@@ -459,12 +555,13 @@ static void test_cond_errors(void)
 	pthread_cond_t c, garbage;
 	pthread_mutex_t m;
 	pthread_mutexattr_t attr;
+	pthread_attr_t attr_elsewhere;
 
 	CHECK(pthread_cond_init(NULL, NULL) == EINVAL);
 	memset(&garbage, 0x5a, sizeof(garbage));
 	CHECK(pthread_cond_signal(&garbage) == EINVAL);
 	CHECK(pthread_cond_init(&c, NULL) == 0);
-	CHECK(pthread_cond_signal(&c) == 0);    /* nobody waits */
+	CHECK(pthread_cond_signal(&c) == 0); /* nobody waits */
 	CHECK(pthread_cond_broadcast(&c) == 0);
 	CHECK(pthread_mutexattr_init(&attr) == 0);
 	CHECK(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK) == 0);
@@ -476,35 +573,125 @@ static void test_cond_errors(void)
 	CHECK(pthread_cond_wait(&c, &m) == EINVAL);
 	CHECK(pthread_mutex_destroy(&m) == 0);
 
-	/* Destroying a condition somebody waits on. */
-	if (n_threads > 1) {
-		pthread_t t;
+	/* Destroying a condition somebody waits on. The waiter runs on the last core: the main
+	 * thread polls for it, which would keep a thread on its own core from running. */
+	pthread_t t;
 
-		CHECK(pthread_cond_init(&busy_cond, NULL) == 0);
-		CHECK(pthread_mutex_init(&busy_mutex, NULL) == 0);
-		CHECK(pthread_create(&t, NULL, wait_once, NULL) == 0);
-		for (;;) {
-			pthread_mutex_lock(&busy_mutex);
-			if (busy_waiting) {
-				break;
-			}
-			pthread_mutex_unlock(&busy_mutex);
+	CHECK(pthread_cond_init(&busy_cond, NULL) == 0);
+	CHECK(pthread_mutex_init(&busy_mutex, NULL) == 0);
+	CHECK(pthread_attr_init(&attr_elsewhere) == 0);
+	CHECK(pthread_attr_setcore_np(&attr_elsewhere, (int)n_cores - 1) == 0);
+	CHECK(pthread_create(&t, &attr_elsewhere, wait_once, NULL) == 0);
+	CHECK(pthread_attr_destroy(&attr_elsewhere) == 0);
+	for (;;) {
+		pthread_mutex_lock(&busy_mutex);
+		if (busy_waiting) {
+			break;
 		}
-		/* The waiter released the mutex by waiting: it is queued. */
-		CHECK(pthread_cond_destroy(&busy_cond) == EBUSY);
-		CHECK(pthread_cond_signal(&busy_cond) == 0);
-		CHECK(pthread_mutex_unlock(&busy_mutex) == 0);
-		CHECK(pthread_join(t, NULL) == 0);
-		CHECK(pthread_cond_destroy(&busy_cond) == 0);
-		CHECK(pthread_mutex_destroy(&busy_mutex) == 0);
+		pthread_mutex_unlock(&busy_mutex);
 	}
+	/* The waiter released the mutex by waiting: it is queued. */
+	CHECK(pthread_cond_destroy(&busy_cond) == EBUSY);
+	CHECK(pthread_cond_signal(&busy_cond) == 0);
+	CHECK(pthread_mutex_unlock(&busy_mutex) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(pthread_cond_destroy(&busy_cond) == 0);
+	CHECK(pthread_mutex_destroy(&busy_mutex) == 0);
 	report("cond errors", before);
+}
+
+/* Timed waits: nobody signals, the wait ends after its deadline with the mutex held again. */
+
+static void test_timedwait(void)
+{
+	int before = failures;
+	pthread_mutex_t m;
+	pthread_mutexattr_t attr;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	struct timespec deadline, after;
+
+	/* Error-checking: only the owner may unlock it, so the unlock proves the ownership. */
+	CHECK(pthread_mutexattr_init(&attr) == 0);
+	CHECK(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK) == 0);
+	CHECK(pthread_mutex_init(&m, &attr) == 0);
+	CHECK(clock_gettime(CLOCK_REALTIME, &deadline) == 0);
+	deadline.tv_nsec += 2000000; /* 2 ms */
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	CHECK(pthread_mutex_lock(&m) == 0);
+	CHECK(pthread_cond_timedwait(&c, &m, &deadline) == ETIMEDOUT);
+	CHECK(clock_gettime(CLOCK_REALTIME, &after) == 0);
+	CHECK(after.tv_sec > deadline.tv_sec ||
+	      (after.tv_sec == deadline.tv_sec && after.tv_nsec >= deadline.tv_nsec));
+	CHECK(pthread_mutex_unlock(&m) == 0);
+	CHECK(pthread_cond_timedwait(&c, &m, NULL) == EINVAL);
+	CHECK(pthread_cond_destroy(&c) == 0);
+	CHECK(pthread_mutex_destroy(&m) == 0);
+	report("timedwait", before);
+}
+
+/* pthread_once and thread-specific data. */
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static unsigned int once_runs;
+static pthread_key_t key;
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int destructor_runs, destructor_bad;
+static unsigned int key_values[MAX_THREADS];
+
+static void once_init(void)
+{
+	once_runs++;
+}
+
+static void key_destructor(void *value)
+{
+	unsigned int *v = value;
+
+	pthread_mutex_lock(&key_lock);
+	destructor_runs++;
+	destructor_bad += *v != (unsigned int)(v - key_values) + 100;
+	pthread_mutex_unlock(&key_lock);
+}
+
+static void *once_key_worker(void *arg)
+{
+	unsigned int me = (unsigned int)(uintptr_t)arg;
+	int fails = 0;
+
+	TCHECK(pthread_once(&once, once_init) == 0);
+	TCHECK(pthread_getspecific(key) == NULL);
+	key_values[me] = me + 100;
+	TCHECK(pthread_setspecific(key, &key_values[me]) == 0);
+	/* Everyone has set its value before anyone reads its own back. */
+	pthread_barrier_wait(&barrier);
+	TCHECK(pthread_getspecific(key) == &key_values[me]);
+	return (void *)(intptr_t)fails;
+}
+
+static void test_once_keys(void)
+{
+	int before = failures;
+
+	CHECK(pthread_key_create(&key, key_destructor) == 0);
+	CHECK(pthread_barrier_init(&barrier, NULL, n_threads) == 0);
+	run_all(once_key_worker);
+	CHECK(pthread_barrier_destroy(&barrier) == 0);
+	CHECK(once_runs == 1);
+	/* Every thread but the main one has exited: one destructor run each, on its own value. */
+	CHECK(destructor_runs == n_threads - 1 && destructor_bad == 0);
+	CHECK(pthread_key_delete(key) == 0);
+	CHECK(pthread_setspecific(key, &key_values[0]) == EINVAL);
+	CHECK(pthread_key_delete(key) == EINVAL);
+	report("once and keys", before);
 }
 
 /* Scratchpads full: objects go on in software. */
 
-/* Scratchpads hold 64 control structures per tile by default. */
-#define MANY (64 * N_TILES + 8)
+/* Scratchpads hold 64 control structures per tile by default; the SoC has at most 16 tiles. */
+#define MANY (64 * 16 + 8)
 #define SOFTWARE 4
 
 static pthread_mutex_t many[MANY];
@@ -559,14 +746,7 @@ static void test_fallback(void)
 		}
 	}
 	CHECK(software == SOFTWARE);
-	pthread_t t[16];
-
-	for (unsigned int i = 1; i < n_threads; i++) {
-		CHECK(pthread_create(&t[i], NULL, lock_many, NULL) == 0);
-	}
-	lock_many(NULL);
-	join_all(&t[1], n_threads - 1);
-	subutai_dcache_invalidate();
+	run_all(lock_many);
 	for (unsigned int i = 0; i < n_many; i++) {
 		CHECK(many_count[i] == (sampled(i) ? 4 * n_threads : 0));
 	}
@@ -578,10 +758,35 @@ static void test_fallback(void)
 	report("fallback", before);
 }
 
-int main(void)
+/* The number of cores: one more than the last the placement extension accepts (bare metal, core
+ * 0 hosts only the main thread and is refused). */
+static unsigned int count_cores(void)
 {
-	n_threads = subutai_num_tiles();
-	printf("pthreadtest: %u threads\n", n_threads);
+	pthread_attr_t attr;
+	unsigned int cores = 0;
+
+	pthread_attr_init(&attr);
+	for (unsigned int core = 0; core < MAX_THREADS; core++) {
+		if (pthread_attr_setcore_np(&attr, (int)core) == 0) {
+			cores = core + 1;
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return cores;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int per_core = argc > 1 ? (unsigned int)atoi(argv[1]) : 1;
+
+	n_cores = count_cores();
+	n_threads = n_cores * per_core;
+	if (n_cores < 2 || per_core < 1 || n_threads > MAX_THREADS) {
+		printf("pthreadtest: %u cores, %u threads per core: needs 2 cores or more and 1 to %d "
+		       "threads\n", n_cores, per_core, MAX_THREADS);
+		return 2;
+	}
+	printf("pthreadtest: %u cores, %u threads\n", n_cores, n_threads);
 	test_threads();
 	test_thread_errors();
 	test_mutex();
@@ -590,6 +795,8 @@ int main(void)
 	test_barrier();
 	test_cond();
 	test_cond_errors();
+	test_timedwait();
+	test_once_keys();
 	test_fallback();
 	printf("pthreadtest: %d failures\n", failures);
 	return failures ? 1 : 0;

@@ -75,7 +75,7 @@ static int mutex_setup(pthread_mutex_t *m, int type)
 	m->type = type;
 	m->depth = 0;
 	m->owner = 0;
-	m->magic = RT_MAGIC_MUTEX;
+	rt_publish(&m->magic, RT_MAGIC_MUTEX);
 	return 0;
 }
 
@@ -252,7 +252,7 @@ static int cond_static_setup(void *obj)
 
 	cond->handle = 0;
 	cond->impl = 0;
-	cond->magic = RT_MAGIC_COND;
+	rt_publish(&cond->magic, RT_MAGIC_COND);
 	return 0;
 }
 
@@ -455,7 +455,7 @@ int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t
 		return err;
 	}
 	barrier->count = count;
-	barrier->magic = RT_MAGIC_BARRIER;
+	rt_publish(&barrier->magic, RT_MAGIC_BARRIER);
 	return 0;
 }
 

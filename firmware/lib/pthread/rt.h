@@ -51,7 +51,8 @@ uint32_t rt_next_gen(void);
 /* The slot of a live handle, or -1. */
 int rt_slot_of(pthread_t t);
 void rt_slot_free(unsigned int slot);
-/* Last steps of a thread on its core: key destructors, return value, joiner's wake-up. */
+/* Last step of a thread on its core, after its key destructors (rt_keys_exit(), which may still
+ * sleep): its return value and the joiner's wake-up. From here the slot may be reused. */
 void rt_thread_finish(unsigned int slot, void *retval);
 
 /* Provided by the port (thread_baremetal.c, zephyr-app/lib/pthread/thread_zephyr.c). */
@@ -72,6 +73,20 @@ void rt_fatal(const char *what) __attribute__((noreturn));
 /* NoC message types of the runtime (normal class). */
 #define RT_MSG_SPAWN 0xf0 /* payload: thread slot */
 #define RT_MSG_WAKE  0xf1 /* payload: what the sleeper waited on (for traces) */
+
+/* Makes a set-up object valid: its magic is stored after every other field (the compiler may not
+ * sink those stores below it; the core's write-through stores reach memory in order), so a core
+ * that reads the magic reads the fields (see pthread.h). */
+static inline void rt_publish(uint32_t *magic, uint32_t value)
+{
+	__asm__ volatile("" ::: "memory");
+	*(volatile uint32_t *)magic = value;
+}
+
+/* One cache line per object (pthread.h): the fast path of a static initializer relies on it. */
+_Static_assert(sizeof(pthread_mutex_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "mutex spans two lines");
+_Static_assert(sizeof(pthread_cond_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "cond spans two lines");
+_Static_assert(sizeof(pthread_barrier_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "barrier spans two lines");
 
 /* Which implementation holds a synchronization object. */
 #define RT_IMPL_SW 1

@@ -186,7 +186,6 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
 
 void rt_thread_finish(unsigned int slot, void *retval)
 {
-	rt_keys_exit();
 	rt_threads[slot].retval = retval;
 	uint32_t old = subutai_atomic_swap(RT_THREAD_JOIN + slot, JOIN_EXITED);
 

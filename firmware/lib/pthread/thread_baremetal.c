@@ -171,9 +171,12 @@ void tile_main(unsigned int tile)
 			subutai_dcache_invalidate();
 			retval = rt_threads[slot].retval;
 		}
+		rt_keys_exit();
+		/* The core is free before the thread is seen gone: a thread created after a join
+		 * finds it free. Its spawn message waits in the NI until this loop takes it. */
+		rt_unplace(rt_core());
 		rt_thread_finish(slot, retval);
 		current = 0;
-		rt_unplace(rt_core());
 		/* The process ends with its last thread (the main thread may have exited already). */
 		if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
 			exit(0);

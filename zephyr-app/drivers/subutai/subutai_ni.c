@@ -46,11 +46,14 @@ void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 	ni_data.waiters[id] = waiter;
 }
 
-void subutai_waiter_unregister(unsigned int id)
+void subutai_waiter_unregister(struct subutai_waiter *waiter)
 {
-	if (id < CONFIG_SUBUTAI_THREADS_MAX) {
-		ni_data.waiters[id] = NULL;
+	unsigned int key = irq_lock();
+
+	if (waiter->id < CONFIG_SUBUTAI_THREADS_MAX && ni_data.waiters[waiter->id] == waiter) {
+		ni_data.waiters[waiter->id] = NULL;
 	}
+	irq_unlock(key);
 }
 
 struct subutai_waiter *subutai_waiter_current(void)

@@ -24,8 +24,8 @@ struct subutai_waiter {
 
 /* Makes the calling thread a waiter with this id (on this core). */
 void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id);
-/* Forgets the waiter of this id on this core (its thread is gone). */
-void subutai_waiter_unregister(unsigned int id);
+/* Forgets this waiter (its thread ends), unless its id already names a newer one on this core. */
+void subutai_waiter_unregister(struct subutai_waiter *waiter);
 /* The waiter of the calling thread (NULL if it has none). */
 struct subutai_waiter *subutai_waiter_current(void);
 /* Wakes the waiter of this id on this core (from a thread or an interrupt handler). */

@@ -177,6 +177,11 @@ static void thread_end(struct zthread *z, void *retval)
 {
 	unsigned int slot = z->slot;
 
+	rt_keys_exit();
+	/* The thread sleeps no more: forget its waiter before the slot can be reused (once
+	 * rt_thread_finish() lets it be joined), so that a new thread of that slot on this core is
+	 * never forgotten by a late clean-up of this one. */
+	subutai_waiter_unregister(&z->waiter);
 	rt_thread_finish(slot, retval);
 	rt_unplace(rt_core());
 	/* This core's service thread frees the block once the thread is gone. */
@@ -276,7 +281,6 @@ static void service_main(void *p1, void *p2, void *p3)
 			}
 		} else {
 			k_thread_join(&msg.z->thread, K_FOREVER);
-			subutai_waiter_unregister(msg.z->slot);
 			free(msg.z);
 		}
 	}
