@@ -209,3 +209,19 @@ def test_prodcons_unchanged(zephyr, backend):
     assert r.exit_code == 0, r.output[-2000:]
     records = parse_lines(r.output.splitlines())
     assert any(rec.get("backend") == backend for rec in records)
+
+
+@needs_zephyr
+def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
+    """One application built in two directories: identical zephyr.bin and zephyr.elf (debug
+    information included)."""
+    from soc.zephyr import build_app
+    model = sim.model(2, 2)
+    images = [build_app(model, "hello", out_dir=str(tmp_path / d), log=lambda m: None)
+        for d in ("a", "elsewhere/b")]
+    for suffix in ("bin", "elf"):
+        files = [os.path.splitext(i)[0] + "." + suffix for i in images]
+        with open(files[0], "rb") as a, open(files[1], "rb") as b:
+            first, second = a.read(), b.read()
+        assert first == second, suffix
+    assert str(tmp_path).encode() not in second
