@@ -63,10 +63,12 @@ def build_lock(output_dir):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args=""):
+def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
+        firmware_dir=FIRMWARE_DIR):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
-    ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin)."""
+    ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
+    ``firmware_dir`` is the firmware/ tree to build (another checkout's, say)."""
     check_backend(backend)
     if "'" in program_args:
         raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
@@ -74,7 +76,7 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
     if out_dir is None:
         tag = "".join(c if c.isalnum() else "_" for c in program_args.strip())
         out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
-    cmd = ["make", "-s", "-C", FIRMWARE_DIR, f"APP={app}", f"SOC_DIR={soc_dir}",
+    cmd = ["make", "-s", "-C", firmware_dir, f"APP={app}", f"SOC_DIR={soc_dir}",
         f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}"]
     if extra_cflags:
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")

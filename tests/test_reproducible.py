@@ -3,15 +3,8 @@
 import filecmp
 import os
 import shutil
-import subprocess
 
-from soc.firmware import FIRMWARE_DIR
-
-
-def _build(firmware_dir, soc_dir, out_dir, app):
-    subprocess.run(["make", "-s", "-C", firmware_dir, f"APP={app}", f"SOC_DIR={soc_dir}",
-        f"OUT={out_dir}", "BACKEND=subutai"], check=True)
-    return {ext: os.path.join(out_dir, f"{app}.{ext}") for ext in ("elf", "bin")}
+from soc.firmware import FIRMWARE_DIR, build_firmware
 
 
 def test_firmware_image_does_not_depend_on_checkout_path(sim, tmp_path):
@@ -25,9 +18,11 @@ def test_firmware_image_does_not_depend_on_checkout_path(sim, tmp_path):
         shutil.copytree(FIRMWARE_DIR, root / "firmware")
         soc_link = root / "soc-build"
         os.symlink(soc_dir, soc_link)
-        images.append(_build(str(root / "firmware"), str(soc_link), str(root / "out"), "radix"))
-    for ext in ("bin", "elf"):
-        assert filecmp.cmp(images[0][ext], images[1][ext], shallow=False), ext
-    with open(images[0]["elf"], "rb") as f:
+        images.append(build_firmware(str(soc_link), "radix", out_dir=str(root / "out"),
+            firmware_dir=str(root / "firmware")))
+    for ext in (".bin", ".elf"):
+        files = [os.path.splitext(image)[0] + ext for image in images]
+        assert filecmp.cmp(files[0], files[1], shallow=False), ext
+    with open(os.path.splitext(images[0])[0] + ".elf", "rb") as f:
         elf = f.read()
     assert str(tmp_path).encode() not in elf
