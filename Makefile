@@ -7,13 +7,17 @@ PYTEST_ARGS ?=
 
 BACKEND ?= subutai
 ARGS    ?=
+# Benchmarks: simulations run at once (default: the number of cores); layouts of each prodcons image.
+JOBS    ?=
+LAYOUTS ?= 8
+JOBS_ARG = $(if $(JOBS),--jobs $(JOBS))
 
 # FPGA boards (boards/<board>.py); BOARD_ARGS: more options of the board target.
 BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup test test-fast sim bench bench-apps simspeed bench-noc bench-fsm resources bitstream \
+.PHONY: help setup test test-fast sim bench bench-apps simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
 
 help:
@@ -25,9 +29,12 @@ help:
 	@echo "                           (BACKEND=subutai|swonly: PThreads backend of the app;"
 	@echo "                           APP=x264 ARGS=\"-i test\": a benchmark program and its arguments)"
 	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8 tiles: results/prodcons.*"
+	@echo "                           (LAYOUTS=8: layouts per image for the spread column; JOBS=N:"
+	@echo "                           simulations at once, default the number of cores, all benchmarks)"
 	@echo "make bench-apps            benchmark programs (streamcluster, bodytrack, x264, radix), both backends"
 	@echo "                           on 1, 2, 4, 8 tiles: speed-up, scaling, sync events: results/apps.*"
 	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
+	@echo "make figures               the README's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
 	@echo "make resources             LUT/FF/BRAM of one router and one NI from a yosys synthesis"
@@ -62,10 +69,13 @@ sim: | $(PYTHON)
 	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)"
 
 bench: | $(PYTHON)
-	$(PYTHON) scripts/bench.py
+	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(JOBS_ARG)
 
 bench-apps: | $(PYTHON)
-	$(PYTHON) scripts/bench_apps.py
+	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
+
+figures: | $(PYTHON)
+	$(PYTHON) scripts/figures.py
 
 simspeed: | $(PYTHON)
 	$(PYTHON) scripts/simspeed.py
@@ -99,8 +109,8 @@ zephyr-test: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m zephyr $(PYTEST_ARGS)
 
 zephyr-bench: | $(PYTHON)
-	$(PYTHON) scripts/bench.py --os zephyr
-	$(PYTHON) scripts/bench_apps.py --os zephyr
+	$(PYTHON) scripts/bench.py --os zephyr $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --os zephyr $(JOBS_ARG)
 
 clean:
 	rm -rf build

@@ -7,11 +7,20 @@ software-only backend and with the Subutai backend on each SoC size, keeps the w
 scripts/prodcons_report.py, then prints the table: per primitive, median application-visible
 cycles of SW-only and of Subutai, their ratio and the paper's (TPDS'21 Table XI).
 
+With --layouts N (bare metal), every configuration is also rebuilt N-1 times with everything but the
+timed code and data shifted by 64, 128, ... bytes (firmware/lib/linker.ld): the tables then give
+each median's spread across these layouts, what a change elsewhere in an image can still do to it
+(results/prodcons_layouts.csv has every layout's figures). results/prodcons.csv is always the
+unshifted layout's.
+
 With --os zephyr, prodcons runs unchanged as a Zephyr application (one kernel per tile) and the
 results are results/zephyr_prodcons.*; this needs a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
 
+Independent simulations run side by side (--jobs, default: the number of cores); the results do
+not depend on it.
+
 Usage: python scripts/bench.py [--tiles 2 4 8] [--backends swonly subutai] [--rounds N]
-                               [--os baremetal|zephyr]
+                               [--layouts N] [--os baremetal|zephyr] [--jobs N]
 """
 
 import argparse
@@ -23,36 +32,46 @@ import time
 from soc.firmware import BACKENDS
 from soc.simulation import build_model
 from scripts.capture import CaptureError, parse_lines
+from scripts.jobs import add_jobs_argument, run_all
 from scripts.prodcons_report import report
 from scripts.results import RESULTS_DIR, save_capture
 from soc.mesh import MeshShapeError, mesh_shape
 
 MAX_CYCLES = 60_000_000
+ROUNDS = 16             # prodcons rounds of a run (results/prodcons.* are of this many)
+# Shift between two layouts of --layouts (bytes): two cache lines of the shipped VexRiscv variants.
+LAYOUT_STEP = 64
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_prodcons(tiles, backends, rounds, os_name="baremetal"):
-    """Run prodcons for every size and backend; return the capture lines."""
-    lines = []
-    for n in tiles:
-        x, y = mesh_shape(n)
-        model = build_model(x, y, log=log)
-        for backend in backends:
-            rounds_flag = f"-DPRODCONS_ROUNDS={rounds}"
-            if os_name == "zephyr":
-                from soc.zephyr import build_app
-                image = build_app(model, "program", backend, "prodcons", extra_cflags=rounds_flag,
-                    out_dir=os.path.join(model.output_dir, "zephyr", f"prodcons-{backend}-r{rounds}"),
-                    log=log)
-            else:
-                image = model.build_firmware("prodcons", backend=backend, extra_cflags=rounds_flag,
-                    out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}"))
-            lines += run_checked(model, image, f"prodcons, {backend}, {n} tiles ({x}x{y}), {os_name}",
-                MAX_CYCLES, "bench")
-    return lines
+def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1):
+    """Run prodcons for every size, backend and layout (``layouts`` shifts of LAYOUT_STEP bytes,
+    bare metal only), ``jobs`` at a time; return the capture lines, in that order."""
+    models = {n: build_model(*mesh_shape(n), log=log) for n in tiles}
+    rounds_flag = f"-DPRODCONS_ROUNDS={rounds}"
+
+    def run(n, backend, pad):
+        model, (x, y) = models[n], mesh_shape(n)
+        what = f"prodcons, {backend}, {n} tiles ({x}x{y}), {os_name}"
+        if os_name == "zephyr":
+            from soc.zephyr import build_app
+            image = build_app(model, "program", backend, "prodcons", extra_cflags=rounds_flag,
+                out_dir=os.path.join(model.output_dir, "zephyr", f"prodcons-{backend}-r{rounds}"),
+                log=log)
+        else:
+            suffix = f"-pad{pad}" if pad else ""
+            image = model.build_firmware("prodcons", backend=backend, extra_cflags=rounds_flag,
+                out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}{suffix}"),
+                layout_pad=pad)
+            what += f", layout +{pad} B" if layouts > 1 else ""
+        return run_checked(model, image, what, MAX_CYCLES, "bench")
+
+    tasks = [lambda n=n, b=b, pad=k*LAYOUT_STEP: run(n, b, pad)
+             for n in tiles for b in backends for k in range(layouts)]
+    return [line for lines in run_all(tasks, jobs) for line in lines]
 
 
 def run_checked(model, image, what, max_cycles, tag):
@@ -71,10 +90,14 @@ def main():
     parser.add_argument("--tiles", type=int, nargs="+", default=[2, 4, 8],
         help="SoC sizes (tiles, 2 to 16).")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
-    parser.add_argument("--rounds", type=int, default=16, help="prodcons rounds per run.")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="prodcons rounds per run.")
     parser.add_argument("--os", choices=("baremetal", "zephyr"), default="baremetal", dest="os_name",
         help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
+    parser.add_argument("--layouts", type=int, default=1,
+        help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2*LAYOUT_STEP}, ... bytes of "
+             "all but the timed code and data (bare metal).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    add_jobs_argument(parser)
     args = parser.parse_args()
     for n in args.tiles:
         if n < 2:
@@ -85,6 +108,11 @@ def main():
             parser.error(str(e))
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
+    if args.layouts < 1:
+        parser.error("--layouts must be >= 1")
+    if args.layouts > 1 and args.os_name == "zephyr":
+        parser.error("--layouts: the layout shift is a bare-metal linker option (use --layouts 1 "
+                     "with --os zephyr)")
 
     name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
     if args.os_name == "zephyr":
@@ -93,7 +121,8 @@ def main():
 
     start = time.time()
     try:
-        lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name)
+        lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name, args.layouts,
+            args.jobs)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)
@@ -103,7 +132,7 @@ def main():
         raise SystemExit(f"error: {e}")
     print(table)
     print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} "
-          f"({time.time() - start:.0f} s)")
+          f"({time.time() - start:.0f} s, {args.jobs} at a time)")
 
 
 if __name__ == "__main__":

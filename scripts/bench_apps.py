@@ -13,9 +13,12 @@ With --os zephyr the programs run as Zephyr applications (zephyr-app/apps/progra
 tile, the PThreads library on Zephyr threads) and the results are results/zephyr_apps.*; this needs
 a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
 
+Independent simulations run side by side (--jobs, default: the number of cores); the capture and
+the tables do not depend on it.
+
 Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8]
                                     [--backends swonly subutai] [--input simsmall] [--seed 1]
-                                    [--os baremetal|zephyr]
+                                    [--os baremetal|zephyr] [--jobs N]
 """
 
 import argparse
@@ -29,6 +32,7 @@ from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
+from scripts.jobs import add_jobs_argument, run_all
 from scripts.results import RESULTS_DIR, save_capture
 from soc.mesh import MeshShapeError, mesh_shape
 
@@ -49,19 +53,21 @@ def build_image(model, program, backend, args, os_name):
     return model.build_firmware(program, backend=backend, program_args=args)
 
 
-def run_programs(programs, tiles, backends, args, os_name="baremetal"):
-    """Run every program on every size with every backend; return the capture lines."""
-    lines = []
-    for n in tiles:
+def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1):
+    """Run every program on every size with every backend, ``jobs`` at a time; return the capture
+    lines in that order."""
+    models = {n: build_model(*mesh_shape(n), log=log) for n in tiles}
+
+    def run(n, program, backend):
         x, y = mesh_shape(n)
-        model = build_model(x, y, log=log)
-        for program in programs:
-            for backend in backends:
-                image = build_image(model, program, backend, args, os_name)
-                lines += run_checked(model, image,
-                    f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}", MAX_CYCLES,
-                    "bench-apps")
-    return lines
+        image = build_image(models[n], program, backend, args, os_name)
+        return run_checked(models[n], image, f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}",
+            MAX_CYCLES, "bench-apps")
+
+    # The longest runs (most tiles) first, so that the last ones to finish are short.
+    order = [(n, p, b) for n in sorted(tiles, reverse=True) for p in programs for b in backends]
+    results = dict(zip(order, run_all([lambda t=t: run(*t) for t in order], jobs)))
+    return [line for n in tiles for p in programs for b in backends for line in results[(n, p, b)]]
 
 
 def host_reference(programs, args):
@@ -87,6 +93,7 @@ def main():
     parser.add_argument("--os", choices=OSES, default="baremetal", dest="os_name",
         help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    add_jobs_argument(parser)
     args = parser.parse_args()
     unknown = sorted(set(args.programs) - set(available))
     if unknown:
@@ -112,7 +119,8 @@ def main():
     except host_programs.HostProgramError as e:
         raise SystemExit(f"error: {e}")
     try:
-        lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name)
+        lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name,
+            args.jobs)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)
@@ -122,7 +130,8 @@ def main():
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
     print(table)
-    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
+    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s, "
+          f"{args.jobs} at a time)")
     problems = checksum_problems(runs, reference)
     if problems:
         raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))

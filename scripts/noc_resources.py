@@ -11,8 +11,9 @@ Usage::
 
 Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-port
 ``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
-does not know the mesh bounds) and with ``--mesh`` a whole 2x2 ``Mesh``; ``--json`` prints the same figures as JSON
-on stdout. Progress goes to stderr.
+does not know the mesh bounds) and with ``--mesh`` a whole 2x2 ``Mesh``, and saves it as
+results/noc_resources.{csv,md}; ``--json`` prints the same figures as JSON on stdout instead.
+Progress goes to stderr.
 
 Other scripts reuse :func:`synthesize`::
 
@@ -32,6 +33,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+from scripts.results import RESULTS_DIR, save_table
 
 from gateware.build import BUILD_DIR, ROOT
 
@@ -211,7 +214,8 @@ def main():
     parser.add_argument("--fmax", action="store_true",
         help="Also place and route (nextpnr-ecp5, LFE5U-85F, out of context) for Fmax.")
     parser.add_argument("--no-ni", action="store_true", help="Skip the network interfaces.")
-    parser.add_argument("--json", action="store_true", help="Machine-readable output.")
+    parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
+    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
 
     from gateware.noc.router import MeshRouter
@@ -252,6 +256,16 @@ def main():
         for r in results:
             if "fmax_mhz" in r:
                 print(f"{r['label']}: Fmax {r['fmax_mhz']:.1f} MHz (nextpnr-ecp5, 85F, out of context)")
+        header = ["design", "flags"] + [c for c, _ in COLUMNS] + ["Fmax (MHz)"]
+        rows = [[r["label"].removesuffix(f" {r['flags']}") if r["flags"] else r["label"], r["flags"]]
+                + [r["columns"][c] for c, _ in COLUMNS]
+                + [f"{r['fmax_mhz']:.1f}" if "fmax_mhz" in r else ""] for r in results]
+        csv_path, md_path = save_table("noc_resources", header, rows, results_dir=args.results,
+            title=f"FPGA resources of the NoC and the NI (yosys synth_ecp5, buffer depth "
+                  f"{args.buffer_depth}, starvation limit {args.starvation_limit})",
+            notes="Without flags synth_ecp5 maps to wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), "
+                  "which inflates the LUT4 count; `-nowidelut` gives the plain LUT4 count.")
+        print(f"wrote {csv_path} and {md_path}")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 """Producer/consumer synchronization latency: SW-only vs Subutai, beside the paper's Table XI.
 
 Reads the ``@subutai`` records of the `prodcons` firmware (a simulation log, a saved board
-capture or a live serial port), and writes results/prodcons.csv (every latency record),
-results/prodcons.md (per tile count: median cycles of both backends, their ratio and the
-paper's) and results/prodcons.png.
+capture or a live serial port), and writes results/prodcons.csv (every latency record of the
+unshifted layout), results/prodcons.md (per tile count: median cycles of both backends with their
+min and 90th percentile, their ratio and the paper's) and results/prodcons.png. When the capture
+holds several layouts of one image (scripts/bench.py --layouts), results/prodcons_layouts.csv
+keeps every layout's figures and the Markdown gives each median's spread across them.
 
 Usage: python scripts/prodcons_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
 """
@@ -30,19 +32,36 @@ PAPER_TABLE_XI = {
     ("cond", "wait_queued"):      ("Condition wait (queued)", 42844,  1022),
 }
 
-CSV_FIELDS = ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "max", "mean"]
+CSV_FIELDS = ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "p90", "max",
+              "mean"]
+LAYOUT_FIELDS = ["backend", "tiles", "primitive", "case", "layout_pad", "min", "median", "p90", "max"]
+# Goal for the spread of a median across layouts (percent).
+SPREAD_GOAL = 5.0
 
 NOTES = """\
 Our figures are cycles of the simulated SoC (or of the board, for a board capture) measured at
-application level, so software overhead included; medians over `count` samples. The paper's figures
-are average absolute times in ns from its own simulator and platform, so only the ratios
-(SW-only / Subutai) compare, not the values. "–": no record for that backend.
+application level, so software overhead included; medians over `count` samples after warm-up rounds,
+with the smallest sample and the 90th percentile ("min–p90"). The paper's figures are average
+absolute times in ns from its own simulator and platform, so only the ratios (SW-only / Subutai)
+compare, not the values. "–": no record for that backend.
 """
+
+LAYOUT_NOTES = """\
+Spread: (largest − smallest) / smallest of the median over {n} layouts of each image, everything but
+the timed code and data shifted by {pads} bytes (`scripts/bench.py --layouts {n}`): what a change
+elsewhere in an image can still do to a figure. Goal: under {goal:g} %.
+"""
+
 
 
 def latency_rows(records):
     """Latency records of the prodcons program (the ones with a primitive, not events)."""
     return [r for r in records if r.get("program") == PROGRAM and "primitive" in r]
+
+
+def _pad(record):
+    """Layout shift of a record's image (captures without one are of the unshifted layout)."""
+    return record.get("layout_pad", 0)
 
 
 def _case_order(key):
@@ -71,7 +90,7 @@ def _check(record):
         raise CaptureError(f"{PROGRAM} record lacks {', '.join(missing)}: {record}")
     if record["backend"] not in BACKENDS:
         raise CaptureError(f"{PROGRAM} record has unknown backend {record['backend']!r}: {record}")
-    bad = [f for f in ("tiles", "count", "min", "median", "max", "mean")
+    bad = [f for f in ("tiles", "count", "min", "median", "p90", "max", "mean")
            if isinstance(record[f], bool) or not isinstance(record[f], (int, float))]
     if bad:
         raise CaptureError(f"{PROGRAM} record has non-numeric {', '.join(bad)}: {record}")
@@ -87,12 +106,21 @@ def _by_key(rows):
 
 def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
     """Write <name>.{csv,md,png} (default prodcons) under results_dir; return the console table text."""
-    rows = latency_rows(records)
-    if not rows:
+    all_rows = latency_rows(records)
+    if not all_rows:
         raise CaptureError(f"the capture has no {PROGRAM} latency records")
-    for r in rows:
+    for r in all_rows:
         _check(r)
+    rows = [r for r in all_rows if _pad(r) == 0]
+    if not rows:
+        raise CaptureError(f"the capture has no {PROGRAM} records of the unshifted layout (layout_pad 0)")
     table = _by_key(rows)
+    pads = sorted({_pad(r) for r in all_rows})
+    spread = _spreads(all_rows) if len(pads) > 1 else {}
+    if spread:
+        save_csv(f"{name}_layouts", LAYOUT_FIELDS, sorted(([r[f] if f != "layout_pad" else _pad(r)
+            for f in LAYOUT_FIELDS] for r in all_rows),
+            key=lambda row: (row[1], row[0], _case_order((row[2], row[3])), row[4])), results_dir)
     tiles_list = sorted({t for t, _ in table})
     cases = {t: sorted((k for tt, k in table if tt == t), key=_case_order) for t in tiles_list}
 
@@ -104,10 +132,21 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         by_backend = table[(t, key)]
         return [by_backend[b]["median"] if b in by_backend else None for b in BACKENDS]
 
+    def ranges(t, key):
+        by_backend = table[(t, key)]
+        return [f"{_number(by_backend[b]['min'])}–{_number(by_backend[b]['p90'])}" if b in by_backend
+                else MISSING for b in BACKENDS]
+
+    def spreads(t, key):
+        return [f"{spread[(t, key, b)]:.1f} %" if (t, key, b) in spread else MISSING for b in BACKENDS]
+
     md = ["# Producer/consumer synchronization latency (prodcons): SW-only vs Subutai\n"]
     header = ["primitive", "case", "SW-only median (cycles)", "Subutai median (cycles)", "SW/Subutai",
-              "paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
+              "SW-only min–p90", "Subutai min–p90"]
+    header += ["SW-only spread", "Subutai spread"] if spread else []
+    header += ["paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
     console_header = ["tiles", "case", "swonly", "subutai", "ratio", "paper ratio"]
+    console_header += ["sw spread", "hw spread"] if spread else []
     console_rows = []
     for t in tiles_list:
         md_rows = []
@@ -115,16 +154,27 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             sw, hw = medians(t, key)
             label, paper_sw, paper_hw = _paper(key)
             cells = [MISSING if m is None else _number(m) for m in (sw, hw)]
+            spread_cells = spreads(t, key) if spread else []
             md_rows.append([key[0], f"`{key[1]}`" + (f" {label}" if label else ""), *cells, _ratio(sw, hw),
+                *ranges(t, key), *spread_cells,
                 MISSING if label is None else paper_sw, MISSING if label is None else paper_hw,
                 _ratio(paper_sw, paper_hw)])
-            console_rows.append([t, f"{key[0]} {key[1]}", *cells, _ratio(sw, hw), _ratio(paper_sw, paper_hw)])
+            console_rows.append([t, f"{key[0]} {key[1]}", *cells, _ratio(sw, hw), _ratio(paper_sw, paper_hw),
+                *spread_cells])
         md.append(f"## {t} tiles\n")
         md.append(markdown_table(header, md_rows))
         runs = _run_cycles(records, t)
         if runs:
             md.append("Whole run: " + ", ".join(f"{b} {c} cycles" for b, c in runs) + ".\n")
     md.append(NOTES)
+    if spread:
+        over = sorted(((t, key, b, v) for (t, key, b), v in spread.items() if v >= SPREAD_GOAL),
+            key=lambda e: (e[0], _case_order(e[1]), e[2]))
+        md.append(LAYOUT_NOTES.format(n=len(pads), pads=", ".join(str(p) for p in pads),
+            goal=SPREAD_GOAL))
+        md.append(f"{len(spread) - len(over)} of {len(spread)} medians are within the goal" +
+            (": not " + ", ".join(f"{t} tiles {k[0]} `{k[1]}` {b} ({v:.1f} %)" for t, k, b, v in over)
+             + ".\n" if over else ".\n"))
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
 
@@ -132,11 +182,20 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
     return console_table(console_header, console_rows)
 
 
+def _spreads(rows):
+    """{(tiles, (primitive, case), backend): spread of the median across layouts, in percent}."""
+    medians = {}
+    for r in rows:
+        medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[_pad(r)] = r["median"]
+    return {k: 100.0 * (max(v.values()) - min(v.values())) / min(v.values()) if min(v.values()) else 0.0
+            for k, v in medians.items() if len(v) > 1}
+
+
 def _run_cycles(records, tiles):
     """(backend, cycles) of the prodcons run events of this tile count, for context in the report."""
     return [(r.get("backend", "?"), r["cycles"]) for r in records
             if r.get("program") == PROGRAM and r.get("event") == "run" and r.get("tiles") == tiles
-            and "cycles" in r]
+            and "cycles" in r and _pad(r) == 0]
 
 
 def _plot(table, tiles_list, cases, path):

@@ -64,12 +64,15 @@ def build_lock(output_dir):
 
 
 def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-        firmware_dir=FIRMWARE_DIR):
+        firmware_dir=FIRMWARE_DIR, layout_pad=0):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
     ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
-    ``firmware_dir`` is the firmware/ tree to build (another checkout's, say)."""
+    ``firmware_dir`` is the firmware/ tree to build (another checkout's, say); ``layout_pad``
+    shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld)."""
     check_backend(backend)
+    if not isinstance(layout_pad, int) or layout_pad < 0 or layout_pad % 4:
+        raise ValueError(f"layout_pad {layout_pad!r}: a non-negative multiple of 4 bytes")
     if "'" in program_args:
         raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
     soc_dir = os.path.abspath(soc_dir)
@@ -77,7 +80,7 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
         tag = "".join(c if c.isalnum() else "_" for c in program_args.strip())
         out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
     cmd = ["make", "-s", "-C", firmware_dir, f"APP={app}", f"SOC_DIR={soc_dir}",
-        f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}"]
+        f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}", f"LAYOUT_PAD={layout_pad}"]
     if extra_cflags:
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
     with build_lock(soc_dir):

@@ -125,10 +125,12 @@ class SimModel:
     def n_tiles(self):
         return self.config["constants"]["n_tiles"]
 
-    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args=""):
+    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
+            layout_pad=0):
         """Compile a firmware application or benchmark program against this SoC's generated
         headers (:func:`soc.firmware.build_firmware`); return its .bin."""
-        return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args)
+        return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args,
+            layout_pad=layout_pad)
 
     def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=()):
         """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse."""

@@ -6,7 +6,7 @@
 #include <subutai/ni.h>
 #include <subutai_port.h>
 
-int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
+SUBUTAI_SYNC_PATH int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
 		    const uint32_t *payload, unsigned int length)
 {
 	if (dest >= subutai_num_tiles() || (unsigned int)cls > 1 || length > NOC_MAX_PAYLOAD) {
@@ -40,7 +40,7 @@ int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int t
 	}
 }
 
-unsigned int subutai_ni_pending(enum subutai_ni_class cls)
+SUBUTAI_SYNC_PATH unsigned int subutai_ni_pending(enum subutai_ni_class cls)
 {
 	uint32_t status = ni_rx_status_read();
 
@@ -59,7 +59,7 @@ static inline uint32_t ni_pop(enum subutai_ni_class cls)
 	return ni_rx_data_read();
 }
 
-int subutai_ni_try_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
+SUBUTAI_SYNC_PATH int subutai_ni_try_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
 {
 	if (subutai_ni_pending(cls) == 0) {
 		return -EAGAIN;

@@ -15,7 +15,7 @@ static void ni_irq_enable(void)
 	irq_setmask(irq_getmask() | (1u << NI_INTERRUPT));
 }
 
-void subutai_ni_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
+SUBUTAI_SYNC_PATH void subutai_ni_recv(enum subutai_ni_class cls, struct subutai_ni_msg *msg)
 {
 	/* Sleep until the NI interrupt line rises: enabled in the mask but not taken unless global
 	 * interrupts are on, so wfi wakes the core either way.
@@ -37,7 +37,7 @@ void subutai_ni_set_handler(subutai_ni_handler_t handler)
 	}
 }
 
-void subutai_ni_isr(void)
+SUBUTAI_SYNC_PATH void subutai_ni_isr(void)
 {
 	if (ni_handler) {
 		ni_handler();

@@ -61,14 +61,14 @@ void _exit(int code)
 void subutai_ni_isr(void);
 
 /* Interrupt sources of this core, dispatched by number. */
-__attribute__((weak)) void subutai_isr(uint32_t pending)
+SUBUTAI_SYNC_PATH __attribute__((weak)) void subutai_isr(uint32_t pending)
 {
 	if (pending & (1u << NI_INTERRUPT)) {
 		subutai_ni_isr();
 	}
 }
 
-void subutai_trap(void)
+SUBUTAI_SYNC_PATH void subutai_trap(void)
 {
 	uint32_t mcause = csrr(mcause);
 

@@ -13,7 +13,7 @@
 #include "atomic_words.h"
 
 /* Hardware reply status -> the C library's errno value. */
-static int status_to_errno(unsigned int status)
+SUBUTAI_SYNC_PATH static int status_to_errno(unsigned int status)
 {
 	switch (status) {
 	case SUBUTAI_STATUS_OK:
@@ -33,7 +33,7 @@ static int status_to_errno(unsigned int status)
 	}
 }
 
-void subutai_reply_pop(struct subutai_reply *reply)
+SUBUTAI_SYNC_PATH void subutai_reply_pop(struct subutai_reply *reply)
 {
 	/* Only the info register pops the reply: read the others first. */
 	reply->id = subutai_reply_id_read();
@@ -87,7 +87,7 @@ static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool
 	return status_to_errno(reply.status);
 }
 
-int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+SUBUTAI_SYNC_PATH int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		    uint32_t *result)
 {
 	return request(id, op, value, want_reply, result, NULL);
@@ -126,7 +126,7 @@ int subutai_free(subutai_id_t id)
 	return request(id, SUBUTAI_OP_FREE, 0, false, NULL, NULL);
 }
 
-static int acquired(int status)
+SUBUTAI_SYNC_PATH static int acquired(int status)
 {
 	if (status == 0) {
 		subutai_dcache_invalidate();
@@ -134,17 +134,17 @@ static int acquired(int status)
 	return status;
 }
 
-int subutai_mutex_lock(subutai_id_t mutex)
+SUBUTAI_SYNC_PATH int subutai_mutex_lock(subutai_id_t mutex)
 {
 	return acquired(request(mutex, SUBUTAI_OP_LOCK, 0, false, NULL, NULL));
 }
 
-int subutai_mutex_trylock(subutai_id_t mutex)
+SUBUTAI_SYNC_PATH int subutai_mutex_trylock(subutai_id_t mutex)
 {
 	return acquired(request(mutex, SUBUTAI_OP_TRYLOCK, 0, false, NULL, NULL));
 }
 
-int subutai_mutex_unlock(subutai_id_t mutex)
+SUBUTAI_SYNC_PATH int subutai_mutex_unlock(subutai_id_t mutex)
 {
 	/* Error-checking mutexes answer unlocks (EPERM for a non-owner); others are posted. */
 	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
@@ -152,7 +152,7 @@ int subutai_mutex_unlock(subutai_id_t mutex)
 	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked, NULL, NULL);
 }
 
-int subutai_barrier_wait(subutai_id_t barrier)
+SUBUTAI_SYNC_PATH int subutai_barrier_wait(subutai_id_t barrier)
 {
 	uint32_t value = 0;
 	int status = request(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, false, &value, NULL);
@@ -164,7 +164,7 @@ int subutai_barrier_wait(subutai_id_t barrier)
 	return value == SUBUTAI_SERIAL_VALUE ? SUBUTAI_BARRIER_SERIAL_THREAD : 0;
 }
 
-int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
+SUBUTAI_SYNC_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 {
 	subutai_id_t about = 0;
 	int status = request(cond, SUBUTAI_OP_COND_WAIT, mutex, false, NULL, &about);
@@ -176,7 +176,7 @@ int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 	return acquired(status);
 }
 
-int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
+SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
 {
 	struct subutai_reply reply;
 	bool timed_out = false;
@@ -198,12 +198,12 @@ int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadl
 	return status == 0 && timed_out ? ETIMEDOUT : status;
 }
 
-int subutai_cond_signal(subutai_id_t cond)
+SUBUTAI_SYNC_PATH int subutai_cond_signal(subutai_id_t cond)
 {
 	return request(cond, SUBUTAI_OP_COND_SIGNAL, 0, false, NULL, NULL);
 }
 
-int subutai_cond_broadcast(subutai_id_t cond)
+SUBUTAI_SYNC_PATH int subutai_cond_broadcast(subutai_id_t cond)
 {
 	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL, NULL);
 }

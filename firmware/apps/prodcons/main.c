@@ -16,8 +16,10 @@
  *      consumers not yet queued at that unlock are dropped.
  *
  * Times come from the global cycle counter, the same on every core, less the cost of reading it.
- * Results are printed as "@subutai {json}" lines; the rest of the output does not depend on the
- * backend.
+ * The first WARMUP rounds fill the caches and are not recorded. The timed code and this program's
+ * data sit at fixed places in the direct-mapped caches (subutai/timed.h), so that code elsewhere
+ * does not move the figures. Results are printed as "@subutai {json}" lines, with min, median, 90th
+ * percentile, max and mean per case; the rest of the output does not depend on the backend.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -30,6 +32,10 @@
 #define PRODCONS_ROUNDS 16
 #endif
 #define ROUNDS PRODCONS_ROUNDS
+#ifndef PRODCONS_WARMUP
+#define PRODCONS_WARMUP 2
+#endif
+#define WARMUP PRODCONS_WARMUP
 #ifdef PRODCONS_DEBUG
 #define DBG(...) printf(__VA_ARGS__)
 #else
@@ -37,21 +43,21 @@
 #endif
 #define MAX_THREADS N_TILES
 
-static unsigned int n_threads, n_consumers;
-static uint32_t stamp_cost;
+static unsigned int n_threads SUBUTAI_TIMED_DATA, n_consumers SUBUTAI_TIMED_DATA;
+static uint32_t stamp_cost SUBUTAI_TIMED_DATA;
 
-static pthread_mutex_t free_mutex[MAX_THREADS];
-static pthread_mutex_t mutex;
-static pthread_cond_t items_ready;
-static pthread_cond_t consumers_waiting;
-static pthread_barrier_t barrier;
+static pthread_mutex_t free_mutex[MAX_THREADS] SUBUTAI_TIMED_DATA;
+static pthread_mutex_t mutex SUBUTAI_TIMED_DATA;
+static pthread_cond_t items_ready SUBUTAI_TIMED_DATA;
+static pthread_cond_t consumers_waiting SUBUTAI_TIMED_DATA;
+static pthread_barrier_t barrier SUBUTAI_TIMED_DATA;
 
 /* Shared state, under mutex. */
-static unsigned int waiting;
-static unsigned int items[MAX_THREADS];
-static unsigned int n_items;
-static unsigned int round_no;
-static unsigned int checksum[MAX_THREADS];
+static unsigned int waiting SUBUTAI_TIMED_DATA;
+static unsigned int items[MAX_THREADS] SUBUTAI_TIMED_DATA;
+static unsigned int n_items SUBUTAI_TIMED_DATA;
+static unsigned int round_no SUBUTAI_TIMED_DATA;
+static unsigned int checksum[MAX_THREADS] SUBUTAI_TIMED_DATA;
 
 /* Per-round stamps, each written by its own thread, read by the producer after the round's last
  * barrier. Two sets: a consumer already stamps its next round's barrier arrival meanwhile.
@@ -61,7 +67,7 @@ struct stamps {
 	uint32_t woke, woke_unlock;
 	uint32_t lock_start, lock_got, lock_unlock;
 };
-static struct stamps stamps[2][MAX_THREADS];
+static struct stamps stamps[2][MAX_THREADS] SUBUTAI_TIMED_DATA;
 #define st (stamps[round_parity])
 static unsigned int round_parity __tile_bss;
 
@@ -70,29 +76,47 @@ static inline uint32_t now(void)
 	return subutai_cycles32();
 }
 
-/* Samples of one case. */
+/* Samples of one case (zero-initialised: timed data). */
 #define MAX_SAMPLES (ROUNDS * MAX_THREADS * 2)
 struct samples {
-	const char *primitive, *name;
 	unsigned int n, dropped;
 	uint32_t v[MAX_SAMPLES];
 };
 
-static struct samples lock_free = {.primitive = "mutex", .name = "lock_free"};
-static struct samples lock_queued = {.primitive = "mutex", .name = "lock_queued"};
-static struct samples unlock = {.primitive = "mutex", .name = "unlock"};
-static struct samples unlock_queued = {.primitive = "mutex", .name = "unlock_queued"};
-static struct samples barrier_released = {.primitive = "barrier", .name = "wait_released"};
-static struct samples barrier_last = {.primitive = "barrier", .name = "wait_last"};
-static struct samples cond_broadcast = {.primitive = "cond", .name = "broadcast"};
-static struct samples cond_queued = {.primitive = "cond", .name = "wait_queued"};
+enum { LOCK_FREE, UNLOCK, LOCK_QUEUED, UNLOCK_QUEUED, BARRIER_RELEASED, BARRIER_LAST, COND_BROADCAST,
+       COND_QUEUED, N_CASES };
+static const char *const case_names[N_CASES][2] = {
+	[LOCK_FREE] = {"mutex", "lock_free"},
+	[UNLOCK] = {"mutex", "unlock"},
+	[LOCK_QUEUED] = {"mutex", "lock_queued"},
+	[UNLOCK_QUEUED] = {"mutex", "unlock_queued"},
+	[BARRIER_RELEASED] = {"barrier", "wait_released"},
+	[BARRIER_LAST] = {"barrier", "wait_last"},
+	[COND_BROADCAST] = {"cond", "broadcast"},
+	[COND_QUEUED] = {"cond", "wait_queued"},
+};
+static struct samples samples[N_CASES] SUBUTAI_TIMED_DATA;
+#define lock_free        samples[LOCK_FREE]
+#define unlock           samples[UNLOCK]
+#define lock_queued      samples[LOCK_QUEUED]
+#define unlock_queued    samples[UNLOCK_QUEUED]
+#define barrier_released samples[BARRIER_RELEASED]
+#define barrier_last     samples[BARRIER_LAST]
+#define cond_broadcast   samples[COND_BROADCAST]
+#define cond_queued      samples[COND_QUEUED]
 
-static void add(struct samples *s, uint32_t cycles)
+/* Round being timed: warm-up rounds record nothing. */
+static bool recording SUBUTAI_TIMED_DATA;
+
+SUBUTAI_SYNC_PATH static void add(struct samples *s, uint32_t cycles)
 {
-	if (s->n < MAX_SAMPLES) {
+	if (recording && s->n < MAX_SAMPLES) {
 		s->v[s->n++] = cycles > stamp_cost ? cycles - stamp_cost : 0;
 	}
 }
+
+/* Layout probe of the build (firmware/lib/linker.ld), reported with the results. */
+extern char __layout_pad[] __attribute__((weak)); /* absent under Zephyr: 0 */
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -101,8 +125,10 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void print_samples(struct samples *s, const char *impl)
+static void print_samples(unsigned int c, const char *impl)
 {
+	struct samples *s = &samples[c];
+
 	if (s->n == 0) {
 		return;
 	}
@@ -115,13 +141,16 @@ static void print_samples(struct samples *s, const char *impl)
 	uint32_t median = s->n % 2 ? s->v[s->n / 2]
 				   : (uint32_t)(((uint64_t)s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2);
 	unsigned int mean10 = (unsigned int)(sum * 10 / s->n);
+	/* 90th percentile, nearest rank: the smallest sample with at least 90 % at or below it. */
+	uint32_t p90 = s->v[(s->n * 9 + 9) / 10 - 1];
 
 	printf("@subutai {\"program\":\"prodcons\",\"backend\":\"%s\",\"impl\":\"%s\",\"tiles\":%u,"
-	       "\"primitive\":\"%s\",\"case\":\"%s\",\"count\":%u,\"dropped\":%u,\"min\":%lu,"
-	       "\"median\":%lu,\"max\":%lu,\"mean\":%u.%u}\n",
-	       pthread_backend_np, impl, n_threads, s->primitive, s->name, s->n, s->dropped,
-	       (unsigned long)s->v[0], (unsigned long)median, (unsigned long)s->v[s->n - 1],
-	       mean10 / 10, mean10 % 10);
+	       "\"layout_pad\":%u,\"primitive\":\"%s\",\"case\":\"%s\",\"count\":%u,\"dropped\":%u,"
+	       "\"min\":%lu,\"median\":%lu,\"p90\":%lu,\"max\":%lu,\"mean\":%u.%u}\n",
+	       pthread_backend_np, impl, n_threads, (unsigned int)(uintptr_t)__layout_pad,
+	       case_names[c][0], case_names[c][1], s->n, s->dropped, (unsigned long)s->v[0],
+	       (unsigned long)median, (unsigned long)p90, (unsigned long)s->v[s->n - 1], mean10 / 10,
+	       mean10 % 10);
 }
 
 static void check(int err, const char *what)
@@ -132,7 +161,7 @@ static void check(int err, const char *what)
 	}
 }
 
-static void barrier_phase(unsigned int me)
+SUBUTAI_SYNC_PATH static void barrier_phase(unsigned int me)
 {
 	st[me].barrier_enter = now();
 	int ret = pthread_barrier_wait(&barrier);
@@ -143,11 +172,11 @@ static void barrier_phase(unsigned int me)
 	}
 }
 
-static void *consumer(void *arg)
+SUBUTAI_SYNC_PATH static void *consumer(void *arg)
 {
 	unsigned int me = (uintptr_t)arg;
 
-	for (unsigned int r = 0; r < ROUNDS; r++) {
+	for (unsigned int r = 0; r < WARMUP + ROUNDS; r++) {
 		round_parity = r % 2;
 		/* 1-2: the producer measures free locks while we wait here. */
 		barrier_phase(me);
@@ -181,7 +210,7 @@ static void *consumer(void *arg)
 }
 
 /* Release order: the thread i granted next after a release at `after` (the earliest grant). */
-static int next_grant(const uint32_t *got, bool *taken, uint32_t after)
+SUBUTAI_SYNC_PATH static int next_grant(const uint32_t *got, bool *taken, uint32_t after)
 {
 	int best = -1;
 
@@ -198,7 +227,7 @@ static int next_grant(const uint32_t *got, bool *taken, uint32_t after)
 }
 
 /* Chain of grants: each from the previous owner's unlock. */
-static void chain(struct samples *s, uint32_t first_release, const uint32_t *start,
+SUBUTAI_SYNC_PATH static void chain(struct samples *s, uint32_t first_release, const uint32_t *start,
 		  const uint32_t *got, const uint32_t *release)
 {
 	bool taken[MAX_THREADS] = {false};
@@ -219,10 +248,11 @@ static void chain(struct samples *s, uint32_t first_release, const uint32_t *sta
 	}
 }
 
-static void producer_round(unsigned int r)
+/* Not inlined into main: it is timed code, main is not. */
+SUBUTAI_SYNC_PATH __attribute__((noinline)) static void producer_round(unsigned int r)
 {
 	uint32_t t0, t1, t2, last_enter = 0;
-	uint32_t start[MAX_THREADS], got[MAX_THREADS], release[MAX_THREADS];
+	uint32_t start[MAX_THREADS] = {0}, got[MAX_THREADS] = {0}, release[MAX_THREADS] = {0};
 
 	/* 1: free locks, on every host (consumers are waiting in the barrier). */
 	for (unsigned int i = 0; i < n_threads; i++) {
@@ -296,6 +326,16 @@ static void producer_round(unsigned int r)
 	chain(&lock_queued, t0, start, got, release);
 }
 
+/* The producer's rounds (timed code: main is not). */
+SUBUTAI_SYNC_PATH __attribute__((noinline)) static void producer(void)
+{
+	for (unsigned int r = 0; r < WARMUP + ROUNDS; r++) {
+		round_parity = r % 2;
+		recording = r >= WARMUP;
+		producer_round(r);
+	}
+}
+
 int main(void)
 {
 	pthread_t t[MAX_THREADS];
@@ -323,15 +363,13 @@ int main(void)
 	check(pthread_cond_init(&items_ready, NULL), "pthread_cond_init");
 	check(pthread_cond_init(&consumers_waiting, NULL), "pthread_cond_init");
 	check(pthread_barrier_init(&barrier, NULL, n_threads), "pthread_barrier_init");
-	printf("prodcons: 1 producer, %u consumers, %u rounds\n", n_consumers, ROUNDS);
+	printf("prodcons: 1 producer, %u consumers, %u rounds after %u warm-up rounds\n", n_consumers,
+	       ROUNDS, WARMUP);
 
 	for (unsigned int i = 1; i < n_threads; i++) {
 		check(pthread_create(&t[i], NULL, consumer, (void *)(uintptr_t)i), "pthread_create");
 	}
-	for (unsigned int r = 0; r < ROUNDS; r++) {
-		round_parity = r % 2;
-		producer_round(r);
-	}
+	producer();
 	for (unsigned int i = 1; i < n_threads; i++) {
 		check(pthread_join(t[i], NULL), "pthread_join");
 	}
@@ -342,26 +380,27 @@ int main(void)
 	for (unsigned int i = 1; i < n_threads; i++) {
 		sum += checksum[i];
 	}
-	for (unsigned int i = 1; i <= ROUNDS * n_consumers; i++) {
+	for (unsigned int i = 1; i <= (WARMUP + ROUNDS) * n_consumers; i++) {
 		expected += i;
 	}
 	bool ok = n_items == 0 && sum == expected;
 
-	printf("prodcons: %u items consumed, checksum %lu (%s)\n", ROUNDS * n_consumers, sum,
+	printf("prodcons: %u items consumed, checksum %lu (%s)\n", (WARMUP + ROUNDS) * n_consumers, sum,
 	       ok ? "ok" : "WRONG");
 
 	const char *mutex_impl = pthread_mutex_impl_np(&mutex);
 
-	print_samples(&lock_free, pthread_mutex_impl_np(&free_mutex[0]));
-	print_samples(&unlock, pthread_mutex_impl_np(&free_mutex[0]));
-	print_samples(&lock_queued, mutex_impl);
-	print_samples(&unlock_queued, mutex_impl);
-	print_samples(&barrier_released, pthread_barrier_impl_np(&barrier));
-	print_samples(&barrier_last, pthread_barrier_impl_np(&barrier));
-	print_samples(&cond_broadcast, pthread_cond_impl_np(&items_ready));
-	print_samples(&cond_queued, pthread_cond_impl_np(&items_ready));
+	print_samples(LOCK_FREE, pthread_mutex_impl_np(&free_mutex[0]));
+	print_samples(UNLOCK, pthread_mutex_impl_np(&free_mutex[0]));
+	print_samples(LOCK_QUEUED, mutex_impl);
+	print_samples(UNLOCK_QUEUED, mutex_impl);
+	print_samples(BARRIER_RELEASED, pthread_barrier_impl_np(&barrier));
+	print_samples(BARRIER_LAST, pthread_barrier_impl_np(&barrier));
+	print_samples(COND_BROADCAST, pthread_cond_impl_np(&items_ready));
+	print_samples(COND_QUEUED, pthread_cond_impl_np(&items_ready));
 	printf("@subutai {\"program\":\"prodcons\",\"backend\":\"%s\",\"tiles\":%u,\"event\":\"run\","
-	       "\"cycles\":%lu,\"rounds\":%u}\n",
-	       pthread_backend_np, n_threads, (unsigned long)(end - begin), ROUNDS);
+	       "\"layout_pad\":%u,\"cycles\":%lu,\"rounds\":%u,\"warmup\":%u}\n",
+	       pthread_backend_np, n_threads, (unsigned int)(uintptr_t)__layout_pad,
+	       (unsigned long)(end - begin), ROUNDS, WARMUP);
 	return ok ? 0 : 1;
 }

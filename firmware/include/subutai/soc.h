@@ -14,6 +14,8 @@
 #include <generated/soc.h>
 #include <system.h>
 
+#include <subutai/timed.h>
+
 /* Variables private to each core (in its tile RAM), zeroed by every core at start-up. */
 #define __tile_bss __attribute__((section(".tile_bss")))
 

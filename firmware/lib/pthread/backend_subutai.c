@@ -55,6 +55,6 @@ int rt_hw_barrier_init(uint32_t *handle, unsigned int count)
 	return alloc_anywhere(alloc_barrier, count, handle);
 }
 
-const bool rt_backend_hw = true;
+const bool rt_backend_hw SUBUTAI_TIMED_CONST = true;
 
 const char pthread_backend_np[] = "subutai";

@@ -3,6 +3,6 @@
  */
 #include "rt.h"
 
-const bool rt_backend_hw = false;
+const bool rt_backend_hw SUBUTAI_TIMED_CONST = false;
 
 const char pthread_backend_np[] = "swonly";

@@ -13,7 +13,7 @@
 
 #include "rt.h"
 
-static bool use_hw(void)
+SUBUTAI_SYNC_PATH static bool use_hw(void)
 {
 	return rt_backend_hw;
 }
@@ -91,7 +91,7 @@ int pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attr)
  * 0 when the object is ready, after setting up a statically initialized one (under the runtime
  * lock: several cores may use it first at once); EINVAL for a destroyed or corrupt one.
  */
-static int lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj)
+SUBUTAI_SYNC_PATH static int lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj)
 {
 	if (*magic == want) {
 		return 0;
@@ -131,13 +131,13 @@ static inline bool is_errorcheck(const pthread_mutex_t *m)
 	return m->type == PTHREAD_MUTEX_ERRORCHECK;
 }
 
-static int mutex_lock_raw(pthread_mutex_t *m)
+SUBUTAI_SYNC_PATH static int mutex_lock_raw(pthread_mutex_t *m)
 {
 	return m->impl == RT_IMPL_HW ? subutai_mutex_lock(m->handle)
 				     : sw_mutex_lock(m->handle, is_errorcheck(m));
 }
 
-static int mutex_unlock_raw(pthread_mutex_t *m)
+SUBUTAI_SYNC_PATH static int mutex_unlock_raw(pthread_mutex_t *m)
 {
 	return m->impl == RT_IMPL_HW ? subutai_mutex_unlock(m->handle)
 				     : sw_mutex_unlock(m->handle, is_errorcheck(m));
@@ -162,7 +162,7 @@ int pthread_mutex_destroy(pthread_mutex_t *mutex)
 	return err;
 }
 
-int pthread_mutex_lock(pthread_mutex_t *mutex)
+SUBUTAI_SYNC_PATH int pthread_mutex_lock(pthread_mutex_t *mutex)
 {
 	int err = mutex_ready(mutex);
 
@@ -190,7 +190,7 @@ int pthread_mutex_lock(pthread_mutex_t *mutex)
 	return mutex_lock_raw(mutex);
 }
 
-int pthread_mutex_trylock(pthread_mutex_t *mutex)
+SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 {
 	int err = mutex_ready(mutex);
 
@@ -215,7 +215,7 @@ int pthread_mutex_trylock(pthread_mutex_t *mutex)
 	return err;
 }
 
-int pthread_mutex_unlock(pthread_mutex_t *mutex)
+SUBUTAI_SYNC_PATH int pthread_mutex_unlock(pthread_mutex_t *mutex)
 {
 	int err = mutex_ready(mutex);
 
@@ -312,7 +312,7 @@ static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
 }
 
 /* A wait on a software condition, with a mutex of either implementation. */
-static int sw_cond_wait(uint32_t cond, pthread_mutex_t *mutex, uint64_t deadline)
+SUBUTAI_SYNC_PATH static int sw_cond_wait(uint32_t cond, pthread_mutex_t *mutex, uint64_t deadline)
 {
 	uint32_t sw_mutex = mutex->impl == RT_IMPL_SW ? mutex->handle : 0;
 	uint32_t seq = sw_cond_enter(cond, sw_mutex);
@@ -331,7 +331,7 @@ static int sw_cond_wait(uint32_t cond, pthread_mutex_t *mutex, uint64_t deadline
 }
 
 /* deadline: global cycles, 0 for none. */
-static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
+SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
 {
 	int err = cond_ready(cond);
 
@@ -380,12 +380,12 @@ static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t dead
 	return err;
 }
 
-int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
+SUBUTAI_SYNC_PATH int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
 {
 	return cond_wait(cond, mutex, 0);
 }
 
-int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 			   const struct timespec *abstime)
 {
 	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L) {
@@ -400,7 +400,7 @@ int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 	return cond_wait(cond, mutex, deadline);
 }
 
-int pthread_cond_signal(pthread_cond_t *cond)
+SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
 {
 	int err = cond_ready(cond);
 
@@ -412,7 +412,7 @@ int pthread_cond_signal(pthread_cond_t *cond)
 					: sw_cond_signal(cond->handle);
 }
 
-int pthread_cond_broadcast(pthread_cond_t *cond)
+SUBUTAI_SYNC_PATH int pthread_cond_broadcast(pthread_cond_t *cond)
 {
 	int err = cond_ready(cond);
 
@@ -473,7 +473,7 @@ int pthread_barrier_destroy(pthread_barrier_t *barrier)
 	return err;
 }
 
-int pthread_barrier_wait(pthread_barrier_t *barrier)
+SUBUTAI_SYNC_PATH int pthread_barrier_wait(pthread_barrier_t *barrier)
 {
 	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
 		return EINVAL;

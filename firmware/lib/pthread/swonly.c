@@ -99,7 +99,7 @@ static void block_free(uint32_t h)
 
 /* Wait queues (callers hold W_QLOCK). */
 
-static void enqueue(uint32_t h, unsigned int waiter)
+SUBUTAI_SYNC_PATH static void enqueue(uint32_t h, unsigned int waiter)
 {
 	uint32_t tail = ld(h, W_TAIL);
 
@@ -113,7 +113,7 @@ static void enqueue(uint32_t h, unsigned int waiter)
 }
 
 /* Takes a waiter off the queue; false if it is not on it (dequeued by a waker meanwhile). */
-static bool unlink(uint32_t h, unsigned int waiter)
+SUBUTAI_SYNC_PATH static bool unlink(uint32_t h, unsigned int waiter)
 {
 	uint32_t prev = 0;
 
@@ -137,7 +137,7 @@ static bool unlink(uint32_t h, unsigned int waiter)
 }
 
 /* Takes up to n sleepers off the queue; returns the first (waiter + 1, linked by wait_next). */
-static uint32_t dequeue(uint32_t h, unsigned int n)
+SUBUTAI_SYNC_PATH static uint32_t dequeue(uint32_t h, unsigned int n)
 {
 	uint32_t first = ld(h, W_HEAD);
 
@@ -164,7 +164,7 @@ static uint32_t dequeue(uint32_t h, unsigned int n)
 	return first;
 }
 
-static void wake_list(uint32_t first, uint32_t what)
+SUBUTAI_SYNC_PATH static void wake_list(uint32_t first, uint32_t what)
 {
 	while (first != 0) {
 		/* Read the link before the wake-up: the woken waiter may sleep on another queue. */
@@ -178,7 +178,7 @@ static void wake_list(uint32_t first, uint32_t what)
 /* Sleeps on the queue while word w holds expected, until a wake-up or the deadline (global
  * cycles, 0: none); false on timeout.
  */
-static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
+SUBUTAI_SYNC_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	if (ld(h, w) != expected) {
@@ -202,7 +202,7 @@ static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t d
 	return false;
 }
 
-static void futex_wake(uint32_t h, unsigned int n)
+SUBUTAI_SYNC_PATH static void futex_wake(uint32_t h, unsigned int n)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	uint32_t first = dequeue(h, n);
@@ -211,7 +211,7 @@ static void futex_wake(uint32_t h, unsigned int n)
 	wake_list(first, h);
 }
 
-static bool valid(uint32_t h, unsigned int kind)
+SUBUTAI_SYNC_PATH static bool valid(uint32_t h, unsigned int kind)
 {
 	return h >= 1 && h <= RT_POOL_BLOCKS && ld(h, W_KIND) == kind;
 }
@@ -242,14 +242,14 @@ int sw_mutex_destroy(uint32_t h)
 }
 
 /* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next. */
-static void mutex_lock_contended(uint32_t h)
+SUBUTAI_SYNC_PATH static void mutex_lock_contended(uint32_t h)
 {
 	while (swap(h, W_STATE, 2) != 0) {
 		futex_wait(h, W_STATE, 2, 0);
 	}
 }
 
-int sw_mutex_lock(uint32_t h, bool checked)
+SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
 {
 	/* Error checking: the owner word says who holds it. */
 	if (checked && ld(h, W_AUX) == rt_waiter() + 1) {
@@ -266,7 +266,7 @@ int sw_mutex_lock(uint32_t h, bool checked)
 	return 0;
 }
 
-int sw_mutex_trylock(uint32_t h, bool checked)
+SUBUTAI_SYNC_PATH int sw_mutex_trylock(uint32_t h, bool checked)
 {
 	if (ld(h, W_STATE) != 0) {
 		return EBUSY;
@@ -287,7 +287,7 @@ int sw_mutex_trylock(uint32_t h, bool checked)
 	return 0;
 }
 
-int sw_mutex_unlock(uint32_t h, bool checked)
+SUBUTAI_SYNC_PATH int sw_mutex_unlock(uint32_t h, bool checked)
 {
 	if (checked) {
 		if (ld(h, W_AUX) != rt_waiter() + 1) {
@@ -313,7 +313,7 @@ int sw_cond_destroy(uint32_t h)
 	return block_destroy(h, KIND_COND, W_AUX);
 }
 
-uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
+SUBUTAI_SYNC_PATH uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
 {
 	uint32_t seq = ld(h, W_STATE);
 
@@ -325,12 +325,12 @@ uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
 	return seq;
 }
 
-void sw_cond_leave(uint32_t h)
+SUBUTAI_SYNC_PATH void sw_cond_leave(uint32_t h)
 {
 	fetch_add(h, W_AUX, (uint32_t)-1);
 }
 
-int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
+SUBUTAI_SYNC_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
 {
 	int result = futex_wait(h, W_STATE, seq, deadline) ? 0 : ETIMEDOUT;
 
@@ -346,7 +346,7 @@ int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex
 	return result;
 }
 
-int sw_cond_signal(uint32_t h)
+SUBUTAI_SYNC_PATH int sw_cond_signal(uint32_t h)
 {
 	fetch_add(h, W_STATE, 1);
 	if (ld(h, W_AUX) != 0) {
@@ -355,7 +355,7 @@ int sw_cond_signal(uint32_t h)
 	return 0;
 }
 
-int sw_cond_broadcast(uint32_t h)
+SUBUTAI_SYNC_PATH int sw_cond_broadcast(uint32_t h)
 {
 	fetch_add(h, W_STATE, 1);
 	if (ld(h, W_AUX) == 0) {
@@ -414,7 +414,7 @@ int sw_barrier_destroy(uint32_t h)
 	return block_destroy(h, KIND_BARRIER, W_STATE);
 }
 
-int sw_barrier_wait(uint32_t h)
+SUBUTAI_SYNC_PATH int sw_barrier_wait(uint32_t h)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	uint32_t arrived = ld(h, W_STATE) + 1;

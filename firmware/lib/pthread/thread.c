@@ -243,7 +243,7 @@ int pthread_detach(pthread_t thread)
 	return 0;
 }
 
-pthread_t pthread_self(void)
+SUBUTAI_SYNC_PATH pthread_t pthread_self(void)
 {
 	return rt_current();
 }

@@ -26,7 +26,7 @@ void rt_fatal(const char *what)
 	subutai_exit(4);
 }
 
-unsigned int rt_waiter(void)
+SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
 {
 	return rt_core();
 }
@@ -45,7 +45,7 @@ unsigned int pthread_core_np(void)
 	return rt_core();
 }
 
-pthread_t rt_current(void)
+SUBUTAI_SYNC_PATH pthread_t rt_current(void)
 {
 	return current;
 }
@@ -67,14 +67,14 @@ bool rt_core_can_host(unsigned int core)
 	return core != 0;
 }
 
-static void rt_wait_message(struct subutai_ni_msg *msg)
+SUBUTAI_SYNC_PATH static void rt_wait_message(struct subutai_ni_msg *msg)
 {
 	if (msg->type != RT_MSG_WAKE) {
 		rt_fatal("unexpected NoC message while sleeping");
 	}
 }
 
-void rt_sleep(void)
+SUBUTAI_SYNC_PATH void rt_sleep(void)
 {
 	struct subutai_ni_msg msg;
 
@@ -82,7 +82,7 @@ void rt_sleep(void)
 	rt_wait_message(&msg);
 }
 
-bool rt_sleep_until(uint64_t deadline)
+SUBUTAI_SYNC_PATH bool rt_sleep_until(uint64_t deadline)
 {
 	struct subutai_ni_msg msg;
 
@@ -100,7 +100,7 @@ bool rt_sleep_until(uint64_t deadline)
 	return true;
 }
 
-void rt_wake(unsigned int core, uint32_t what)
+SUBUTAI_SYNC_PATH void rt_wake(unsigned int core, uint32_t what)
 {
 	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &what, 1) != 0) {
 		rt_fatal("cannot send a wake-up message");

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""The README's "Figures so far" table, written from results/*.csv (make figures).
+
+Every figure of that table is read from the CSV a benchmark command wrote (the command is in the
+table's last column), so the README cannot drift from results/: rerun a benchmark, then
+``make figures``. With --check nothing is written: the exit status says whether the README's table
+is the one the results give (a test runs it).
+
+Usage: python scripts/figures.py [--check] [--results DIR] [--readme FILE]
+"""
+
+import argparse
+import csv
+import math
+import os
+import sys
+
+from gateware.build import ROOT
+from scripts.results import RESULTS_DIR, markdown_table
+
+README = os.path.join(ROOT, "README.md")
+BEGIN = "<!-- figures: begin (written by `make figures` from results/*.csv; do not edit) -->"
+END = "<!-- figures: end -->"
+
+
+class FiguresError(Exception):
+    """A result file is missing or lacks what a figure needs."""
+
+
+def _rows(results_dir, name, command):
+    path = os.path.join(results_dir, f"{name}.csv")
+    if not os.path.exists(path):
+        raise FiguresError(f"{path} is missing: run `{command}`")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise FiguresError(f"{path} has no rows: run `{command}`")
+    return rows
+
+
+def _int(text):
+    return int(float(text))
+
+
+def _cycles(n):
+    """3.39 M, 511 k, 856: three significant figures for large cycle counts."""
+    if n >= 1e6:
+        return f"{n/1e6:.3g} M"
+    if n >= 1e4:
+        return f"{n/1e3:.3g} k"
+    return f"{n:,}"
+
+
+def _range(values, fmt):
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
+
+
+# One function per row: (figure, value, command).
+
+def noc_zero_load(d):
+    rows = _rows(d, "noc_zero_load", "make bench-noc")
+    lat = {_int(r["hops"]): _int(r["min (cycles)"]) for r in rows}
+    top = max(lat)
+    per_hop = (lat[top] - lat[0]) / top
+    exact = all(lat[h] == lat[0] + per_hop*h for h in lat)
+    value = (f"{per_hop:g} cycle per hop (`{lat[0]} + hops` cycles" if exact else
+             f"{per_hop:.2f} cycles per hop on average ({lat[0]} cycles at 0 hops") + f", RTL, up to {top} hops)"
+    return "NoC zero-load latency", value, "make bench-noc"
+
+
+def noc_saturation(d):
+    rows = _rows(d, "noc_load", "make bench-noc")
+    sat = [r for r in rows if r["offered (flits/cycle/tile)"] == "saturation"]
+    if not sat:
+        raise FiguresError("results/noc_load.csv has no saturation row: run `make bench-noc`")
+    return ("NoC saturation, uniform random", f"{float(sat[0]['accepted']):.2f} flits/cycle/tile",
+            "make bench-noc")
+
+
+def noc_pingpong(d):
+    rows = {r["mode"]: r for r in _rows(d, "noc_pingpong", "make bench-noc")}
+    pairs = _int(next(iter(rows.values()))["pairs"])
+    tiles = round((1 + math.sqrt(1 + 4*pairs)) / 2)           # pairs = tiles * (tiles - 1)
+    return ("software round trip between tiles (minimum)",
+            f"{_int(rows['poll']['min RTT'])} cycles polling, {_int(rows['irq']['min RTT'])} "
+            f"interrupt-driven ({tiles} tiles)", "make bench-noc")
+
+
+def subutai_fsm(d):
+    rows = _rows(d, "bench_fsm", "make bench-fsm")
+
+    def cycles(match):
+        found = [_int(r["FSM cycles"]) for r in rows if match(r["operation"], r["case"])]
+        if not found:
+            raise FiguresError("results/bench_fsm.csv lacks a case of the figure: run `make bench-fsm`")
+        return _range(found, str)
+    mutex = cycles(lambda op, case: op.startswith("Mutex"))
+    barrier = cycles(lambda op, case: op == "Barrier wait" and "rho=63" in case)
+    splice = cycles(lambda op, case: op == "Cond broadcast" and "rho=63" in case and "splice" in case)
+    return ("Subutai-HW operation latency (m = c = 1)",
+            f"mutex lock, trylock, unlock {mutex} engine cycles; barrier release of 63 waiters {barrier}; "
+            f"cond broadcast of 63 waiters onto a local mutex {splice} (one splice)", "make bench-fsm")
+
+
+def resources(d):
+    rows = [r for r in _rows(d, "noc_resources", "make resources") if r["flags"] == "-nowidelut"]
+    by = {r["design"].split(" (")[0].split(" ")[0] if r["design"].startswith("MeshRouter")
+          else ("NI+Subutai" if "Subutai" in r["design"] else "NI"): _int(r["LUT4"]) for r in rows}
+    return ("router / NI / NI with Subutai (ECP5, `-nowidelut`)",
+            f"{by['MeshRouter']:,} / {by['NI']:,} / {by['NI+Subutai']:,} LUT4", "make resources")
+
+
+def bitstream(d):
+    rows = [r for r in _rows(d, "boards", "make bitstream") if r["status"] == "bitstream"
+            and r["board"] == "radiona_ulx3s"]
+    rows.sort(key=lambda r: _int(r["tiles"]))
+    if not rows:
+        raise FiguresError("results/boards.csv has no ULX3S bitstream: run `make bitstream`")
+    tiles = " / ".join(r["tiles"] for r in rows)
+    fmax = ", ".join(f"{r['fmax_mhz']} MHz ({r['tiles']} tile{'s' if r['tiles'] != '1' else ''} at a "
+                     f"{float(r['sys_clk_mhz']):g} MHz target, {'met' if r['timing_met'] == 'yes' else 'not met'})"
+                     for r in rows)
+    luts = " / ".join(f"{_int(r['lut_sites']):,}" for r in rows)
+    pct = " / ".join(str(round(float(r["lut_sites_pct"]))) for r in rows)
+    bram = " / ".join(r["bram"] for r in rows)
+    return (f"ULX3S 85F bitstream, {tiles} tiles",
+            f"{luts} LUT4 sites ({pct} %), {bram} DP16KD; Fmax {fmax}",
+            " / ".join(f"`make bitstream TILES={r['tiles']}`" for r in rows))
+
+
+PRODCONS_CASES = [("mutex", "lock_queued", "lock queued"), ("barrier", "wait_released", "barrier release"),
+                  ("cond", "broadcast", "cond broadcast"), ("cond", "wait_queued", "cond wait queued"),
+                  ("mutex", "lock_free", "uncontended lock"), ("mutex", "unlock", "unlock")]
+
+
+def _prodcons_medians(rows):
+    tiles = max(_int(r["tiles"]) for r in rows)
+    med = {(r["primitive"], r["case"], r["backend"]): _int(r["median"]) for r in rows
+           if _int(r["tiles"]) == tiles}
+    parts = [f"{label} {med[(p, c, 'swonly')]:,} / {med[(p, c, 'subutai')]:,}" for p, c, label in PRODCONS_CASES
+             if (p, c, "swonly") in med and (p, c, "subutai") in med]
+    return tiles, med, parts
+
+
+def prodcons(d):
+    rows = _rows(d, "prodcons", "make bench")
+    tiles, med, parts = _prodcons_medians(rows)
+    value = ", ".join(parts)
+    layouts_path = os.path.join(d, "prodcons_layouts.csv")
+    if os.path.exists(layouts_path):
+        per = {}
+        for r in _rows(d, "prodcons_layouts", "make bench"):
+            per.setdefault((r["tiles"], r["primitive"], r["case"], r["backend"]), []).append(_int(r["median"]))
+        spreads = [100.0 * (max(v) - min(v)) / min(v) for v in per.values() if min(v) > 0]
+        layouts = max(len(v) for v in per.values())
+        within = sum(s < 5.0 for s in spreads)
+        value += (f"; across {layouts} code layouts {within} of {len(spreads)} medians move by less than "
+                  f"5 % (largest {max(spreads):.1f} %)")
+    return f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, "make bench"
+
+
+def _apps(rows):
+    tiles = max(_int(r["tiles"]) for r in rows)
+    roi = {(r["program"], _int(r["tiles"]), r["backend"]): _int(r["roi"]) for r in rows}
+    programs = sorted({r["program"] for r in rows}, key=lambda p: -roi.get((p, tiles, "swonly"), 0))
+    parts = [f"{p} {_cycles(roi[(p, tiles, 'swonly')])} / {_cycles(roi[(p, tiles, 'subutai')])} "
+             f"({roi[(p, tiles, 'swonly')] / roi[(p, tiles, 'subutai')]:.2f}×)" for p in programs
+             if (p, tiles, "swonly") in roi and (p, tiles, "subutai") in roi]
+    one = [roi[(p, 1, "swonly")] / roi[(p, 1, "subutai")] for p in programs
+           if (p, 1, "swonly") in roi and (p, 1, "subutai") in roi]
+    tail = f"; {_range(one, lambda x: f'{x:.2f}')}× on 1 tile" if one else ""
+    return tiles, ", ".join(parts) + tail
+
+
+def apps(d):
+    tiles, value = _apps(_rows(d, "apps", "make bench-apps"))
+    return (f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)", value,
+            "make bench-apps")
+
+
+def zephyr_apps(d):
+    rows = _rows(d, "zephyr_apps", "make zephyr-bench")
+    tiles, value = _apps(rows)
+    bare = {(r["program"], r["input"]): r["checksum"] for r in _rows(d, "apps", "make bench-apps")}
+    same = all(bare.get((r["program"], r["input"])) == r["checksum"] for r in rows)
+    value += "; same checksums as bare metal" if same else "; CHECKSUMS DIFFER from bare metal"
+    return (f"Zephyr on every tile: benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, "
+            "simsmall)", value, "make zephyr-bench")
+
+
+def zephyr_prodcons(d):
+    tiles, med, parts = _prodcons_medians(_rows(d, "zephyr_prodcons", "make zephyr-bench"))
+    return (f"Zephyr: prodcons, SW-only / Subutai median cycles ({tiles} tiles)",
+            ", ".join(parts) + " (every wait that sleeps pays an interrupt and a context switch)",
+            "make zephyr-bench")
+
+
+def simspeed(d):
+    rows = _rows(d, "simspeed", "make simspeed")
+    col = "default (Mc/s)"
+    if col not in rows[0]:
+        raise FiguresError(f"results/simspeed.csv has no {col!r} column: run `make simspeed`")
+    tiles = [_int(r["tiles"]) for r in rows]
+    speeds = [float(r[col]) for r in rows]
+    return ("simulation speed (`busy` on every core)",
+            f"{' / '.join(f'{s:.3g}' for s in speeds)} M cycles/s for {' / '.join(map(str, tiles))} tiles, "
+            f"{' / '.join(f'{s*t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s", "make simspeed")
+
+
+ROWS = [noc_zero_load, noc_saturation, noc_pingpong, subutai_fsm, resources, bitstream, prodcons, apps,
+        zephyr_apps, zephyr_prodcons, simspeed]
+
+
+def render(results_dir=RESULTS_DIR):
+    """The Markdown table of every figure, from the CSVs under results_dir."""
+    rows = [row(results_dir) for row in ROWS]
+    return markdown_table(["figure", "value", "command"],
+        [[f, v, c if c.startswith("`") else f"`{c}`"] for f, v, c in rows])
+
+
+def splice(readme_text, table):
+    """The README with the table between the markers replaced."""
+    if readme_text.count(BEGIN) != 1 or readme_text.count(END) != 1:
+        raise FiguresError(f"the README must hold the markers {BEGIN!r} and {END!r} once each")
+    head, rest = readme_text.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n{table}{END}{tail}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+        help="write nothing; fail if the README's table is not the results' one.")
+    parser.add_argument("--results", default=RESULTS_DIR, help="directory of the result CSVs.")
+    parser.add_argument("--readme", default=README, help="the README to update.")
+    args = parser.parse_args()
+    try:
+        with open(args.readme) as f:
+            text = f.read()
+        new = splice(text, render(args.results))
+    except (FiguresError, OSError, KeyError, ValueError) as e:
+        raise SystemExit(f"error: {e}")
+    if args.check:
+        if new != text:
+            raise SystemExit(f"error: the figures in {args.readme} are not those of {args.results}: "
+                             "run `make figures` and commit the result")
+        print(f"{args.readme}: figures match {args.results}")
+        return
+    if new != text:
+        with open(args.readme, "w") as f:
+            f.write(new)
+    print(render(args.results), end="")
+    print(f"wrote the figures table of {args.readme}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

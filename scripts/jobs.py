@@ -1,0 +1,47 @@
+"""Independent simulations side by side (--jobs of the benchmark scripts).
+
+Every simulation is its own process, so a small pool of threads that each start one and wait on it
+keeps that many cores busy; results come back in the order of the tasks, whatever order the runs
+finish in, so the captures and tables do not depend on --jobs. The standard library's
+concurrent.futures does the pooling.
+"""
+
+import os
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+
+def default_jobs():
+    """One simulation per core of this machine."""
+    return os.cpu_count() or 1
+
+
+def add_jobs_argument(parser):
+    """The --jobs option, validated (a positive count)."""
+    def count(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            import argparse
+            raise argparse.ArgumentTypeError(f"{text!r}: a positive number of simulations")
+        return value
+    parser.add_argument("--jobs", "-j", type=count, default=default_jobs(),
+        help="simulations run at once (default: the number of cores, %(default)s)")
+
+
+def run_all(tasks, jobs):
+    """Call every task (a function of no arguments), at most ``jobs`` at a time; return their
+    results in task order. The first exception (or SystemExit) cancels what has not started and
+    is raised once the running tasks end."""
+    if jobs <= 1:
+        return [task() for task in tasks]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(task) for task in tasks]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in futures if f in done and f.exception() is not None]
+        if failed:
+            for f in futures:
+                f.cancel()
+            raise failed[0].exception()
+        return [f.result() for f in futures]
