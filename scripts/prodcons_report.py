@@ -41,7 +41,7 @@ SPREAD_GOAL = 5.0
 NOTES = """\
 Our figures are cycles of the simulated SoC (or of the board, for a board capture) measured at
 application level, so software overhead included; medians over `count` samples after warm-up rounds,
-with the smallest sample and the 90th percentile ("min–p90"). The paper's figures are average
+with the smallest sample and the 90th percentile ("min / p90"). The paper's figures are average
 absolute times in ns from its own simulator and platform, so only the ratios (SW-only / Subutai)
 compare, not the values. "–": no record for that backend.
 """
@@ -134,7 +134,7 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
 
     def ranges(t, key):
         by_backend = table[(t, key)]
-        return [f"{_number(by_backend[b]['min'])}–{_number(by_backend[b]['p90'])}" if b in by_backend
+        return [f"{_number(by_backend[b]['min'])} / {_number(by_backend[b]['p90'])}" if b in by_backend
                 else MISSING for b in BACKENDS]
 
     def spreads(t, key):
@@ -142,7 +142,7 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
 
     md = ["# Producer/consumer synchronization latency (prodcons): SW-only vs Subutai\n"]
     header = ["primitive", "case", "SW-only median (cycles)", "Subutai median (cycles)", "SW/Subutai",
-              "SW-only min–p90", "Subutai min–p90"]
+              "SW-only min / p90", "Subutai min / p90"]
     header += ["SW-only spread", "Subutai spread"] if spread else []
     header += ["paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
     console_header = ["tiles", "case", "swonly", "subutai", "ratio", "paper ratio"]

@@ -75,11 +75,19 @@ def main():
     header = ["tiles"] + [f"{c} (Mc/s)" for c in configs]
     if "litex" in configs and len(configs) > 1:
         header.append(f"best/litex")
+    # What a many-tile model costs: tile-cycles per second of the default build, and the cost of a
+    # tile-cycle relative to the 1-tile model (1.00: the model scales linearly with its tiles).
+    per_tile = "default" in configs and 1 in tiles
+    if per_tile:
+        header += ["default (M tile-cycles/s)", "cost per tile-cycle vs 1 tile"]
     rows = []
     for n in tiles:
         row = [n] + [f"{speeds[(n, c)]/1e6:.3f}" for c in configs]
         if "litex" in configs and len(configs) > 1:
             row.append(f"{max(speeds[(n, c)] for c in configs)/speeds[(n, 'litex')]:.2f}x")
+        if per_tile:
+            row += [f"{n*speeds[(n, 'default')]/1e6:.3f}",
+                    f"{speeds[(1, 'default')]/(n*speeds[(n, 'default')]):.2f}"]
         rows.append(row)
     notes = "Configurations (each adds one change to the previous):\n\n" + "\n".join(
         f"- `{c}`: {CONFIGS[c][0]}" for c in configs) + \

@@ -17,7 +17,8 @@ MISSING_MARK = "–"
 
 def record(backend, tiles, primitive, case, median, **extra):
     return {"program": "prodcons", "backend": backend, "tiles": tiles, "primitive": primitive, "case": case,
-            "count": 12, "min": median - 4, "median": median, "max": median + 17, "mean": median + 1.2, **extra}
+            "count": 12, "min": median - 4, "median": median, "p90": median + 9, "max": median + 17,
+            "mean": median + 1.2, **extra}
 
 
 def capture(records, noise=True):
@@ -93,7 +94,8 @@ def test_report_writes_csv_markdown_png(tmp_path):
     with open(tmp_path / "prodcons.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2*2*len(CASES)
-    assert list(rows[0]) == ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "max", "mean"]
+    assert list(rows[0]) == ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "p90",
+                             "max", "mean"]
     first = next(r for r in rows if (r["backend"], r["tiles"], r["case"]) == ("swonly", "4", "lock_queued"))
     assert (first["median"], first["count"]) == ("1100", "12")
 
@@ -108,6 +110,39 @@ def test_report_writes_csv_markdown_png(tmp_path):
     assert (tmp_path / "prodcons.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert "paper ratio" in text and "12.5×" in text and "12.1×" in text   # 1000/80; paper 1537/127
 
+
+
+def test_report_spread_across_layouts(tmp_path):
+    """Records of several layouts: the tables are the unshifted layout's, with each median's
+    spread across layouts; every layout's figures go to prodcons_layouts.csv."""
+    records = []
+    for pad, shift in ((0, 0), (64, 30), (128, 3)):
+        for p, c in CASES:
+            records.append(record("swonly", 4, p, c, 1000 + (shift if c == "lock_queued" else 0), layout_pad=pad))
+            records.append(record("subutai", 4, p, c, 100, layout_pad=pad))
+    text = report(records, results_dir=tmp_path)
+    with open(tmp_path / "prodcons.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2*len(CASES) and {r["median"] for r in rows} == {"1000", "100"}
+    with open(tmp_path / "prodcons_layouts.csv") as f:
+        assert len(list(csv.DictReader(f))) == 3*2*len(CASES)
+    md = (tmp_path / "prodcons.md").read_text()
+    assert "| mutex | `lock_queued` Lock queued | 1000 | 100 | 10.0× | 996 / 1009 | 96 / 109 | 3.0 % | 0.0 % |" in md
+    assert f"{2*len(CASES)} of {2*len(CASES)} medians are within the goal" in md
+    assert "3.0 %" in text
+
+
+def test_report_names_medians_beyond_the_spread_goal(tmp_path):
+    records = [record("subutai", 2, "cond", "broadcast", median, layout_pad=pad)
+               for pad, median in ((0, 100), (64, 110))]
+    report(records, results_dir=tmp_path)
+    md = (tmp_path / "prodcons.md").read_text()
+    assert "0 of 1 medians are within the goal: not 2 tiles cond `broadcast` subutai (10.0 %)" in md
+
+
+def test_report_needs_the_unshifted_layout(tmp_path):
+    with pytest.raises(CaptureError, match="layout_pad 0"):
+        report([record("swonly", 2, "mutex", "unlock", 50, layout_pad=64)], results_dir=tmp_path)
 
 
 def test_report_with_one_backend_shows_missing(tmp_path):
