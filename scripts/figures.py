@@ -45,9 +45,9 @@ def _int(text):
 def _cycles(n):
     """3.39 M, 511 k, 856: three significant figures for large cycle counts."""
     if n >= 1e6:
-        return f"{n/1e6:.3g} M"
+        return f"{n/1e6:#.3g}".rstrip(".") + " M"
     if n >= 1e4:
-        return f"{n/1e3:.3g} k"
+        return f"{n/1e3:#.3g}".rstrip(".") + " k"
     return f"{n:,}"
 
 

@@ -6,7 +6,8 @@
  * pair and prints one "@subutai" JSON line per pair.
  *
  * Built with -DPINGPONG_IRQ the servers answer from the NI interrupt handler and sleep in
- * between; otherwise they poll the NI.
+ * between; otherwise they poll the NI. The timed code sits with the NI driver's at a fixed place
+ * in the instruction cache (SUBUTAI_SYNC_PATH, subutai/timed.h).
  */
 #include <stdio.h>
 
@@ -29,7 +30,7 @@ static volatile uint32_t pong_seen __tile_bss;
 static volatile uint32_t report_seen __tile_bss;
 static uint32_t report[4] __tile_bss;
 
-static void send(unsigned int dest, unsigned int type, const uint32_t *words, unsigned int n)
+SUBUTAI_SYNC_PATH static void send(unsigned int dest, unsigned int type, const uint32_t *words, unsigned int n)
 {
 	if (subutai_ni_send(dest, SUBUTAI_NI_NORMAL, type, words, n) != 0) {
 		printf("pingpong: send to %u refused\n", dest);
@@ -38,7 +39,7 @@ static void send(unsigned int dest, unsigned int type, const uint32_t *words, un
 }
 
 /* Handles one message; PONGs are counted for the pinger. */
-static void handle(const struct subutai_ni_msg *m)
+SUBUTAI_SYNC_PATH static void handle(const struct subutai_ni_msg *m)
 {
 	switch (m->type) {
 	case MSG_PING:
@@ -67,7 +68,7 @@ static void handle(const struct subutai_ni_msg *m)
 	}
 }
 
-static void pump(void)
+SUBUTAI_SYNC_PATH static void pump(void)
 {
 	struct subutai_ni_msg m;
 
@@ -77,7 +78,7 @@ static void pump(void)
 }
 
 /* Waits until *counter differs from seen, serving messages meanwhile. */
-static void wait_change(volatile uint32_t *counter, uint32_t seen)
+SUBUTAI_SYNC_PATH static void wait_change(volatile uint32_t *counter, uint32_t seen)
 {
 	while (*counter == seen) {
 #ifdef PINGPONG_IRQ
@@ -88,7 +89,7 @@ static void wait_change(volatile uint32_t *counter, uint32_t seen)
 	}
 }
 
-static void measure(unsigned int target, unsigned int rounds, struct rtt_stats *s)
+SUBUTAI_SYNC_PATH static void measure(unsigned int target, unsigned int rounds, struct rtt_stats *s)
 {
 	s->min = UINT32_MAX;
 	s->max = 0;
@@ -108,7 +109,7 @@ static void measure(unsigned int target, unsigned int rounds, struct rtt_stats *
 	}
 }
 
-void tile_main(unsigned int tile)
+SUBUTAI_SYNC_PATH void tile_main(unsigned int tile)
 {
 	(void)tile;
 #ifdef PINGPONG_IRQ

@@ -7,8 +7,9 @@
  * time is marked SUBUTAI_SYNC_PATH (gcc's "hot": it goes to .text.hot.*), a timed program's own
  * data SUBUTAI_TIMED_DATA (.bss.timed, zero-initialised) and constants those paths read
  * SUBUTAI_TIMED_CONST (.rodata.timed): the bare-metal linker script (lib/linker.ld) places each
- * first among its kind, at a 4 KiB-aligned address, so that only a change to them moves them in
- * the caches. Under Zephyr they are ordinary code and data.
+ * first among its kind at a fixed address (the code right after the start-up code, the data at
+ * 4 KiB boundaries), so that only a change to them moves them in the caches. Under Zephyr they are
+ * ordinary code and data.
  */
 #ifndef SUBUTAI_TIMED_H
 #define SUBUTAI_TIMED_H
