@@ -38,7 +38,8 @@ def measure(model, image, cycles):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tiles", default="1,2,4,8", help="Comma-separated tile counts.")
-    p.add_argument("--configs", default=",".join(CONFIGS), help=f"Comma-separated configurations ({', '.join(CONFIGS)}).")
+    p.add_argument("--configs", default="litex,default",
+        help=f"Comma-separated configurations (default: LiteX's flow and the project's; all: {', '.join(CONFIGS)}).")
     p.add_argument("--cycles", type=int, default=400_000, help="Simulated cycles per measurement.")
     p.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = p.parse_args()
