@@ -16,6 +16,7 @@ import os
 import sys
 
 from gateware.build import ROOT
+from scripts.prodcons_report import SPREAD_GOAL, median_spreads
 from scripts.results import RESULTS_DIR, markdown_table
 
 README = os.path.join(ROOT, "README.md")
@@ -147,16 +148,14 @@ def prodcons(d):
     rows = _rows(d, "prodcons", "make bench")
     tiles, med, parts = _prodcons_medians(rows)
     value = ", ".join(parts)
-    layouts_path = os.path.join(d, "prodcons_layouts.csv")
-    if os.path.exists(layouts_path):
-        per = {}
-        for r in _rows(d, "prodcons_layouts", "make bench"):
-            per.setdefault((r["tiles"], r["primitive"], r["case"], r["backend"]), []).append(_int(r["median"]))
-        spreads = [100.0 * (max(v) - min(v)) / min(v) for v in per.values() if min(v) > 0]
-        layouts = max(len(v) for v in per.values())
-        within = sum(s < 5.0 for s in spreads)
+    if os.path.exists(os.path.join(d, "prodcons_layouts.csv")):
+        layout_rows = [{**r, "tiles": _int(r["tiles"]), "median": _int(r["median"]),
+                        "layout_pad": _int(r["layout_pad"])} for r in _rows(d, "prodcons_layouts", "make bench")]
+        spreads = list(median_spreads(layout_rows).values())
+        layouts = len({r["layout_pad"] for r in layout_rows})
+        within = sum(s < SPREAD_GOAL for s in spreads)
         value += (f"; across {layouts} code layouts {within} of {len(spreads)} medians move by less than "
-                  f"5 % (largest {max(spreads):.1f} %)")
+                  f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)")
     return f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, "make bench"
 
 

@@ -6,6 +6,7 @@ finish in, so the captures and tables do not depend on --jobs. The standard libr
 concurrent.futures does the pooling.
 """
 
+import argparse
 import os
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
@@ -23,7 +24,6 @@ def add_jobs_argument(parser):
         except ValueError:
             value = 0
         if value < 1:
-            import argparse
             raise argparse.ArgumentTypeError(f"{text!r}: a positive number of simulations")
         return value
     parser.add_argument("--jobs", "-j", type=count, default=default_jobs(),

@@ -53,7 +53,6 @@ elsewhere in an image can still do to a figure. Goal: under {goal:g} %.
 """
 
 
-
 def latency_rows(records):
     """Latency records of the prodcons program (the ones with a primitive, not events)."""
     return [r for r in records if r.get("program") == PROGRAM and "primitive" in r]
@@ -116,7 +115,7 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         raise CaptureError(f"the capture has no {PROGRAM} records of the unshifted layout (layout_pad 0)")
     table = _by_key(rows)
     pads = sorted({_pad(r) for r in all_rows})
-    spread = _spreads(all_rows) if len(pads) > 1 else {}
+    spread = median_spreads(all_rows) if len(pads) > 1 else {}
     if spread:
         save_csv(f"{name}_layouts", LAYOUT_FIELDS, sorted(([r[f] if f != "layout_pad" else _pad(r)
             for f in LAYOUT_FIELDS] for r in all_rows),
@@ -182,8 +181,9 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
     return console_table(console_header, console_rows)
 
 
-def _spreads(rows):
-    """{(tiles, (primitive, case), backend): spread of the median across layouts, in percent}."""
+def median_spreads(rows):
+    """{(tiles, (primitive, case), backend): spread of the median across layouts, in percent}, for
+    the keys with more than one layout (records, or rows of <name>_layouts.csv with numbers)."""
     medians = {}
     for r in rows:
         medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[_pad(r)] = r["median"]
