@@ -47,13 +47,16 @@ static void usage(const char *prog)
 		prog, EXIT_TIMEOUT);
 }
 
-static bool parse_u64(const char *s, uint64_t *out)
+// The number given to option opt; false, with the error printed, when s is not one.
+static bool parse_u64(const char *opt, const char *s, uint64_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || *s == '\0' || *end != '\0' || *s == '-')
+	if (errno || *s == '\0' || *end != '\0' || *s == '-') {
+		fprintf(stderr, "[sim] %s: not a number: %s\n", opt, s);
 		return false;
+	}
 	*out = v;
 	return true;
 }
@@ -71,22 +74,16 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--dir") && has_val) {
 			dir = argv[++i];
 		} else if (!strcmp(a, "--max-cycles") && has_val) {
-			if (!parse_u64(argv[++i], &max_cycles)) {
-				fprintf(stderr, "[sim] --max-cycles: not a number: %s\n", argv[i]);
+			if (!parse_u64(a, argv[++i], &max_cycles))
 				return EXIT_USAGE;
-			}
 		} else if (!strcmp(a, "--trace") && has_val) {
 			trace_file = argv[++i];
 		} else if (!strcmp(a, "--trace-start") && has_val) {
-			if (!parse_u64(argv[++i], &trace_start)) {
-				fprintf(stderr, "[sim] --trace-start: not a number: %s\n", argv[i]);
+			if (!parse_u64(a, argv[++i], &trace_start))
 				return EXIT_USAGE;
-			}
 		} else if (!strcmp(a, "--trace-end") && has_val) {
-			if (!parse_u64(argv[++i], &trace_end)) {
-				fprintf(stderr, "[sim] --trace-end: not a number: %s\n", argv[i]);
+			if (!parse_u64(a, argv[++i], &trace_end))
 				return EXIT_USAGE;
-			}
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = true;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

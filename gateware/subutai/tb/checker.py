@@ -53,6 +53,16 @@ class Replay:
         hist = "\n".join(self.history[e]) if e is not None else ""
         raise Mismatch(f"{msg}\nrecent history of engine {e}:\n{hist}")
 
+    def _pop_head(self, fifos, dest, item):
+        """Take item off the head of the first FIFO (source, dest) of fifos that has it there;
+        False when none has (packets from one source to one destination keep their order)."""
+        for src in range(self.n):
+            q = fifos.get((src, dest))
+            if q and q[0] == item:
+                q.popleft()
+                return True
+        return False
+
     def event(self, ev):
         tag = ev[0]
         if tag == "A":
@@ -60,12 +70,7 @@ class Replay:
             self.accepted += 1
             self.history[e].append(f"{cyc:8d} A {fmt_pkt(req)} reply={req.reply}")
             # Which input did it come from? An engine-to-engine FIFO or the core port.
-            for s in range(self.n):
-                q = self.e2e.get((s, e))
-                if q and q[0] == req:
-                    q.popleft()
-                    break
-            else:
+            if not self._pop_head(self.e2e, e, req):
                 q = self.injected.get((req.core, e))
                 if not q or q[0] != req:
                     self._fail(e, f"cycle {cyc}: engine {e} accepted an unexpected request "
@@ -94,12 +99,7 @@ class Replay:
                     pkt.thread, pkt.value, 0))
         elif tag == "Y":
             _, cyc, t, pkt = ev
-            for s in range(self.n):
-                q = self.rep.get((s, t))
-                if q and q[0] == pkt:
-                    q.popleft()
-                    break
-            else:
+            if not self._pop_head(self.rep, t, pkt):
                 raise Mismatch(f"cycle {cyc}: tile {t} received a reply no engine sent in that "
                     f"order: {fmt_pkt(pkt)}")
 
