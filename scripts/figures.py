@@ -106,10 +106,11 @@ def subutai_fsm(d):
 
 def resources(d):
     rows = [r for r in _rows(d, "noc_resources", "make resources") if r["flags"] == "-nowidelut"]
-    by = {r["design"].split(" (")[0].split(" ")[0] if r["design"].startswith("MeshRouter")
-          else ("NI+Subutai" if "Subutai" in r["design"] else "NI"): _int(r["LUT4"]) for r in rows}
+    def kind(design):
+        return "router" if design.startswith("MeshRouter") else "NI+Subutai" if "Subutai" in design else "NI"
+    by = {kind(r["design"]): _int(r["LUT4"]) for r in rows}
     return ("router / NI / NI with Subutai (ECP5, `-nowidelut`)",
-            f"{by['MeshRouter']:,} / {by['NI']:,} / {by['NI+Subutai']:,} LUT4", "make resources")
+            f"{by['router']:,} / {by['NI']:,} / {by['NI+Subutai']:,} LUT4", "make resources")
 
 
 def bitstream(d):
