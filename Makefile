@@ -17,7 +17,7 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup test test-fast sim bench bench-apps simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup test test-fast sim bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
 
 help:
@@ -32,6 +32,7 @@ help:
 	@echo "                           (LAYOUTS=8: layouts per image for the spread column; JOBS=N:"
 	@echo "                           simulations at once, default the number of cores, all benchmarks)"
 	@echo "make bench-apps            benchmark programs (streamcluster, bodytrack, x264, radix), both backends"
+	@echo "make bench-mem             memory bandwidth and refill latency, 1 to 16 tiles, shared bus vs banks"
 	@echo "                           on 1, 2, 4, 8 tiles: speed-up, scaling, sync events: results/apps.*"
 	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
 	@echo "make figures               the README's figures table, from results/*.csv"
@@ -73,6 +74,9 @@ bench: | $(PYTHON)
 
 bench-apps: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
+
+bench-mem: | $(PYTHON)
+	$(PYTHON) scripts/bench_mem.py $(JOBS_ARG)
 
 figures: | $(PYTHON)
 	$(PYTHON) scripts/figures.py

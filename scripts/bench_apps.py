@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The benchmark programs with both PThreads backends on 1, 2, 4 and 8 tiles (make bench-apps,
+"""The benchmark programs with both PThreads backends on 1, 2, 4, 8 and 16 tiles (make bench-apps,
 make zephyr-bench).
 
 Builds what is missing (Verilator models, firmware, the host build), runs every program of
@@ -16,7 +16,7 @@ a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
 Independent simulations run side by side (--jobs, default: the number of cores); the capture and
 the tables do not depend on it.
 
-Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8]
+Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8 16]
                                     [--backends swonly subutai] [--input simsmall] [--seed 1]
                                     [--os baremetal|zephyr] [--jobs N]
 """
@@ -85,7 +85,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", nargs="+", default=available, metavar="PROGRAM",
         help=f"programs of firmware/programs/ (default: all: {', '.join(available)})")
-    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8],
+    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16],
         help="SoC sizes (tiles, 1 to 16).")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")

@@ -196,6 +196,21 @@ def zephyr_prodcons(d):
             "make zephyr-bench")
 
 
+def membw(d):
+    rows = _rows(d, "membw", "make bench-mem")
+    bpc = {(_int(r["tiles"]), _int(r["mem banks"])): float(r["read_private (B/cycle)"]) for r in rows}
+    refill = {(_int(r["tiles"]), _int(r["mem banks"])): r["refill (cycles)"] for r in rows}
+    tiles = max(n for n, _ in bpc)
+    parts = []
+    for b in sorted({b for _, b in bpc}):
+        if (1, b) in bpc and (tiles, b) in bpc:
+            parts.append(f"{'shared bus' if b == 0 else f'{b} banks'}: {bpc[(1, b)]:.2f} → "
+                         f"{bpc[(tiles, b)]:.2f} B/cycle ({bpc[(tiles, b)] / bpc[(1, b)]:.1f}×), "
+                         f"refill {refill[(1, b)]} cycles")
+    return (f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts),
+            "make bench-mem")
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -208,8 +223,8 @@ def simspeed(d):
             f"{' / '.join(f'{s*t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s", "make simspeed")
 
 
-ROWS = [noc_zero_load, noc_saturation, noc_pingpong, subutai_fsm, resources, bitstream, prodcons, apps,
-        zephyr_apps, zephyr_prodcons, simspeed]
+ROWS = [noc_zero_load, noc_saturation, noc_pingpong, subutai_fsm, resources, bitstream, membw, prodcons,
+        apps, zephyr_apps, zephyr_prodcons, simspeed]
 
 
 def render(results_dir=RESULTS_DIR):

@@ -12,8 +12,8 @@ by the Zephyr flow (:mod:`soc.zephyr`), the benchmark scripts and the tests::
     result = model.run(image, max_cycles=10_000_000)
     result.exit_code, result.output, result.cycles
 
-A model reads its main-RAM image (``sim_main_ram.init``) when it starts, so a new image needs no
-rebuild. The model is rebuilt when anything that shapes it changes (the digest of ``gateware/``,
+A model reads its main-RAM image (``sim_main_ram.init``, or one ``sim_main_ram_bank<k>.init`` per
+bank of an interleaved main RAM) when it starts, so a new image needs no rebuild. The model is rebuilt when anything that shapes it changes (the digest of ``gateware/``,
 ``soc/`` and the harness, and the build parameters, kept in a stamp beside the binary); builds
 in one directory are serialized across processes by a lock file.
 """
@@ -36,6 +36,7 @@ from litex.soc.integration.builder import Builder
 
 from gateware.build import BUILD_DIR, source_digest
 from gateware.control import SimControl
+from gateware.memory import bank_images
 from soc.firmware import build_firmware, build_lock
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
@@ -43,6 +44,9 @@ HARNESS_DIR  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_har
 #: Exit status of a run stopped by its cycle limit (the harness is compiled with it; the same as
 #: coreutils' timeout).
 EXIT_TIMEOUT = 124
+#: Main RAM banks of the simulated SoC (:class:`gateware.memory.InterleavedMainRAM`; 0: one RAM
+#: on the shared SoC bus), chosen with ``make bench-mem``.
+DEFAULT_MEM_BANKS = 8
 
 # IOs ----------------------------------------------------------------------------------------------
 
@@ -71,7 +75,8 @@ class Platform(SimPlatform):
 # SoC ----------------------------------------------------------------------------------------------
 
 class SimSoC(SubutaiSoC):
-    def __init__(self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1*MiB, **kwargs):
+    def __init__(self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1*MiB,
+            mem_banks=DEFAULT_MEM_BANKS, **kwargs):
         platform = Platform()
         self.crg = CRG(platform.request("sys_clk"))
         SubutaiSoC.__init__(self, platform, sys_clk_freq,
@@ -82,6 +87,7 @@ class SimSoC(SubutaiSoC):
             # A one-word init makes the model read sim_main_ram.init when it starts, so a new
             # image needs no rebuild.
             integrated_main_ram_init = [0],
+            mem_banks                = mem_banks,
             **kwargs)
         self.sim_ctrl = SimControl(platform.request("sim_ctrl"))
 
@@ -144,7 +150,8 @@ class SimModel:
         for f in os.listdir(self.gateware_dir):
             if f.endswith(".init"):
                 shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
-        write_ram_init(image, os.path.join(run_dir, "sim_main_ram.init"))
+        constants = self.config["constants"]
+        write_ram_init(image, run_dir, constants.get("mem_banks", 0), constants.get("mem_line_bytes", 32))
         cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
@@ -169,34 +176,43 @@ class SimModel:
         return SimResult(code, "".join(out), cycles, seconds, err)
 
 
-def write_ram_init(image, init_path):
-    """Convert a little-endian binary image into the $readmemh file of main RAM (32-bit words)."""
+def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32):
+    """Convert a little-endian binary image into the $readmemh files of main RAM (32-bit words):
+    ``sim_main_ram.init``, or with ``mem_banks`` one ``sim_main_ram_bank<k>.init`` per bank."""
     data = open(image, "rb").read()
     data += b"\0"*(-len(data) % 4)
-    with open(init_path, "w") as f:
-        for i in range(0, len(data), 4):
-            f.write(f"{int.from_bytes(data[i:i+4], 'little'):08x}\n")
+    words = [int.from_bytes(data[i:i+4], "little") for i in range(0, len(data), 4)]
+    if mem_banks:
+        files = {f"sim_main_ram_bank{k}.init": b for k, b in enumerate(bank_images(words, mem_banks, line_bytes))}
+    else:
+        files = {"sim_main_ram.init": words}
+    for name, content in files.items():
+        with open(os.path.join(run_dir, name), "w") as f:
+            f.write("".join(f"{w:08x}\n" for w in content))
 
 
-def model_dir(mesh_x, mesh_y, cpu_variant="standard"):
-    return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}")
+def model_dir(mesh_x, mesh_y, cpu_variant="standard", mem_banks=DEFAULT_MEM_BANKS):
+    suffix = "" if mem_banks == DEFAULT_MEM_BANKS else f"_mem{mem_banks}"
+    return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
-def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None, **kwargs):
+def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
+        mem_banks=DEFAULT_MEM_BANKS, **kwargs):
     """Generate the SoC and build its Verilator model, unless an identical one is already built
     (see :func:`_build_model` for the options)."""
-    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant)
+    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant, mem_banks)
+    kwargs["mem_banks"] = mem_banks
     with build_lock(output_dir):
         return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
 
 
 def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
-        main_ram_size=1*MiB, output_dir=None, trace=None, opt=None, cxxopt=None, pgo=None,
-        obj_dir=None, jobs=None, force=False, log=print):
+        main_ram_size=1*MiB, mem_banks=DEFAULT_MEM_BANKS, output_dir=None, trace=None, opt=None,
+        cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
     obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
     model      = SimModel(output_dir, obj_dir)
     params = dict(mesh=[mesh_x, mesh_y], cpu_variant=cpu_variant, tile_ram_size=tile_ram_size,
-        main_ram_size=main_ram_size, trace=trace, opt=opt, cxxopt=cxxopt, pgo=pgo,
+        main_ram_size=main_ram_size, mem_banks=mem_banks, trace=trace, opt=opt, cxxopt=cxxopt, pgo=pgo,
         digest=_source_digest())
     stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
     if not force and os.path.exists(model.binary) and os.path.exists(stamp):
@@ -217,10 +233,11 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
         log(f"[build] recompiling {model.binary} with its profile")
         _harness_make(model, "compile", knobs)
     else:
-        log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}): generating gateware in {output_dir}")
+        log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}, "
+            f"main RAM {f'in {mem_banks} banks' if mem_banks else 'on the shared bus'}): generating gateware in {output_dir}")
         _quiet_litex()
         soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
-            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size)
+            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks)
         builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
             csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
         builder.build(run=False, build_name="sim")

@@ -11,6 +11,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.cores.cpu.vexriscv import VexRiscv
 
 from gateware.atomic import AtomicUnit, ATOMIC_OPS
+from gateware.memory import InterleavedMainRAM
 from gateware.control import CycleCounter, CoreControl
 from gateware.tile import Tile
 from gateware.noc.common import HEAD_FIELDS
@@ -27,8 +28,12 @@ class SubutaiSoC(SoCCore):
 
     Every tile has a core, a private SRAM seen at ``tile_ram`` and a CSR bank seen at
     ``tile_csr`` by its own core (same addresses in every tile, so one image runs on all cores).
-    Main RAM, the UART and the global CSRs are shared through the SoC bus. Core 0 boots; the other
-    cores are held in reset until core 0 writes ``cores_release``.
+    Main RAM, the UART and the global CSRs are shared. With ``mem_banks`` 0, every tile uplink
+    is a master of LiteX's shared SoC bus and main RAM one of its slaves (LiteX's integrated RAM,
+    or the board's LiteDRAM). With ``mem_banks`` N > 0 (needs ``integrated_main_ram_size``), main
+    RAM is N line-interleaved banks behind a crossbar of the tile uplinks
+    (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only uncached I/O.
+    Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
     mem_map = {
         **SoCCore.mem_map,
@@ -54,6 +59,8 @@ class SubutaiSoC(SoCCore):
         noc_buffer_depth = 4,
         ni_fifo_depth = 16,
         spm_bytes     = 2048,
+        mem_banks     = 0,
+        line_bytes    = 32,
         ident         = "Subutai SoC",
         **kwargs):
         self.mesh_x  = mesh_x
@@ -62,6 +69,12 @@ class SubutaiSoC(SoCCore):
         kwargs.setdefault("cpu_reset_address", self.mem_map["main_ram"])
         kwargs.setdefault("integrated_rom_size",  0)
         kwargs.setdefault("integrated_sram_size", 0)
+        if mem_banks:
+            # Main RAM is built below, as banks behind the tiles' crossbar, not on the SoC bus.
+            main_ram_size = kwargs.pop("integrated_main_ram_size", 0)
+            main_ram_init = kwargs.pop("integrated_main_ram_init", None)
+            if not main_ram_size:
+                raise ValueError("mem_banks needs an integrated main RAM (integrated_main_ram_size)")
 
         # SoCCore: core 0 as the SoC's CPU, shared bus, UART, global CSRs. The tile-local timer
         # replaces LiteX's global timer0.
@@ -126,8 +139,18 @@ class SubutaiSoC(SoCCore):
                 modules    = {"ni": ni, "subutai": subutai},
                 atomic_region = atomic_region)
             setattr(self.submodules, f"tile{i}", tile)
-            self.bus.add_master(name=f"tile{i}", master=tile.uplink)
+            if not mem_banks:
+                self.bus.add_master(name=f"tile{i}", master=tile.uplink)
             self.tiles.append(tile)
+        if mem_banks:
+            main_ram_region = SoCRegion(origin=self.mem_map["main_ram"], size=main_ram_size,
+                cached=True, linker=True)
+            self.bus.add_region("main_ram", main_ram_region)
+            self.main_ram = InterleavedMainRAM([t.uplink for t in self.tiles], main_ram_region,
+                n_banks=mem_banks, line_bytes=line_bytes, init=main_ram_init or None)
+            self.bus.add_master(name="tiles", master=self.main_ram.io)
+        self.add_constant("MEM_BANKS", mem_banks)
+        self.add_constant("MEM_LINE_BYTES", line_bytes)
         self.bus.add_region("tile_csr", SoCRegion(origin=self.mem_map["tile_csr"],
             size=self.tiles[0].csr_size, cached=False))
 

@@ -40,7 +40,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--dir DIR] [--max-cycles N] [--trace FILE] [--trace-start N] [--trace-end N]\n"
 		"          [--quiet]\n"
-		"  --dir DIR        run in DIR (main RAM is initialised from DIR/sim_main_ram.init)\n"
+		"  --dir DIR        run in DIR (main RAM is initialised from DIR/sim_main_ram.init, or\n"
+		"                   from DIR/sim_main_ram_bank<k>.init, one per bank)\n"
 		"  --max-cycles N   stop with exit code %d after N cycles (0: no limit)\n"
 		"  --trace FILE     write a waveform (model built with TRACE=1)\n"
 		"  --quiet          do not print the summary line on stderr\n",
@@ -101,8 +102,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "[sim] cannot enter %s: %s\n", dir, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (access("sim_main_ram.init", R_OK) != 0) {
-		fprintf(stderr, "[sim] no sim_main_ram.init in %s: give a firmware image\n",
+	if (access("sim_main_ram.init", R_OK) != 0 && access("sim_main_ram_bank0.init", R_OK) != 0) {
+		fprintf(stderr, "[sim] no sim_main_ram.init (or sim_main_ram_bank0.init) in %s: give a "
+			"firmware image\n",
 			dir ? dir : ".");
 		return EXIT_USAGE;
 	}

@@ -1,0 +1,89 @@
+#
+# Memory system of the tiles: a crossbar from every tile uplink to main RAM banks interleaved at
+# cache-line granularity, and to one port towards the SoC's own bus for everything else.
+#
+"""Interleaved, multi-bank main RAM behind a crossbar.
+
+One shared, unpipelined bus into one RAM does not scale: every refill, fetch miss and
+write-through store of every core queues on it (a many-core whose 8 tiles ran slower than one).
+Here main RAM is ``n_banks`` single-ported SRAMs, each with its own round-robin arbiter, and a
+LiteX :class:`~litex.soc.interconnect.wishbone.Crossbar` decodes every master onto them:
+
+- **Interleaving at line granularity.** Consecutive cache lines (``line_bytes``) live in
+  consecutive banks, so a refill burst stays in one bank while the streams of different cores,
+  and the instruction fetches of all cores, spread over all of them.
+- **Bursts.** The banks honour Wishbone incrementing bursts (``cti``): a refill of 8 words is
+  acknowledged on consecutive cycles instead of every other cycle. A burst that left its line
+  would simply be decoded to the next bank as a new access (the VexRiscv caches burst exactly
+  one aligned line).
+- **Uncached I/O** (atomic unit, global CSRs, UART, boot ROM) goes out on ``io``, a master of the
+  SoC's bus, so every core reaches it as before.
+
+Bank ``k`` holds the lines whose index modulo ``n_banks`` is ``k``; inside a bank the line's own
+word offset is kept and the bank bits are removed from the address. In simulation each bank's
+content is loaded at start from ``<build>_main_ram_bank<k>.init`` (see
+:func:`bank_images`).
+"""
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import wishbone
+
+
+def log2_exact(n, what):
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"{what} must be a power of two (got {n})")
+    return n.bit_length() - 1
+
+
+class InterleavedMainRAM(LiteXModule):
+    """Main RAM of ``size`` bytes at ``region`` in ``n_banks`` line-interleaved SRAM banks.
+
+    ``masters``: Wishbone masters (word addressing), e.g. the tile uplinks; each reaches every
+    bank and ``io``. ``init``: if not None, the initial content of every bank (a one-word list
+    makes the simulation read the bank's ``.init`` file at start).
+    """
+    def __init__(self, masters, region, n_banks=4, line_bytes=32, init=None):
+        self.n_banks    = n_banks
+        self.line_bytes = line_bytes
+        self.size       = region.size
+        self.io         = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+
+        # # #
+
+        line_bits = log2_exact(line_bytes//4, "line_bytes/4")
+        bank_bits = log2_exact(n_banks, "n_banks")
+        log2_exact(region.size, "main RAM size")
+        if region.size % (n_banks*line_bytes):
+            raise ValueError(f"main RAM of {region.size} bytes does not hold whole lines in {n_banks} banks")
+
+        in_main_ram = region.decoder(self.io)
+        self.banks = []
+        slaves = []
+        for k in range(n_banks):
+            bank = wishbone.SRAM(region.size//n_banks, init=init, name=f"main_ram_bank{k}",
+                bus=wishbone.Interface(data_width=32, address_width=32, addressing="word", bursting=True))
+            setattr(self.submodules, f"bank{k}", bank)
+            self.banks.append(bank)
+            port = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+            # The bank's own word address: the bank bits taken out of the line index.
+            self.comb += [
+                port.connect(bank.bus, omit={"adr"}),
+                bank.bus.adr.eq(Cat(port.adr[:line_bits], port.adr[line_bits + bank_bits:])),
+            ]
+            selects = lambda adr, k=k: in_main_ram(adr) & (adr[line_bits:line_bits + bank_bits] == k)
+            slaves.append((selects, port))
+        slaves.append((lambda adr: ~in_main_ram(adr), self.io))
+        self.crossbar = wishbone.Crossbar(masters=masters, slaves=slaves)
+
+
+def bank_images(words, n_banks, line_bytes=32):
+    """Split a main-RAM image (a list of 32-bit words from address 0) into the images of
+    ``n_banks`` line-interleaved banks, in the layout of :class:`InterleavedMainRAM`."""
+    line_words = line_bytes//4
+    banks = [[] for _ in range(n_banks)]
+    for line in range(0, len(words), line_words):
+        chunk = words[line:line + line_words]
+        banks[(line//line_words) % n_banks].extend(chunk + [0]*(line_words - len(chunk)))
+    return banks

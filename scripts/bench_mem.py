@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Memory-system benchmark (make bench-mem): firmware/apps/membw on 1, 2, 4, 8 and 16 tiles, with
+main RAM on the shared SoC bus (--mem-banks 0, the memory system before the interleaved banks)
+and in N line-interleaved banks behind the tiles' crossbar.
+
+Per configuration: aggregate bytes per cycle of every core streaming over its own slice of main
+RAM and over one shared slice (reads: one refill burst per line; writes: write-through stores),
+and the latency of a cache refill, alone and while the other cores stream. Results go to
+results/membw.{csv,md,png}; the whole capture to results/membw_capture.txt.
+
+Usage: python scripts/bench_mem.py [--tiles 1 2 4 8 16] [--mem-banks 0 4 8] [--jobs N]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+from soc.mesh import MeshShapeError, mesh_shape
+from soc.simulation import DEFAULT_MEM_BANKS, build_model
+from scripts.bench import run_checked
+from scripts.capture import CaptureError, parse_lines
+from scripts.jobs import add_jobs_argument, run_all
+from scripts.results import RESULTS_DIR, console_table, save_capture, save_table
+
+MAX_CYCLES = 50_000_000
+STREAMS = ("read_private", "write_private", "read_shared", "write_shared")
+LATENCIES = ("refill_latency", "refill_latency_loaded")
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_membw(tiles, banks, jobs=1):
+    """Capture lines of membw for every (tiles, banks), in that order."""
+    configs = [(n, b) for n in tiles for b in banks]
+    models = {c: build_model(*mesh_shape(c[0]), mem_banks=c[1], log=log) for c in configs}
+
+    def run(n, b):
+        model = models[(n, b)]
+        image = model.build_firmware("membw")
+        return run_checked(model, image, f"membw, {n} tiles, {b or 'no'} banks", MAX_CYCLES, "bench-mem")
+
+    order = sorted(configs, reverse=True)
+    results = dict(zip(order, run_all([lambda c=c: run(*c) for c in order], jobs)))
+    return [line for c in configs for line in results[c]]
+
+
+def measurements(lines):
+    """{(tiles, mem_banks): {test: record}} of a capture."""
+    table = {}
+    for r in parse_lines(lines):
+        if r.get("program") != "membw":
+            continue
+        for key in ("test", "tiles", "mem_banks", "bytes", "cycles"):
+            if key not in r:
+                raise CaptureError(f"membw record without {key!r}: {r}")
+        table.setdefault((r["tiles"], r["mem_banks"]), {})[r["test"]] = r
+    for config, tests in table.items():
+        missing = set(STREAMS + LATENCIES) - set(tests)
+        if missing:
+            raise CaptureError(f"{config[0]} tiles, {config[1]} banks: no result for {', '.join(sorted(missing))}")
+    return table
+
+
+def report(table, results_dir=RESULTS_DIR):
+    """Write results/membw.{csv,md,png}; return the console table."""
+    bpc = lambda r: r["bytes"]/r["cycles"]
+    header = ["tiles", "mem banks"] + [f"{t} (B/cycle)" for t in STREAMS] + \
+        ["read_private vs 1 tile", "refill (cycles)", "refill, others streaming (cycles)"]
+    rows = []
+    for (n, b), tests in sorted(table.items()):
+        one = table.get((1, b))
+        scale = f"{bpc(tests['read_private'])/bpc(one['read_private']):.2f}x" if one else "-"
+        rows.append([n, b] + [f"{bpc(tests[t]):.3f}" for t in STREAMS] + [scale] +
+            [f"{tests[t]['cycles']/tests[t]['lines']:.1f}" for t in LATENCIES])
+    notes = ("Aggregate bytes per cycle: all cores start at the same cycle; bytes of all cores over the "
+        "cycles from the first start to the last end. Each core streams 8 KiB (twice its data "
+        "cache). Refill: cycles per dependent load that misses (one line refill each), on core 0. "
+        "Mem banks 0: main RAM on the shared SoC bus (the memory system before banking); N: "
+        "N line-interleaved banks behind the tiles' crossbar, with refill bursts.")
+    save_table("membw", header, rows, title="Memory bandwidth and refill latency (firmware/apps/membw)",
+        notes=notes, results_dir=results_dir)
+    plot(table, results_dir)
+    return console_table(header, rows)
+
+
+def plot(table, results_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, test in zip(axes, ("read_private", "write_private")):
+        for b in sorted({b for _, b in table}):
+            points = sorted((n, r[test]["bytes"]/r[test]["cycles"]) for (n, bb), r in table.items() if bb == b)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                label="shared bus" if b == 0 else f"{b} banks")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("tiles")
+        ax.set_ylabel("aggregate bytes / cycle")
+        ax.set_title(test.replace("_", ", "))
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(results_dir, "membw.png"), dpi=100)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16],
+        help="SoC sizes (tiles, 1 to 16).")
+    parser.add_argument("--mem-banks", type=int, nargs="+", default=[0, DEFAULT_MEM_BANKS],
+        help=f"main RAM banks (0: one RAM on the shared bus; default: 0 and {DEFAULT_MEM_BANKS}).")
+    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    add_jobs_argument(parser)
+    args = parser.parse_args()
+    for n in args.tiles:
+        try:
+            mesh_shape(n)
+        except MeshShapeError as e:
+            parser.error(str(e))
+    for b in args.mem_banks:
+        if b < 0 or b & (b - 1):
+            parser.error(f"--mem-banks {b}: expected 0 or a power of two")
+
+    start = time.time()
+    try:
+        lines = run_membw(args.tiles, args.mem_banks, args.jobs)
+    except (RuntimeError, ValueError) as e:
+        raise SystemExit(f"error: {e}")
+    capture = save_capture("membw", lines, args.results)
+    try:
+        table = report(measurements(lines), args.results)
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+    print(table)
+    print(f"\nwrote {args.results}/membw.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
