@@ -72,8 +72,10 @@ sim: | $(PYTHON)
 bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(JOBS_ARG)
 
+# The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default.
 bench-apps: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
 
 bench-mem: | $(PYTHON)
 	$(PYTHON) scripts/bench_mem.py $(JOBS_ARG)

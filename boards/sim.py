@@ -14,7 +14,7 @@ import sys
 
 from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
-from soc.simulation import EXIT_TIMEOUT, build_model
+from soc.simulation import EXIT_TIMEOUT, build_model, mem_banks_arg
 from soc.subutai_soc import KiB, MiB
 
 
@@ -38,6 +38,9 @@ def main():
     parser.add_argument("--max-cycles", type=int, default=50_000_000, help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).")
     parser.add_argument("--trace", nargs="?", const="sim.vcd", default=None, metavar="FILE",
         help="Write a waveform (.vcd or .fst); builds a tracing model beside the fast one.")
+    parser.add_argument("--mem-banks", type=mem_banks_arg, default=None,
+        help="Main RAM in this many line-interleaved banks behind a crossbar (a power of two; 0: one "
+             "RAM on the shared SoC bus; default: one per tile).")
     parser.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = parser.parse_args()
 
@@ -64,9 +67,9 @@ def main():
         trace = "fst" if args.trace.endswith(".fst") else "1"
     try:
         model = build_model(mesh_x, mesh_y, args.cpu_variant, tile_ram_size=args.tile_ram_size,
-            main_ram_size=args.main_ram_size, output_dir=args.output_dir, trace=trace,
-            jobs=args.jobs, force=args.force)
-    except RuntimeError as e:
+            main_ram_size=args.main_ram_size, mem_banks=args.mem_banks, output_dir=args.output_dir,
+            trace=trace, jobs=args.jobs, force=args.force)
+    except (RuntimeError, ValueError) as e:
         sys.exit(f"error: {e}")
 
     image = args.ram_init

@@ -12,6 +12,10 @@ LiteX :class:`~litex.soc.interconnect.wishbone.Crossbar` decodes every master on
 - **Interleaving at line granularity.** Consecutive cache lines (``line_bytes``) live in
   consecutive banks, so a refill burst stays in one bank while the streams of different cores,
   and the instruction fetches of all cores, spread over all of them.
+- **Hashed bank selection.** The bank of a line is its low index bits XOR-folded with all its
+  higher index bits (:func:`bank_of`): data split among cores at power-of-two strides (one slice
+  per core, the usual partitioning) would otherwise put every core in the same bank at the same
+  time and keep them there, one convoy moving from bank to bank.
 - **Bursts.** The banks honour Wishbone incrementing bursts (``cti``): a refill of 8 words is
   acknowledged on consecutive cycles instead of every other cycle. A burst that left its line
   would simply be decoded to the next bank as a new access (the VexRiscv caches burst exactly
@@ -19,8 +23,8 @@ LiteX :class:`~litex.soc.interconnect.wishbone.Crossbar` decodes every master on
 - **Uncached I/O** (atomic unit, global CSRs, UART, boot ROM) goes out on ``io``, a master of the
   SoC's bus, so every core reaches it as before.
 
-Bank ``k`` holds the lines whose index modulo ``n_banks`` is ``k``; inside a bank the line's own
-word offset is kept and the bank bits are removed from the address. In simulation each bank's
+Bank ``bank_of(line)`` holds a line at the bank-local line index ``line >> log2(n_banks)`` (the
+hash only decides the bank, so this stays one-to-one); inside a line the word offset is kept. In simulation each bank's
 content is loaded at start from ``<build>_main_ram_bank<k>.init`` (see
 :func:`bank_images`).
 """
@@ -29,6 +33,21 @@ from migen import *
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import wishbone
+
+
+def bank_of(line, bank_bits, line_index_bits):
+    """Bank of a line index: the XOR of its ``bank_bits``-wide groups of bits (the low group and
+    every higher one, up to ``line_index_bits``). Works on ints and on Migen values."""
+    if bank_bits == 0:
+        return 0
+    bank = line[:bank_bits] if not isinstance(line, int) else line & ((1 << bank_bits) - 1)
+    for lsb in range(bank_bits, line_index_bits, bank_bits):
+        if isinstance(line, int):
+            bank ^= (line >> lsb) & ((1 << bank_bits) - 1)
+        else:
+            group = line[lsb:min(lsb + bank_bits, line_index_bits)]
+            bank = bank ^ group
+    return bank
 
 
 def log2_exact(n, what):
@@ -59,6 +78,8 @@ class InterleavedMainRAM(LiteXModule):
             raise ValueError(f"main RAM of {region.size} bytes does not hold whole lines in {n_banks} banks")
 
         in_main_ram = region.decoder(self.io)
+        # Bits of a line index inside main RAM.
+        index_bits = log2_exact(region.size//line_bytes, "main RAM lines")
         self.banks = []
         slaves = []
         for k in range(n_banks):
@@ -72,18 +93,26 @@ class InterleavedMainRAM(LiteXModule):
                 port.connect(bank.bus, omit={"adr"}),
                 bank.bus.adr.eq(Cat(port.adr[:line_bits], port.adr[line_bits + bank_bits:])),
             ]
-            selects = lambda adr, k=k: in_main_ram(adr) & (adr[line_bits:line_bits + bank_bits] == k)
+            selects = lambda adr, k=k: in_main_ram(adr) & (
+                bank_of(adr[line_bits:line_bits + index_bits], bank_bits, index_bits) == k)
             slaves.append((selects, port))
         slaves.append((lambda adr: ~in_main_ram(adr), self.io))
         self.crossbar = wishbone.Crossbar(masters=masters, slaves=slaves)
 
 
-def bank_images(words, n_banks, line_bytes=32):
-    """Split a main-RAM image (a list of 32-bit words from address 0) into the images of
-    ``n_banks`` line-interleaved banks, in the layout of :class:`InterleavedMainRAM`."""
+def bank_images(words, n_banks, size, line_bytes=32):
+    """Split a main-RAM image (a list of 32-bit words from address 0) into the images of the
+    ``n_banks`` banks of a main RAM of ``size`` bytes, in the layout of
+    :class:`InterleavedMainRAM`."""
     line_words = line_bytes//4
+    bank_bits  = log2_exact(n_banks, "n_banks")
+    index_bits = log2_exact(size//line_bytes, "main RAM lines")
     banks = [[] for _ in range(n_banks)]
-    for line in range(0, len(words), line_words):
-        chunk = words[line:line + line_words]
-        banks[(line//line_words) % n_banks].extend(chunk + [0]*(line_words - len(chunk)))
+    for start in range(0, len(words), line_words):
+        line  = start//line_words
+        bank  = banks[bank_of(line, bank_bits, index_bits)]
+        local = (line >> bank_bits)*line_words
+        chunk = words[start:start + line_words]
+        bank.extend([0]*(local + line_words - len(bank)))
+        bank[local:local + line_words] = chunk + [0]*(line_words - len(chunk))
     return banks

@@ -27,7 +27,7 @@ import time
 
 
 from soc.firmware import BACKENDS
-from soc.simulation import build_model
+from soc.simulation import build_model, mem_banks_arg
 from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
@@ -53,10 +53,10 @@ def build_image(model, program, backend, args, os_name):
     return model.build_firmware(program, backend=backend, program_args=args)
 
 
-def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1):
+def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None):
     """Run every program on every size with every backend, ``jobs`` at a time; return the capture
     lines in that order."""
-    models = {n: build_model(*mesh_shape(n), log=log) for n in tiles}
+    models = {n: build_model(*mesh_shape(n), mem_banks=mem_banks, log=log) for n in tiles}
 
     def run(n, program, backend):
         x, y = mesh_shape(n)
@@ -92,6 +92,10 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated inputs.")
     parser.add_argument("--os", choices=OSES, default="baremetal", dest="os_name",
         help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
+    parser.add_argument("--mem-banks", type=mem_banks_arg, default=None,
+        help="main RAM banks of the simulated SoCs (default: one per tile; 0: one RAM on the shared "
+             "bus, the memory system before banking); results of a given value are "
+             "results/apps_mem<N>.*")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -111,6 +115,10 @@ def main():
         require_zephyr()
     name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
     title = "Benchmark programs: Subutai vs SW-only" + (", Zephyr on every tile" if args.os_name == "zephyr" else "")
+    if args.mem_banks is not None:
+        name += f"_mem{args.mem_banks}"
+        title += (", main RAM on the shared bus" if args.mem_banks == 0 else
+                  f", main RAM in {args.mem_banks} banks")
 
     start = time.time()
     program_args = f"-i {args.input} -s {args.seed}"
@@ -120,7 +128,7 @@ def main():
         raise SystemExit(f"error: {e}")
     try:
         lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name,
-            args.jobs)
+            args.jobs, args.mem_banks)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)

@@ -8,7 +8,7 @@ RAM and over one shared slice (reads: one refill burst per line; writes: write-t
 and the latency of a cache refill, alone and while the other cores stream. Results go to
 results/membw.{csv,md,png}; the whole capture to results/membw_capture.txt.
 
-Usage: python scripts/bench_mem.py [--tiles 1 2 4 8 16] [--mem-banks 0 4 8] [--jobs N]
+Usage: python scripts/bench_mem.py [--tiles 1 2 4 8 16] [--mem-banks 0 tiles 4 8 ...] [--jobs N]
 """
 
 import argparse
@@ -17,7 +17,7 @@ import sys
 import time
 
 from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import DEFAULT_MEM_BANKS, build_model
+from soc.simulation import build_model, default_mem_banks, mem_banks_arg
 from scripts.bench import run_checked
 from scripts.capture import CaptureError, parse_lines
 from scripts.jobs import add_jobs_argument, run_all
@@ -34,7 +34,7 @@ def log(msg):
 
 def run_membw(tiles, banks, jobs=1):
     """Capture lines of membw for every (tiles, banks), in that order."""
-    configs = [(n, b) for n in tiles for b in banks]
+    configs = list(dict.fromkeys((n, default_mem_banks(n) if b is None else b) for n in tiles for b in banks))
     models = {c: build_model(*mesh_shape(c[0]), mem_banks=c[1], log=log) for c in configs}
 
     def run(n, b):
@@ -110,8 +110,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16],
         help="SoC sizes (tiles, 1 to 16).")
-    parser.add_argument("--mem-banks", type=int, nargs="+", default=[0, DEFAULT_MEM_BANKS],
-        help=f"main RAM banks (0: one RAM on the shared bus; default: 0 and {DEFAULT_MEM_BANKS}).")
+    parser.add_argument("--mem-banks", type=lambda t: None if t == "tiles" else mem_banks_arg(t),
+        nargs="+", default=[0, None], metavar="N|tiles",
+        help="main RAM banks (0: one RAM on the shared bus; tiles: one per tile, the default of the "
+             "simulated SoC; default: 0 tiles).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -120,9 +122,6 @@ def main():
             mesh_shape(n)
         except MeshShapeError as e:
             parser.error(str(e))
-    for b in args.mem_banks:
-        if b < 0 or b & (b - 1):
-            parser.error(f"--mem-banks {b}: expected 0 or a power of two")
 
     start = time.time()
     try:

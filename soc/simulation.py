@@ -18,6 +18,7 @@ bank of an interleaved main RAM) when it starts, so a new image needs no rebuild
 in one directory are serialized across processes by a lock file.
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -44,9 +45,24 @@ HARNESS_DIR  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_har
 #: Exit status of a run stopped by its cycle limit (the harness is compiled with it; the same as
 #: coreutils' timeout).
 EXIT_TIMEOUT = 124
-#: Main RAM banks of the simulated SoC (:class:`gateware.memory.InterleavedMainRAM`; 0: one RAM
-#: on the shared SoC bus), chosen with ``make bench-mem``.
-DEFAULT_MEM_BANKS = 8
+
+
+def default_mem_banks(n_tiles):
+    """Main RAM banks of a simulated SoC of ``n_tiles`` (:class:`gateware.memory.InterleavedMainRAM`):
+    one per tile. Chosen with ``make bench-mem``: at 8 tiles 8 banks stream as fast as 16 (4 lose
+    half the store bandwidth), at 16 tiles 16 banks beat 8 by half on stores."""
+    return n_tiles
+
+
+def mem_banks_arg(text):
+    """``argparse`` type of ``--mem-banks``: 0 (one RAM on the shared SoC bus) or a power of two."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if n < 0 or n & (n - 1):
+        raise argparse.ArgumentTypeError(f"{n}: expected 0 or a power of two")
+    return n
 
 # IOs ----------------------------------------------------------------------------------------------
 
@@ -76,8 +92,10 @@ class Platform(SimPlatform):
 
 class SimSoC(SubutaiSoC):
     def __init__(self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1*MiB,
-            mem_banks=DEFAULT_MEM_BANKS, **kwargs):
+            mem_banks=None, **kwargs):
         platform = Platform()
+        if mem_banks is None:
+            mem_banks = default_mem_banks(mesh_x*mesh_y)
         self.crg = CRG(platform.request("sys_clk"))
         SubutaiSoC.__init__(self, platform, sys_clk_freq,
             mesh_x                   = mesh_x,
@@ -151,7 +169,8 @@ class SimModel:
             if f.endswith(".init"):
                 shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
         constants = self.config["constants"]
-        write_ram_init(image, run_dir, constants.get("mem_banks", 0), constants.get("mem_line_bytes", 32))
+        write_ram_init(image, run_dir, constants.get("mem_banks", 0), constants.get("mem_line_bytes", 32),
+            self.config["memories"]["main_ram"]["size"])
         cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
@@ -176,14 +195,14 @@ class SimModel:
         return SimResult(code, "".join(out), cycles, seconds, err)
 
 
-def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32):
+def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
     """Convert a little-endian binary image into the $readmemh files of main RAM (32-bit words):
     ``sim_main_ram.init``, or with ``mem_banks`` one ``sim_main_ram_bank<k>.init`` per bank."""
     data = open(image, "rb").read()
     data += b"\0"*(-len(data) % 4)
     words = [int.from_bytes(data[i:i+4], "little") for i in range(0, len(data), 4)]
     if mem_banks:
-        files = {f"sim_main_ram_bank{k}.init": b for k, b in enumerate(bank_images(words, mem_banks, line_bytes))}
+        files = {f"sim_main_ram_bank{k}.init": b for k, b in enumerate(bank_images(words, mem_banks, size, line_bytes))}
     else:
         files = {"sim_main_ram.init": words}
     for name, content in files.items():
@@ -191,15 +210,19 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32):
             f.write("".join(f"{w:08x}\n" for w in content))
 
 
-def model_dir(mesh_x, mesh_y, cpu_variant="standard", mem_banks=DEFAULT_MEM_BANKS):
-    suffix = "" if mem_banks == DEFAULT_MEM_BANKS else f"_mem{mem_banks}"
+def model_dir(mesh_x, mesh_y, cpu_variant="standard", mem_banks=None):
+    default = mem_banks is None or mem_banks == default_mem_banks(mesh_x*mesh_y)
+    suffix = "" if default else f"_mem{mem_banks}"
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
 def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
-        mem_banks=DEFAULT_MEM_BANKS, **kwargs):
+        mem_banks=None, **kwargs):
     """Generate the SoC and build its Verilator model, unless an identical one is already built
-    (see :func:`_build_model` for the options)."""
+    (see :func:`_build_model` for the options). ``mem_banks``: main RAM banks (None: one per tile,
+    :func:`default_mem_banks`; 0: one RAM on the shared SoC bus)."""
+    if mem_banks is None:
+        mem_banks = default_mem_banks(mesh_x*mesh_y)
     output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant, mem_banks)
     kwargs["mem_banks"] = mem_banks
     with build_lock(output_dir):
@@ -207,7 +230,7 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
 
 
 def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
-        main_ram_size=1*MiB, mem_banks=DEFAULT_MEM_BANKS, output_dir=None, trace=None, opt=None,
+        main_ram_size=1*MiB, mem_banks=None, output_dir=None, trace=None, opt=None,
         cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
     obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
     model      = SimModel(output_dir, obj_dir)

@@ -12,6 +12,7 @@ from litex.soc.cores.cpu.vexriscv import VexRiscv
 
 from gateware.atomic import AtomicUnit, ATOMIC_OPS
 from gateware.memory import InterleavedMainRAM
+from gateware.uplink import RegisteredUplink
 from gateware.control import CycleCounter, CoreControl
 from gateware.tile import Tile
 from gateware.noc.common import HEAD_FIELDS
@@ -32,7 +33,9 @@ class SubutaiSoC(SoCCore):
     is a master of LiteX's shared SoC bus and main RAM one of its slaves (LiteX's integrated RAM,
     or the board's LiteDRAM). With ``mem_banks`` N > 0 (needs ``integrated_main_ram_size``), main
     RAM is N line-interleaved banks behind a crossbar of the tile uplinks
-    (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only uncached I/O.
+    (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only uncached I/O; with
+    ``registered_uplinks`` every uplink enters that crossbar through a
+    :class:`gateware.uplink.RegisteredUplink`.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
     mem_map = {
@@ -61,6 +64,7 @@ class SubutaiSoC(SoCCore):
         spm_bytes     = 2048,
         mem_banks     = 0,
         line_bytes    = 32,
+        registered_uplinks = True,
         ident         = "Subutai SoC",
         **kwargs):
         self.mesh_x  = mesh_x
@@ -146,7 +150,13 @@ class SubutaiSoC(SoCCore):
             main_ram_region = SoCRegion(origin=self.mem_map["main_ram"], size=main_ram_size,
                 cached=True, linker=True)
             self.bus.add_region("main_ram", main_ram_region)
-            self.main_ram = InterleavedMainRAM([t.uplink for t in self.tiles], main_ram_region,
+            masters = [t.uplink for t in self.tiles]
+            if registered_uplinks:
+                self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4) for m in masters]
+                for i, u in enumerate(self.uplinks):
+                    setattr(self.submodules, f"uplink{i}", u)
+                masters = [u.source for u in self.uplinks]
+            self.main_ram = InterleavedMainRAM(masters, main_ram_region,
                 n_banks=mem_banks, line_bytes=line_bytes, init=main_ram_init or None)
             self.bus.add_master(name="tiles", master=self.main_ram.io)
         self.add_constant("MEM_BANKS", mem_banks)

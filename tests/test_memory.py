@@ -3,21 +3,33 @@ uncached I/O beside them, and the shared-bus configuration it replaces (``mem_ba
 
 import pytest
 
-from gateware.memory import InterleavedMainRAM, bank_images
+from gateware.memory import InterleavedMainRAM, bank_images, bank_of
 from litex.soc.integration.soc import SoCRegion
 from scripts.capture import parse_lines
-from soc.simulation import DEFAULT_MEM_BANKS, build_model
+from soc.simulation import build_model
 
 
-def test_bank_images_interleave_whole_lines():
-    words = list(range(100))                     # 12.5 lines of 8 words
-    banks = bank_images(words, 4, line_bytes=32)
-    assert banks[0][:8] == list(range(0, 8)) and banks[0][8:16] == list(range(32, 40))
-    assert banks[1][:8] == list(range(8, 16))
-    assert banks[0][16:24] == list(range(64, 72))
-    # The last, partial line is padded to a whole line in its bank.
-    assert banks[0][24:32] == [96, 97, 98, 99, 0, 0, 0, 0]
-    assert sorted(w for b in banks for w in b if w) == list(range(1, 100))
+def test_bank_images_hold_every_line_once_at_its_bank_address():
+    size, n_banks = 4096, 4                       # 128 lines of 8 words, 32 lines per bank
+    words = list(range(1, 1000))                  # 124.9 lines
+    banks = bank_images(words, n_banks, size, line_bytes=32)
+    # Rebuild the image the way the hardware addresses it: line -> (bank_of(line), line >> 2).
+    rebuilt = []
+    for line in range((len(words) + 7)//8):
+        bank, local = bank_of(line, 2, 7), line >> 2
+        rebuilt += banks[bank][local*8:local*8 + 8]
+    assert rebuilt[:len(words)] == words and rebuilt[len(words):] == [0]*(len(rebuilt) - len(words))
+    assert sum(len(b) for b in banks) <= size//4 + n_banks*8
+
+
+def test_bank_hash_spreads_consecutive_and_power_of_two_strided_lines():
+    # Consecutive lines: every bank once in each group of n_banks lines.
+    assert sorted(bank_of(l, 3, 15) for l in range(8)) == list(range(8))
+    assert sorted(bank_of(l, 3, 15) for l in range(40, 48)) == list(range(8))
+    # One slice per core at a power-of-two stride (8 KiB = 256 lines): the slices start in
+    # different banks instead of all in bank 0.
+    assert sorted(bank_of(c*256, 3, 15) for c in range(8)) == list(range(8))
+    assert bank_of(5, 0, 15) == 0
 
 
 @pytest.mark.parametrize("n_banks,size,line_bytes", [(3, 1 << 20, 32), (4, 1000, 32), (4, 1 << 20, 24)])
@@ -71,7 +83,7 @@ def test_refill_bursts_and_parallel_banks(sim, shared_bus_model):
     one = membw(sim.model(1, 1))
     four = membw(sim.model(2, 2))
     two_shared = membw(shared_bus_model)
-    assert one["read_private"]["mem_banks"] == DEFAULT_MEM_BANKS
+    assert one["read_private"]["mem_banks"] == 1 and four["read_private"]["mem_banks"] == 4
     latency = lambda r: r["refill_latency"]["cycles"]/r["refill_latency"]["lines"]
     bpc = lambda r, t: r[t]["bytes"]/r[t]["cycles"]
     # A line of 8 words in one burst, not 8 single reads acknowledged every other cycle.

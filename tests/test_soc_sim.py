@@ -102,6 +102,7 @@ def _sim_cli(*args):
     (["--tiles", "4", "--mesh", "2x1"], "does not match"),
     (["--ram-init", "/nonexistent.bin"], "no such file"),
     (["--app", "no_such_app"], "no such application"),
+    (["--mem-banks", "3"], "expected 0 or a power of two"),
 ])
 def test_cli_rejects_bad_arguments(args, message):
     p = _sim_cli(*args)

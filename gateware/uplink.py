@@ -1,0 +1,126 @@
+#
+# Registered tile uplink: cuts the combinational path from a core's caches through the memory
+# crossbar's arbitration into a RAM bank, and keeps refill bursts at one word per cycle.
+#
+"""Registered Wishbone uplink between a tile and the memory crossbar.
+
+Without it, a core's data cache drives the crossbar's address decoding, a bank's round-robin
+arbiter and the bank's RAM address in one cycle: the critical path of the FPGA builds, and one that
+grows with every master and bank. :class:`RegisteredUplink` registers every request before it
+leaves the tile:
+
+- **Single accesses** (stores, uncached I/O, anything that is not an incrementing read burst) are
+  captured, issued downstream from the register on the next cycle, and acknowledged to the tile
+  when the slave acknowledges them: one cycle more than a direct connection. Stores are not
+  posted: a core's store has reached memory when the core goes on, so a release that follows it
+  through another path (a NoC message to a Subutai engine) can never overtake it.
+- **Incrementing read bursts** (``cti`` = 0b010, the cache refills) are run downstream by the
+  uplink itself, one address per cycle to the end of the aligned ``line_words`` block, and the
+  words are queued in a FIFO that the tile reads one per cycle as long as its addresses follow:
+  two cycles more latency than a direct connection, the same throughput. A master that leaves the
+  sequence (another address, a write, the end of its burst) gets its next access issued anew once
+  the block's remaining words are drained.
+"""
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream, wishbone
+
+CTI_CLASSIC     = 0b000
+CTI_INCREMENT   = 0b010
+CTI_END         = 0b111
+
+
+class RegisteredUplink(LiteXModule):
+    """``sink``: the tile's uplink (this module is its slave); ``source``: a master port of the
+    memory crossbar. ``line_words``: 32-bit words of a cache line (a refill burst)."""
+    def __init__(self, sink, line_words=8):
+        assert line_words >= 2 and line_words & (line_words - 1) == 0
+        self.sink   = sink
+        self.source = source = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+
+        # # #
+
+        line_bits = line_words.bit_length() - 1
+        adr   = Signal(len(source.adr))
+        we    = Signal()
+        sel   = Signal(len(source.sel))
+        dat_w = Signal(32)
+        expect    = Signal(len(source.adr))     # Address of the tile's next burst beat.
+        remaining = Signal(line_bits + 1)      # Downstream beats still to be acknowledged.
+        request = sink.cyc & sink.stb
+        burst   = ~sink.we & (sink.cti == CTI_INCREMENT)
+
+        self.words = words = stream.SyncFIFO([("data", 32), ("err", 1)], line_words)
+        follows = request & ~sink.we & (sink.adr == expect)
+
+        # After an access the bus cycle stays open (cyc without stb) for one idle cycle, so that the
+        # core's next access, if it comes at once, keeps the bank's grant as it would without the
+        # register: back-to-back stores to a line are not interleaved with every other core's.
+        hold = Signal()
+
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            source.cyc.eq(hold), source.adr.eq(adr),
+            NextValue(hold, 0),
+            If(request,
+                NextValue(adr, sink.adr),
+                NextValue(we, sink.we),
+                NextValue(sel, sink.sel),
+                NextValue(dat_w, sink.dat_w),
+                NextValue(expect, sink.adr),
+                NextValue(remaining, line_words - sink.adr[:line_bits]),
+                If(burst, NextState("BURST")).Else(NextState("SINGLE")),
+            ),
+        )
+        # One access from the register; the slave's answer goes straight back to the tile.
+        fsm.act("SINGLE",
+            source.cyc.eq(1), source.stb.eq(1),
+            source.adr.eq(adr), source.we.eq(we), source.sel.eq(sel), source.dat_w.eq(dat_w),
+            source.cti.eq(CTI_CLASSIC),
+            sink.dat_r.eq(source.dat_r),
+            sink.ack.eq(source.ack & request),
+            sink.err.eq(source.err & request),
+            If(source.ack | source.err,
+                NextValue(hold, 1),
+                NextState("IDLE"),
+            ),
+        )
+        # Downstream: the rest of the block, one address per cycle, into the FIFO.
+        downstream = [
+            source.cyc.eq(remaining != 0), source.stb.eq(remaining != 0),
+            source.adr.eq(adr), source.sel.eq(sel),
+            source.cti.eq(Mux(remaining == 1, CTI_END, CTI_INCREMENT)),
+            words.sink.valid.eq(source.ack | source.err),
+            words.sink.data.eq(source.dat_r),
+            words.sink.err.eq(source.err),
+            If(source.ack | source.err,
+                NextValue(adr, adr + 1),
+                NextValue(remaining, remaining - 1),
+            ),
+        ]
+        # Upstream: the tile takes one queued word per cycle while its addresses follow.
+        fsm.act("BURST", *downstream,
+            sink.dat_r.eq(words.source.data),
+            If(words.source.valid & follows,
+                sink.ack.eq(~words.source.err),
+                sink.err.eq(words.source.err),
+                words.source.ready.eq(1),
+                NextValue(expect, expect + 1),
+                If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
+                    # The block's last word needs no draining: take the next access at once.
+                    If((remaining == 0) & (words.level == 1),
+                        NextState("IDLE"),
+                    ).Else(
+                        NextState("DRAIN"),
+                    )),
+            ).Elif(~follows,
+                NextState("DRAIN"),
+            ),
+        )
+        # The tile left the block: finish the downstream burst, drop the words nobody will read.
+        fsm.act("DRAIN", *downstream,
+            words.source.ready.eq(1),
+            If((remaining == 0) & ~words.source.valid, NextState("IDLE")),
+        )
