@@ -71,7 +71,8 @@ def report(table, results_dir=RESULTS_DIR):
         ["read_private vs 1 tile", "refill (cycles)", "refill, others streaming (cycles)"]
     rows = []
     for (n, b), tests in sorted(table.items()):
-        one = table.get((1, b))
+        # The 1-tile row of the same memory system (banked rows have as many banks as tiles).
+        one = table.get((1, b)) or next((t for (m, bb), t in table.items() if m == 1 and bb and b), None)
         scale = f"{bpc(tests['read_private'])/bpc(one['read_private']):.2f}x" if one else "-"
         rows.append([n, b] + [f"{bpc(tests[t]):.3f}" for t in STREAMS] + [scale] +
             [f"{tests[t]['cycles']/tests[t]['lines']:.1f}" for t in LATENCIES])

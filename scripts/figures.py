@@ -202,11 +202,14 @@ def membw(d):
     refill = {(_int(r["tiles"]), _int(r["mem banks"])): r["refill (cycles)"] for r in rows}
     tiles = max(n for n, _ in bpc)
     parts = []
-    for b in sorted({b for _, b in bpc}):
-        if (1, b) in bpc and (tiles, b) in bpc:
-            parts.append(f"{'shared bus' if b == 0 else f'{b} banks'}: {bpc[(1, b)]:.2f} → "
-                         f"{bpc[(tiles, b)]:.2f} B/cycle ({bpc[(tiles, b)] / bpc[(1, b)]:.1f}×), "
-                         f"refill {refill[(1, b)]} cycles")
+    for name, banked in [("shared bus", False), ("banks", True)]:
+        one = [k for k in bpc if k[0] == 1 and bool(k[1]) == banked]
+        top = [k for k in bpc if k[0] == tiles and bool(k[1]) == banked]
+        if one and top:
+            (one,), (top,) = one[:1], top[:1]
+            label = f"{top[1]} banks" if banked else name
+            parts.append(f"{label}: {bpc[one]:.2f} → {bpc[top]:.2f} B/cycle ({bpc[top] / bpc[one]:.1f}×), "
+                         f"refill {refill[one]} cycles on 1 tile")
     return (f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts),
             "make bench-mem")
 
