@@ -40,13 +40,13 @@ def bank_of(line, bank_bits, line_index_bits):
     every higher one, up to ``line_index_bits``). Works on ints and on Migen values."""
     if bank_bits == 0:
         return 0
-    bank = line[:bank_bits] if not isinstance(line, int) else line & ((1 << bank_bits) - 1)
+    if isinstance(line, int):
+        group = lambda lsb: (line >> lsb) & ((1 << bank_bits) - 1)
+    else:
+        group = lambda lsb: line[lsb:min(lsb + bank_bits, line_index_bits)]
+    bank = group(0)
     for lsb in range(bank_bits, line_index_bits, bank_bits):
-        if isinstance(line, int):
-            bank ^= (line >> lsb) & ((1 << bank_bits) - 1)
-        else:
-            group = line[lsb:min(lsb + bank_bits, line_index_bits)]
-            bank = bank ^ group
+        bank = bank ^ group(lsb)
     return bank
 
 
@@ -54,6 +54,17 @@ def log2_exact(n, what):
     if n < 1 or n & (n - 1):
         raise ValueError(f"{what} must be a power of two (got {n})")
     return n.bit_length() - 1
+
+
+def geometry(n_banks, size, line_bytes):
+    """(line_bits, bank_bits, index_bits) of a main RAM of ``size`` bytes in ``n_banks`` banks of
+    whole ``line_bytes`` lines: bits of a word inside a line, of a bank number, of a line index."""
+    line_bits  = log2_exact(line_bytes//4, "line_bytes/4")
+    bank_bits  = log2_exact(n_banks, "n_banks")
+    index_bits = log2_exact(size//line_bytes, "main RAM lines")
+    if size % (n_banks*line_bytes):
+        raise ValueError(f"main RAM of {size} bytes does not hold whole lines in {n_banks} banks")
+    return line_bits, bank_bits, index_bits
 
 
 class InterleavedMainRAM(LiteXModule):
@@ -71,15 +82,8 @@ class InterleavedMainRAM(LiteXModule):
 
         # # #
 
-        line_bits = log2_exact(line_bytes//4, "line_bytes/4")
-        bank_bits = log2_exact(n_banks, "n_banks")
-        log2_exact(region.size, "main RAM size")
-        if region.size % (n_banks*line_bytes):
-            raise ValueError(f"main RAM of {region.size} bytes does not hold whole lines in {n_banks} banks")
-
+        line_bits, bank_bits, index_bits = geometry(n_banks, region.size, line_bytes)
         in_main_ram = region.decoder(self.io)
-        # Bits of a line index inside main RAM.
-        index_bits = log2_exact(region.size//line_bytes, "main RAM lines")
         self.banks = []
         slaves = []
         for k in range(n_banks):
@@ -105,8 +109,7 @@ def bank_images(words, n_banks, size, line_bytes=32):
     ``n_banks`` banks of a main RAM of ``size`` bytes, in the layout of
     :class:`InterleavedMainRAM`."""
     line_words = line_bytes//4
-    bank_bits  = log2_exact(n_banks, "n_banks")
-    index_bits = log2_exact(size//line_bytes, "main RAM lines")
+    _, bank_bits, index_bits = geometry(n_banks, size, line_bytes)
     banks = [[] for _ in range(n_banks)]
     for start in range(0, len(words), line_words):
         line  = start//line_words

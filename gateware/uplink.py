@@ -27,6 +27,8 @@ from migen import *
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream, wishbone
 
+from gateware.memory import log2_exact
+
 CTI_CLASSIC     = 0b000
 CTI_INCREMENT   = 0b010
 CTI_END         = 0b111
@@ -36,13 +38,13 @@ class RegisteredUplink(LiteXModule):
     """``sink``: the tile's uplink (this module is its slave); ``source``: a master port of the
     memory crossbar. ``line_words``: 32-bit words of a cache line (a refill burst)."""
     def __init__(self, sink, line_words=8):
-        assert line_words >= 2 and line_words & (line_words - 1) == 0
+        assert line_words >= 2
+        line_bits = log2_exact(line_words, "line_words")
         self.sink   = sink
         self.source = source = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # # #
 
-        line_bits = line_words.bit_length() - 1
         adr   = Signal(len(source.adr))
         we    = Signal()
         sel   = Signal(len(source.sel))

@@ -136,19 +136,14 @@ static void run_test(enum test t, unsigned int tile)
 		write_stream(shared_slice, tile);
 		break;
 	case REFILL_LATENCY:
-		if (tile == 0) {
-			sink = chase_lines();
-			bytes = CHASE_LINES * LINE_BYTES;
-		} else {
-			bytes = 0;
-		}
-		break;
 	case REFILL_LATENCY_LOADED:
 		if (tile == 0) {
 			sink = chase_lines();
 			bytes = CHASE_LINES * LINE_BYTES;
-		} else {
+		} else if (t == REFILL_LATENCY_LOADED) {
 			sink = read_stream(private_slices[tile]);
+		} else {
+			bytes = 0;
 		}
 		break;
 	default:
@@ -175,12 +170,19 @@ static void take_part(enum test t, unsigned int tile)
 	done[tile] = p;
 }
 
+static int is_latency(enum test t)
+{
+	return t == REFILL_LATENCY || t == REFILL_LATENCY_LOADED;
+}
+
 static void report(enum test t, unsigned int n)
 {
 	uint32_t first = results[t][0].start, last = results[t][0].end;
-	uint64_t bytes = 0;
+	uint64_t bytes = results[t][0].bytes;
 
-	for (unsigned int c = 0; c < n; c++) {
+	/* A latency is core 0's own time (the others only load the memory); a bandwidth spans every
+	 * core, from the first start to the last end. */
+	for (unsigned int c = 1; c < n && !is_latency(t); c++) {
 		const struct core_result *r = &results[t][c];
 
 		if ((int32_t)(r->start - first) < 0) {
@@ -191,17 +193,10 @@ static void report(enum test t, unsigned int n)
 		}
 		bytes += r->bytes;
 	}
-	if (t == REFILL_LATENCY || t == REFILL_LATENCY_LOADED) {
-		/* Core 0's own time: the others only load the memory. */
-		first = results[t][0].start;
-		last = results[t][0].end;
-		bytes = results[t][0].bytes;
-	}
 	printf("@subutai {\"program\":\"membw\",\"test\":\"%s\",\"tiles\":%u,\"mem_banks\":%u,"
 	       "\"bytes\":%llu,\"cycles\":%lu,\"lines\":%u}\n",
 	       test_names[t], n, (unsigned int)MEM_BANKS, (unsigned long long)bytes,
-	       (unsigned long)(last - first),
-	       (t == REFILL_LATENCY || t == REFILL_LATENCY_LOADED) ? CHASE_LINES : 0u);
+	       (unsigned long)(last - first), is_latency(t) ? CHASE_LINES : 0u);
 }
 
 void tile_main(unsigned int tile)
