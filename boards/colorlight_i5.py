@@ -48,8 +48,14 @@ class ColorlightSoC(BoardSoC):
         self.add_main_ram_sdram(self.sdrphy, M12L64322A(sys_clk_freq, "1:1"))
 
 
-def max_tiles(board):
-    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE)
+def max_tiles(board, l2_size=None):
+    l2_size = default_l2_size(board) if l2_size is None else l2_size
+    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE,
+        l2_size=l2_size)
+
+
+def default_l2_size(board):
+    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE)
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -61,14 +67,17 @@ def main():
     args = parser.parse_args()
     if args.module != "i5":
         args.board = f"colorlight_{args.module}"    # Build directory and report row.
+    if args.l2_size is None:
+        args.l2_size = default_l2_size(args.module)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ColorlightSoC(board=args.module, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
-            mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size)
+            mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size,
+            l2_size=args.l2_size)
 
     # The extension board's CMSIS-DAP probe; openFPGALoader knows the module.
     run_board(parser, args, make_soc, BOARD, "trellis", loader_board=f"colorlight-{args.module}",
-        max_tiles=max_tiles(args.module), device=MODULES[args.module][1])
+        max_tiles=max_tiles(args.module, args.l2_size), device=MODULES[args.module][1])
 
 
 if __name__ == "__main__":

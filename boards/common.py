@@ -57,9 +57,16 @@ XILINX_DEVICES = {
 }
 
 
+# L2 cache in front of LiteDRAM: the size the measured builds had (in the budgets' base figures),
+# and the sizes a default is chosen from.
+L2_MEASURED = 8*KiB
+L2_SIZES    = [8*KiB, 16*KiB, 32*KiB, 64*KiB]
+
+
 class TileBudget:
-    """LUTs and block RAMs of one tile and of the rest of the SoC (without its BIOS ROM) on one
-    FPGA family; ``bram_bytes``: bytes of ROM one block RAM holds at 32-bit width."""
+    """LUTs and block RAMs of one tile and of the rest of the SoC (without its BIOS ROM, with an
+    L2 of ``L2_MEASURED``) on one FPGA family; ``bram_bytes``: bytes of ROM (or L2 data) one block
+    RAM holds at 32-bit width."""
     def __init__(self, lut_per_tile, lut_base, bram_per_tile, bram_base, bram_bytes):
         self.lut_per_tile  = lut_per_tile
         self.lut_base      = lut_base
@@ -67,10 +74,21 @@ class TileBudget:
         self.bram_base     = bram_base
         self.bram_bytes    = bram_bytes
 
-    def max_tiles(self, luts, brams, rom_size=64*KiB, limit=16):
+    def max_tiles(self, luts, brams, rom_size=64*KiB, l2_size=L2_MEASURED, limit=16):
         by_lut  = int((FILL*luts - self.lut_base) // self.lut_per_tile)
-        by_bram = int((FILL*brams - self.bram_base - rom_size//self.bram_bytes) // self.bram_per_tile)
+        base    = self.bram_base + (rom_size + l2_size - L2_MEASURED)//self.bram_bytes
+        by_bram = int((FILL*brams - base) // self.bram_per_tile)
         return max(0, min(limit, by_lut, by_bram))
+
+    def default_l2_size(self, luts, brams, rom_size=64*KiB):
+        """The largest L2 (of ``L2_SIZES``) that costs the device no tile: the block RAMs the
+        tiles leave over once the LUTs are spent go to the L2, which every refill of every core
+        crosses (docs/architecture.md, "Boards")."""
+        tiles = self.max_tiles(luts, brams, rom_size)
+        if tiles == 0:
+            return L2_MEASURED
+        fits  = [s for s in L2_SIZES if self.max_tiles(luts, brams, rom_size, s) >= tiles]
+        return fits[-1] if fits else L2_SIZES[0]
 
 
 # ECP5, measured on the ULX3S 85F builds of 1 and 4 tiles (results/boards.md): LUT4 sites (nextpnr
@@ -96,7 +114,9 @@ class BoardSoC(SubutaiSoC):
     def __init__(self, platform, sys_clk_freq,
         integrated_rom_size  = 64*KiB,
         integrated_sram_size = 8*KiB,
+        l2_size              = L2_MEASURED,
         **kwargs):
+        self.l2_size = l2_size
         SubutaiSoC.__init__(self, platform, int(sys_clk_freq),
             # Core 0 starts in the BIOS (SubutaiSoC defaults to main RAM, for the simulator).
             cpu_reset_address    = self.mem_map["rom"],
@@ -115,13 +135,14 @@ class BoardSoC(SubutaiSoC):
             self.logger.error(f"BIOS needs {', '.join(missing)}.")
             raise SoCError()
 
-    def add_main_ram_sdram(self, phy, module, l2_cache_size=8*KiB):
-        """The board's SDRAM as shared main RAM, at the same address as the simulator's."""
+    def add_main_ram_sdram(self, phy, module):
+        """The board's SDRAM as shared main RAM, at the same address as the simulator's, behind
+        LiteX's write-back L2 cache of ``l2_size`` bytes shared by every tile."""
         self.add_sdram("sdram",
             phy           = phy,
             module        = module,
             origin        = self.mem_map["main_ram"],
-            l2_cache_size = l2_cache_size)
+            l2_cache_size = self.l2_size)
 
 # Command line -------------------------------------------------------------------------------------
 
@@ -152,6 +173,10 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
     target.add_argument("--cpu-variant", default="standard", help="VexRiscv variant of every core.")
     target.add_argument("--tile-ram-size", type=lambda s: int(s, 0), default=16*KiB,
         help="Private SRAM per tile (bytes).")
+    target.add_argument("--l2-size", type=l2_size_arg, default=None,
+        help="L2 cache in front of the SDRAM, shared by every tile: bytes or KiB (e.g. 32K), a "
+             "power of two from 1K to 256K, or 0 for none (default: the largest that costs the "
+             "device no tile).")
     # LiteX's own builder and toolchain options (--output-dir, --no-compile-software,
     # --nextpnr-seed, ...).
     builder_args(parser)
@@ -163,6 +188,19 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
             help="nextpnr-ecp5's router (router1 is its default).")
     parser.set_defaults(board=board, toolchain=toolchain)
     return parser
+
+
+def l2_size_arg(text):
+    """--l2-size: bytes, or KiB with a K suffix; LiteX would round any other size silently."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    try:
+        size = int(t[:-1], 0)*KiB if t.endswith("K") else int(t, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r} (bytes, or KiB as e.g. 32K)")
+    if size and not (1*KiB <= size <= 256*KiB and size & (size - 1) == 0):
+        raise argparse.ArgumentTypeError(f"{text}: the L2 size must be 0 or a power of two "
+            "from 1K to 256K")
+    return size
 
 
 def parse_mesh(parser, args, max_tiles, device):
@@ -443,7 +481,7 @@ def run_board(parser, args, make_soc, build_name, toolchain, loader_board=None, 
 
 def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, output_dir, device):
     progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
-        f"{args.cpu_variant}) at {sys_clk_freq/1e6:g} MHz")
+        f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
     if toolchain == "trellis":
         add_nextpnr_options(soc.platform, build_name, args.nextpnr_router)
@@ -469,5 +507,5 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     with open(os.path.join(gateware_dir, f"{build_name}_times.json"), "w") as f:
         json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
             "mesh": [mesh_x, mesh_y], "board": args.board, "toolchain": toolchain,
-            "cpu_variant": args.cpu_variant}, f, indent=1)
+            "cpu_variant": args.cpu_variant, "l2_size": args.l2_size}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")

@@ -42,8 +42,13 @@ class ArtySoC(BoardSoC):
         self.add_main_ram_sdram(self.ddrphy, MT41K128M16(sys_clk_freq, "1:4"))
 
 
-def max_tiles(variant):
-    return XILINX_BUDGET.max_tiles(*XILINX_DEVICES[VARIANTS[variant]])
+def max_tiles(variant, l2_size=None):
+    l2_size = default_l2_size(variant) if l2_size is None else l2_size
+    return XILINX_BUDGET.max_tiles(*XILINX_DEVICES[VARIANTS[variant]], l2_size=l2_size)
+
+
+def default_l2_size(variant):
+    return XILINX_BUDGET.default_l2_size(*XILINX_DEVICES[VARIANTS[variant]])
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -57,15 +62,18 @@ def main():
     args = parser.parse_args()
     if args.variant != "a7-100":
         args.board = f"digilent_arty_{args.variant.replace('-', '')}"   # Build directory.
+    if args.l2_size is None:
+        args.l2_size = default_l2_size(args.variant)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ArtySoC(variant=args.variant, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
-            mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size)
+            mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size,
+            l2_size=args.l2_size)
 
     # After the Vivado build (elsewhere): the board's FTDI JTAG.
     run_board(parser, args, make_soc, BOARD, "vivado",
         loader_board=f"arty_{args.variant.replace('-', '_')}t",
-        max_tiles=max_tiles(args.variant), device=VARIANTS[args.variant])
+        max_tiles=max_tiles(args.variant, args.l2_size), device=VARIANTS[args.variant])
 
 
 if __name__ == "__main__":

@@ -48,8 +48,13 @@ class ULX3SSoC(BoardSoC):
             getattr(litedram_modules, sdram_module)(sys_clk_freq, "1:1"))
 
 
-def max_tiles(device):
-    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=rom_size(device))
+def max_tiles(device, l2_size=None):
+    l2_size = default_l2_size(device) if l2_size is None else l2_size
+    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=rom_size(device), l2_size=l2_size)
+
+
+def default_l2_size(device):
+    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[device], rom_size=rom_size(device))
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -60,15 +65,17 @@ def main():
     parser.add_argument("--sdram-module", default="MT48LC16M16", choices=SDRAM_MODULES,
         help="SDRAM chip of the board.")
     args = parser.parse_args()
+    if args.l2_size is None:
+        args.l2_size = default_l2_size(args.device)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ULX3SSoC(device=args.device, revision=args.revision, sys_clk_freq=sys_clk_freq,
             sdram_module=args.sdram_module, mesh_x=mesh_x, mesh_y=mesh_y,
-            cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size)
+            cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size)
 
     # openFPGALoader drives the board's FTDI JTAG.
     run_board(parser, args, make_soc, BOARD, "trellis", loader_board="ulx3s",
-        max_tiles=max_tiles(args.device), device=args.device)
+        max_tiles=max_tiles(args.device, args.l2_size), device=args.device)
 
 
 if __name__ == "__main__":

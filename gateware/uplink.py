@@ -36,8 +36,11 @@ CTI_END         = 0b111
 
 class RegisteredUplink(LiteXModule):
     """``sink``: the tile's uplink (this module is its slave); ``source``: a master port of the
-    memory crossbar. ``line_words``: 32-bit words of a cache line (a refill burst)."""
-    def __init__(self, sink, line_words=8):
+    memory crossbar. ``line_words``: 32-bit words of a cache line (a refill burst).
+    ``keep_grant``: keep the bus cycle open for one idle cycle after each access (see ``hold``),
+    right where each bank has its own arbiter; on one bus shared by every tile that idle cycle
+    would be lost to all the others."""
+    def __init__(self, sink, line_words=8, keep_grant=True):
         assert line_words >= 2
         line_bits = log2_exact(line_words, "line_words")
         self.sink   = sink
@@ -64,7 +67,7 @@ class RegisteredUplink(LiteXModule):
 
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
-            source.cyc.eq(hold), source.adr.eq(adr),
+            source.cyc.eq(hold if keep_grant else 0), source.adr.eq(adr),
             NextValue(hold, 0),
             If(request,
                 NextValue(adr, sink.adr),

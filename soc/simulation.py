@@ -106,6 +106,9 @@ class SimSoC(SubutaiSoC):
             # image needs no rebuild.
             integrated_main_ram_init = [0],
             mem_banks                = mem_banks,
+            # --mem-banks 0 is the first memory system, kept as the baseline of make bench-mem
+            # and bench-apps: unregistered uplinks on one shared bus, no bursts.
+            registered_uplinks       = kwargs.pop("registered_uplinks", bool(mem_banks)),
             **kwargs)
         self.sim_ctrl = SimControl(platform.request("sim_ctrl"))
 
@@ -230,13 +233,16 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
 
 
 def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
-        main_ram_size=1*MiB, mem_banks=None, output_dir=None, trace=None, opt=None,
-        cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
+        main_ram_size=1*MiB, mem_banks=None, registered_uplinks=None, output_dir=None, trace=None,
+        opt=None, cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
     obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
     model      = SimModel(output_dir, obj_dir)
     params = dict(mesh=[mesh_x, mesh_y], cpu_variant=cpu_variant, tile_ram_size=tile_ram_size,
         main_ram_size=main_ram_size, mem_banks=mem_banks, trace=trace, opt=opt, cxxopt=cxxopt, pgo=pgo,
         digest=_source_digest())
+    if registered_uplinks is not None:
+        # Not the default of its memory system (the board's: registered uplinks on the shared bus).
+        params["registered_uplinks"] = registered_uplinks
     stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
     if not force and os.path.exists(model.binary) and os.path.exists(stamp):
         if json.load(open(stamp)) == params:
@@ -260,7 +266,8 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
             f"main RAM {f'in {mem_banks} banks' if mem_banks else 'on the shared bus'}): generating gateware in {output_dir}")
         _quiet_litex()
         soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
-            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks)
+            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks,
+            **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}))
         builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
             csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
         builder.build(run=False, build_name="sim")

@@ -31,11 +31,12 @@ class SubutaiSoC(SoCCore):
     ``tile_csr`` by its own core (same addresses in every tile, so one image runs on all cores).
     Main RAM, the UART and the global CSRs are shared. With ``mem_banks`` 0, every tile uplink
     is a master of LiteX's shared SoC bus and main RAM one of its slaves (LiteX's integrated RAM,
-    or the board's LiteDRAM). With ``mem_banks`` N > 0 (needs ``integrated_main_ram_size``), main
-    RAM is N line-interleaved banks behind a crossbar of the tile uplinks
-    (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only uncached I/O; with
-    ``registered_uplinks`` every uplink enters that crossbar through a
-    :class:`gateware.uplink.RegisteredUplink`.
+    or the board's LiteDRAM behind its L2). With ``mem_banks`` N > 0 (needs
+    ``integrated_main_ram_size``), main RAM is N line-interleaved banks behind a crossbar of the
+    tile uplinks (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only
+    uncached I/O. With ``registered_uplinks`` every uplink leaves its tile through a
+    :class:`gateware.uplink.RegisteredUplink`, and the SoC bus (``bus_bursting``, by default the
+    same) serves refill bursts from its RAMs at one word per cycle.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
     mem_map = {
@@ -73,6 +74,7 @@ class SubutaiSoC(SoCCore):
         kwargs.setdefault("cpu_reset_address", self.mem_map["main_ram"])
         kwargs.setdefault("integrated_rom_size",  0)
         kwargs.setdefault("integrated_sram_size", 0)
+        kwargs.setdefault("bus_bursting", registered_uplinks)
         if mem_banks:
             # Main RAM is built below, as banks behind the tiles' crossbar, not on the SoC bus.
             main_ram_size = kwargs.pop("integrated_main_ram_size", 0)
@@ -143,19 +145,22 @@ class SubutaiSoC(SoCCore):
                 modules    = {"ni": ni, "subutai": subutai},
                 atomic_region = atomic_region)
             setattr(self.submodules, f"tile{i}", tile)
-            if not mem_banks:
-                self.bus.add_master(name=f"tile{i}", master=tile.uplink)
             self.tiles.append(tile)
-        if mem_banks:
+        masters = [t.uplink for t in self.tiles]
+        if registered_uplinks:
+            # Only the banks' own arbiters gain from keeping a grant (RegisteredUplink.keep_grant).
+            self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4, keep_grant=bool(mem_banks))
+                for m in masters]
+            for i, u in enumerate(self.uplinks):
+                setattr(self.submodules, f"uplink{i}", u)
+            masters = [u.source for u in self.uplinks]
+        if not mem_banks:
+            for i, m in enumerate(masters):
+                self.bus.add_master(name=f"tile{i}", master=m)
+        else:
             main_ram_region = SoCRegion(origin=self.mem_map["main_ram"], size=main_ram_size,
                 cached=True, linker=True)
             self.bus.add_region("main_ram", main_ram_region)
-            masters = [t.uplink for t in self.tiles]
-            if registered_uplinks:
-                self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4) for m in masters]
-                for i, u in enumerate(self.uplinks):
-                    setattr(self.submodules, f"uplink{i}", u)
-                masters = [u.source for u in self.uplinks]
             self.main_ram = InterleavedMainRAM(masters, main_ram_region,
                 n_banks=mem_banks, line_bytes=line_bytes, init=main_ram_init or None)
             self.bus.add_master(name="tiles", master=self.main_ram.io)

@@ -63,6 +63,23 @@ def _configs():
         for n in sorted({meshable(max_tiles)[0], meshable(max_tiles)[-1]})]
 
 
+def default_l2_size(board, args):
+    from boards import radiona_ulx3s, colorlight_i5, digilent_arty
+    module = {"radiona_ulx3s": radiona_ulx3s, "colorlight_i5": colorlight_i5,
+        "digilent_arty": digilent_arty}[board]
+    return module.default_l2_size(args[1])
+
+
+def test_default_l2_sizes_cost_no_tile():
+    """The L2 gets what the tiles leave of the block RAMs: 32 KiB on the ECP5-85F, which still
+    fits its 6 tiles, where 64 KiB would cost one."""
+    from boards import radiona_ulx3s
+    from boards.common import KiB
+    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 32*KiB
+    assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 6
+    assert radiona_ulx3s.max_tiles("LFE5U-85F", 64*KiB) == 5
+
+
 @pytest.mark.parametrize("board,args,tiles", _configs())
 def test_board_elaborates(board, args, tiles):
     out = os.path.join(OUT, f"{board}{''.join(args[1:])}_{tiles}")
@@ -80,6 +97,9 @@ def test_board_elaborates(board, args, tiles):
     assert csr["memories"]["rom"]["base"] == 0 and csr["memories"]["rom"]["size"] >= 32*1024
     assert csr["memories"]["sram"]["size"] == 8*1024
     assert "uart" in csr["csr_bases"] and "timer0" in csr["csr_bases"]
+    # Registered uplinks, bursts on the SoC bus, and the device's default L2 (docs: "Boards").
+    assert csr["constants"]["config_bus_bursting"] == 1
+    assert csr["constants"]["config_l2_size"] == default_l2_size(board, args)
     verilog = open(os.path.join(out, "gateware", f"{board}.v")).read()
     assert len(re.findall(r"^VexRiscv\s+\w+\s*\(", verilog, re.M)) == tiles
     # Reset vectors: core 0 starts in the BIOS ROM, every other core in main RAM.
@@ -128,6 +148,9 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
     (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
     (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
+    (["boards/radiona_ulx3s.py", "--l2-size", "24K"], "power of two"),
+    (["boards/radiona_ulx3s.py", "--l2-size", "big"], "invalid size"),
+    (["boards/radiona_ulx3s.py", "--tiles", "6", "--l2-size", "64K"], "do not fit LFE5U-85F"),
 ])
 def test_bad_arguments_are_usage_errors(cmd, message):
     p = run(*cmd)

@@ -1,8 +1,11 @@
 """The memory system: line-interleaved main RAM banks behind the tiles' crossbar, refill bursts,
 uncached I/O beside them, and the shared-bus configuration it replaces (``mem_banks=0``)."""
 
+import os
+
 import pytest
 
+from gateware.build import BUILD_DIR
 from gateware.memory import InterleavedMainRAM, bank_images, bank_of
 from litex.soc.integration.soc import SoCRegion
 from scripts.capture import parse_lines
@@ -69,6 +72,22 @@ def shared_bus_model():
 def test_shared_bus_configuration_still_works(shared_bus_model):
     image = shared_bus_model.build_firmware("memstress")
     check_memstress(shared_bus_model.run(image, max_cycles=40_000_000), 2)
+
+
+@pytest.fixture(scope="module")
+def board_bus_model():
+    """The boards' interconnect: registered uplinks on the one shared bus, bursts served by it."""
+    return build_model(2, 1, mem_banks=0, registered_uplinks=True,
+        output_dir=os.path.join(BUILD_DIR, "sim_2x1_standard_mem0_registered"), log=lambda m: None)
+
+
+def test_registered_uplinks_on_the_shared_bus(board_bus_model, shared_bus_model):
+    """Random accesses, bursts and uncached atomics through registered uplinks on one shared bus
+    read back what was written, and a refill is one burst there too."""
+    image = board_bus_model.build_firmware("memstress")
+    check_memstress(board_bus_model.run(image, max_cycles=40_000_000), 2)
+    latency = lambda r: r["refill_latency"]["cycles"]/r["refill_latency"]["lines"]
+    assert latency(membw(board_bus_model)) < latency(membw(shared_bus_model)) - 3
 
 
 def membw(model):
