@@ -268,6 +268,24 @@ def test_mutex_fifo_handover(s):
     assert cnt["grants"] == 5 and cnt["queue_hwm"] == 3 and cnt["free_queue"] == 192
 
 
+def test_grant_says_whether_this_core_released_last(s):
+    """GRANT_LOCAL (skip the invalidation) only for a LOCK/TRYLOCK of a free mutex whose last
+    unlock came from the same core, whatever its thread; never for a new mutex or a hand-over."""
+    m = alloc(s, 1, P.OP_ALLOC_MUTEX)
+    grant = lambda core, thread, op=P.OP_LOCK: replies(post(s, m, op, core, thread))
+    assert grant(0, 1) == [(0, 1, 0, 0, m)]                      # never released
+    assert post(s, m, P.OP_UNLOCK, 0, 1) == []
+    assert grant(0, 2) == [(0, 2, 0, P.GRANT_LOCAL, m)]          # same core, other thread
+    assert post(s, m, P.OP_LOCK, 3, 1) == []                     # queued
+    assert replies(post(s, m, P.OP_UNLOCK, 0, 2)) == [(3, 1, 0, 0, m)]   # hand-over: invalidate
+    assert post(s, m, P.OP_UNLOCK, 3, 1) == []
+    assert grant(0, 1, P.OP_TRYLOCK) == [(0, 1, 0, 0, m)]        # core 3 released it last
+    assert post(s, m, P.OP_UNLOCK, 0, 1) == []
+    assert grant(0, 1, P.OP_TRYLOCK) == [(0, 1, 0, P.GRANT_LOCAL, m)]
+    assert post(s, m, P.OP_UNLOCK, 0, 1) == []
+    assert call(s, m, P.OP_FREE) == 0
+
+
 def test_error_checking_and_normal_mutex_misuse(s):
     e = alloc(s, 1, P.OP_ALLOC_MUTEX, 1)
     n = alloc(s, 1, P.OP_ALLOC_MUTEX, 0)

@@ -25,7 +25,9 @@ index is implicit in the address and the NI id is the engine's)::
         27:16  gen        generation (must match the id's)
         29:28  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond
            30  alloc      the structure is allocated (TPDS'21's "F" bit)
-        63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56]
+        63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56],
+                                   released [57] (free, and [55:48] is the core that unlocked it
+                                   last: its LOCK grant says GRANT_LOCAL)
                           barrier: arrivals missing [47:32], count [63:48]
                           cond:    the waiters' mutex id (bit 63 clear: several mutexes)
                           free:    next free control structure [47:32] (0xffff: none)
@@ -307,6 +309,11 @@ class SubutaiEngine(LiteXModule):
         cw_val   = Signal(32)
         owner    = cw_val[0:24]
         locked   = cw_val[24]
+        released = cw_val[25]
+        # A LOCK/TRYLOCK grant of a free mutex this core released last (not LOCK_FOR: a condition
+        # wake-up always invalidates).
+        grant_local = Signal()
+        self.comb += grant_local.eq(released & (cw_val[16:24] == r_core) & (r_op != P.OP_LOCK_FOR))
         b_left   = cw_val[0:16]   # Barrier: arrivals still missing in this round.
         b_max    = cw_val[16:32]
 
@@ -545,7 +552,7 @@ class SubutaiEngine(LiteXModule):
                 If(~locked,
                     If(can_emit,
                         write_cw(value=Cat(me, C(1, 1))),
-                        reply(0),
+                        reply(0, value=Mux(grant_local, P.GRANT_LOCAL, 0)),
                         grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
@@ -581,7 +588,8 @@ class SubutaiEngine(LiteXModule):
                     *err(P.EPERM),
                 ).Elif(cw_head == QNIL,
                     If(~r_reply | can_emit,
-                        write_cw(value=C(0, 32)),
+                        # Free, released by this core (UNLOCK_FOR: the condition waiter's).
+                        write_cw(value=Cat(C(0, 16), r_core, C(0, 1), C(1, 1))),
                         If(r_reply, reply(0)),
                         NextState("IDLE"),
                     ),

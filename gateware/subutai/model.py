@@ -27,7 +27,8 @@ def request(sync_id, op, core, thread, value=0, reply=0):
 
 
 class _Ctrl:
-    __slots__ = ("alloc", "kind", "gen", "locked", "owner", "count", "max", "queue", "wmutex")
+    __slots__ = ("alloc", "kind", "gen", "locked", "owner", "count", "max", "queue", "wmutex",
+        "released_by")
 
     def __init__(self):
         self.alloc, self.kind, self.gen = False, 0, 0
@@ -35,6 +36,8 @@ class _Ctrl:
         self.queue = deque()  # (core, thread, aux)
         # Cond: the mutex id its waiters wait with (bit 31 cleared: they used different ones).
         self.wmutex = 0
+        # Mutex: the core that unlocked it last while it had no waiters (None: held or never).
+        self.released_by = None
 
 
 class EngineModel:
@@ -161,6 +164,7 @@ class EngineModel:
         c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
             P.OP_ALLOC_COND: P.KIND_COND}[op]
         c.locked, c.owner, c.count, c.queue, c.wmutex = False, (0, 0), 0, deque(), 0
+        c.released_by = None
         c.max = v if op == P.OP_ALLOC_BARRIER else 0
         new_id = P.make_id(self.ni_id, c.kind, c.gen, idx)
         out.append(self._reply(req, 0, new_id, sync_id=new_id))
@@ -179,9 +183,10 @@ class EngineModel:
         """LOCK, TRYLOCK and LOCK_FOR (the requeue of a woken condition waiter)."""
         me = (req.core, req.thread)
         if not c.locked:
-            c.locked, c.owner = True, me
+            local = req.op != P.OP_LOCK_FOR and c.released_by == req.core
+            c.locked, c.owner, c.released_by = True, me, None
             self.counters["grants"] += 1
-            out.append(self._reply(req))
+            out.append(self._reply(req, value=P.GRANT_LOCAL if local else 0))
             return 0
         if req.op == P.OP_TRYLOCK:
             return P.EBUSY
@@ -197,7 +202,7 @@ class EngineModel:
         if not c.locked or c.owner != (req.core, req.thread):
             return P.EPERM
         if not c.queue:
-            c.locked, c.owner = False, (0, 0)
+            c.locked, c.owner, c.released_by = False, (0, 0), req.core
         else:
             core, thread, _ = c.queue.popleft()
             self.free_queue += 1
@@ -260,7 +265,7 @@ class EngineModel:
             if not mc.locked:
                 core, thread, _ = c.queue.popleft()
                 self.free_queue += 1
-                mc.locked, mc.owner = True, (core, thread)
+                mc.locked, mc.owner, mc.released_by = True, (core, thread), None
                 self.counters["grants"] += 1
                 out.append(self._reply(req, sync_id=c.wmutex, core=core, thread=thread))
             mc.queue.extend(c.queue)

@@ -108,6 +108,11 @@ STATUS_NAMES = {OK: "OK", EPERM: "EPERM", EAGAIN: "EAGAIN", EBUSY: "EBUSY", EINV
 
 PTHREAD_BARRIER_SERIAL_THREAD = -1
 SERIAL_VALUE = 0xffffffff  # PTHREAD_BARRIER_SERIAL_THREAD as the 32-bit reply value.
+# Reply value of a LOCK or TRYLOCK grant of a free mutex that this same core released last: no
+# other core can have written anything ordered before this acquire, so the caller may skip its
+# data-cache invalidation (docs/architecture.md, coherence rule). Every other grant (hand-over at
+# an unlock, a condition wake-up's requeue, a mutex never released yet) has value 0.
+GRANT_LOCAL = 1
 
 # Primitive kinds (id bits 23:22). -----------------------------------------------------------------
 
@@ -232,6 +237,8 @@ def c_header(prefix="SUBUTAI"):
         f"#define {prefix}_REPLY_STATUS(op) ((op) & 0x7f)",
         "/* Reply value of the one barrier waiter that gets PTHREAD_BARRIER_SERIAL_THREAD. */",
         f"#define {prefix}_SERIAL_VALUE    0x{SERIAL_VALUE:08x}u",
+        "/* Reply value of a lock grant of a mutex this core released last (no invalidation). */",
+        f"#define {prefix}_GRANT_LOCAL     {GRANT_LOCAL}u",
         "/* What the driver's barrier wait returns to that waiter (PTHREAD_BARRIER_SERIAL_THREAD). */",
         f"#define {prefix}_BARRIER_SERIAL_THREAD ({PTHREAD_BARRIER_SERIAL_THREAD})", ""]
     lines.append(f"#endif /* {prefix}_PROTOCOL_H */")
