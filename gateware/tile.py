@@ -2,6 +2,9 @@
 # One tile of the mesh: a core's private SRAM and CSRs behind a local interconnect.
 #
 
+from functools import reduce
+from operator import or_
+
 from migen import *
 
 from litex.gen import LiteXModule
@@ -38,6 +41,8 @@ class Tile(Module):
 
     - ``ram_origin``: the tile's private SRAM (each core sees its own);
     - ``csr_origin``: the tile's CSR bank (tile id, timer, later the NI);
+    - ``sync_origin``: the direct window of the tile's Subutai port (``modules["subutai"]``),
+      when it has one (single-cycle loads and stores, no CSR bridge);
     - everything else goes out on ``self.uplink``, a master port of the SoC's shared bus.
 
     ``modules`` adds tile-local modules (e.g. ``{"ni": NetworkInterface(...)}``) to the tile's CSR
@@ -64,6 +69,7 @@ class Tile(Module):
         ram_size     = 16*1024,
         csr_origin   = 0xf800_0000,
         csr_paging   = 0x800,
+        sync_origin  = 0xf900_0000,
         irqs         = {"timer0": 1},
         modules      = None,
         atomic_region = None,
@@ -90,15 +96,22 @@ class Tile(Module):
         # Local interconnect ---------------------------------------------------------------------
         self.ram_region = SoCRegion(origin=ram_origin, size=ram_size)
         self.csr_region = SoCRegion(origin=csr_origin, size=self.csr_size, cached=False)
-        local = lambda a: self.ram_region.decoder(self.uplink)(a) | self.csr_region.decoder(self.uplink)(a)
+        slaves = [
+            (self.ram_region, self.ram.bus),
+            (self.csr_region, self.csr_bridge.wishbone),
+        ]
+        window = getattr((modules or {}).get("subutai"), "window", None)
+        self.sync_region = None
+        if window is not None:
+            from gateware.ni.subutai_window import WINDOW_SIZE
+            self.sync_region = SoCRegion(origin=sync_origin, size=WINDOW_SIZE, cached=False)
+            slaves.append((self.sync_region, window.bus))
+        local = lambda a: reduce(or_, [r.decoder(self.uplink)(a) for r, _ in slaves])
         uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.crossbar = wishbone.Crossbar(
             masters = [cpu.ibus, cpu.dbus],
-            slaves  = [
-                (self.ram_region.decoder(self.uplink), self.ram.bus),
-                (self.csr_region.decoder(self.uplink), self.csr_bridge.wishbone),
-                (lambda a: ~local(a),                  uplink),
-            ])
+            slaves  = [(r.decoder(self.uplink), bus) for r, bus in slaves]
+                    + [(lambda a: ~local(a), uplink)])
         # Reads of the atomic unit carry the core's atomic operand on dat_w (see
         # gateware/atomic.py), so a read-modify-write is one bus transaction.
         self.comb += uplink.connect(self.uplink, omit={"dat_w"})

@@ -46,6 +46,7 @@ class SubutaiSoC(SoCCore):
         "atomic"   : 0x9000_0000,
         "csr"      : 0xf000_0000,
         "tile_csr" : 0xf800_0000,
+        "tile_sync": 0xf900_0000,
     }
 
     # Interrupt numbers of tile-local sources, the same on every core.
@@ -140,6 +141,7 @@ class SubutaiSoC(SoCCore):
                 ram_origin = self.mem_map["tile_ram"],
                 ram_size   = tile_ram_size,
                 csr_origin = self.mem_map["tile_csr"],
+                sync_origin = self.mem_map["tile_sync"],
                 csr_paging = self.csr.paging,
                 irqs       = self.tile_irqs,
                 modules    = {"ni": ni, "subutai": subutai},
@@ -168,6 +170,7 @@ class SubutaiSoC(SoCCore):
         self.add_constant("MEM_LINE_BYTES", line_bytes)
         self.bus.add_region("tile_csr", SoCRegion(origin=self.mem_map["tile_csr"],
             size=self.tiles[0].csr_size, cached=False))
+        self.bus.add_region("tile_sync", self.tiles[0].sync_region)
 
         for name, value in [("MESH_X", mesh_x), ("MESH_Y", mesh_y), ("N_TILES", n_tiles)]:
             self.add_constant(name, value)
@@ -180,8 +183,10 @@ class SubutaiSoC(SoCCore):
     def export_software(self, generated_dir):
         """Write the Subutai protocol and status headers beside LiteX's generated headers."""
         from gateware.subutai import protocol
+        from gateware.ni import subutai_window
         for name, text in [("subutai_protocol.h", protocol.c_header()),
-                           ("subutai_status.h", protocol.c_status_header())]:
+                           ("subutai_status.h", protocol.c_status_header()),
+                           ("subutai_window.h", subutai_window.c_header())]:
             with open(os.path.join(generated_dir, name), "w") as f:
                 f.write(text)
 

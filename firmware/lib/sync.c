@@ -44,12 +44,20 @@ SUBUTAI_SYNC_PATH void subutai_reply_pop(struct subutai_reply *reply)
 	reply->thread = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_THREAD);
 }
 
+/* What a request needs on its way (exchange()). */
+enum {
+	X_REPLY   = 1 << 0, /* ask a reply even for a posted op */
+	X_VALUE   = 1 << 1, /* the op takes a value (allocations, condition waits) */
+	X_ACQUIRE = 1 << 2, /* an acquire: a long wait may invalidate the data cache meanwhile */
+	X_FULL    = 1 << 3, /* the whole reply value is needed (an allocation's new id) */
+};
+
 /*
- * Writes a request. Returns with the port lock held (its key in *key) when a reply will come, so
- * that the caller waits for it before any handler runs; otherwise released.
+ * CSR path. Writes a request. Returns with the port lock held (its key in *key) when a reply
+ * will come, so that the caller waits for it before any handler runs; otherwise released.
  */
-static inline bool issue(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
-			 unsigned int *key)
+static inline bool issue_csr(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+			     unsigned int *key)
 {
 	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
 	}
@@ -67,17 +75,71 @@ static inline bool issue(subutai_id_t id, unsigned int op, uint32_t value, bool 
 	return false;
 }
 
-/* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
-static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
-			  uint32_t *result, subutai_id_t *reply_id)
+/*
+ * One request and, when one comes, its reply (false if none: a posted op). *invalidated says
+ * whether the data cache was invalidated while waiting (window path, X_ACQUIRE).
+ *
+ * Window path: a store issues the request and the core waits on the bus for the reply, with this
+ * core's handlers masked so none can take the reply. Only the low 24 bits of the reply value come
+ * with the reply (enough for a grant's GRANT_LOCAL and a barrier's serial bit) unless X_FULL; the
+ * reply's id is read when it matters (an error, X_FULL).
+ */
+SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, uint32_t value,
+					      unsigned int how, struct subutai_reply *reply,
+					      bool *invalidated)
 {
-	struct subutai_reply reply;
+	bool want_reply = (how & X_REPLY) != 0;
 	unsigned int key;
 
-	if (!issue(id, op, value, want_reply, &key)) {
+	*invalidated = false;
+#ifdef SUBUTAI_PORT_WINDOW
+	if (!want_reply && SUBUTAI_OP_IS_POSTED(op) && !(how & X_VALUE)) {
+		/* One store: nothing a handler could come between. */
+		subutai_window_issue(op, false, id);
+		return false;
+	}
+	key = subutai_port_lock();
+	if (how & X_VALUE) {
+		subutai_window_set_value(value);
+	}
+	subutai_window_issue(op, want_reply, id);
+	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
+		subutai_port_unlock(key);
+		return false;
+	}
+	uint32_t info = (how & X_ACQUIRE) ? subutai_window_reply_acquire(invalidated)
+					  : subutai_window_reply();
+
+	reply->status = info & SUBUTAI_WINDOW_INFO_STATUS_MASK;
+	reply->value = info >> SUBUTAI_WINDOW_INFO_VALUE_SHIFT;
+	reply->thread = subutai_port_thread();
+	reply->id = id;
+	if ((how & X_FULL) || reply->status != SUBUTAI_STATUS_OK) {
+		reply->value = subutai_window_reply_value();
+		reply->id = subutai_window_reply_id();
+	}
+	subutai_port_unlock(key);
+	return true;
+#else
+	if (!issue_csr(id, op, value, want_reply, &key)) {
+		return false;
+	}
+	subutai_port_wait_reply(reply, 0, key);
+	return true;
+#endif
+}
+
+/* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
+SUBUTAI_SYNC_PATH static inline int request(subutai_id_t id, unsigned int op, uint32_t value,
+					    unsigned int how, uint32_t *result,
+					    subutai_id_t *reply_id)
+{
+	struct subutai_reply reply;
+	bool invalidated;
+
+	if (!exchange(id, op, value, how, &reply, &invalidated)) {
 		return 0;
 	}
-	subutai_port_wait_reply(&reply, 0, key);
 	if (reply_id) {
 		*reply_id = reply.id;
 	}
@@ -90,7 +152,7 @@ static inline int request(subutai_id_t id, unsigned int op, uint32_t value, bool
 SUBUTAI_SYNC_PATH int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		    uint32_t *result)
 {
-	return request(id, op, value, want_reply, result, NULL);
+	return request(id, op, value, X_VALUE | X_FULL | (want_reply ? X_REPLY : 0), result, NULL);
 }
 
 unsigned int subutai_next_host(void)
@@ -103,7 +165,7 @@ static int alloc(unsigned int host, unsigned int op, uint32_t value, subutai_id_
 	if (host >= subutai_num_tiles()) {
 		return EINVAL;
 	}
-	return request(SUBUTAI_ALLOC_TARGET(host), op, value, false, id, NULL);
+	return request(SUBUTAI_ALLOC_TARGET(host), op, value, X_VALUE | X_FULL, id, NULL);
 }
 
 int subutai_mutex_alloc(unsigned int host, bool errorcheck, subutai_id_t *id)
@@ -123,25 +185,41 @@ int subutai_cond_alloc(unsigned int host, subutai_id_t *id)
 
 int subutai_free(subutai_id_t id)
 {
-	return request(id, SUBUTAI_OP_FREE, 0, false, NULL, NULL);
+	return request(id, SUBUTAI_OP_FREE, 0, 0, NULL, NULL);
 }
 
-SUBUTAI_SYNC_PATH static int acquired(int status)
+/*
+ * The acquire side of the coherence rule (docs/architecture.md): after a grant the data cache is
+ * invalidated unless it already was while waiting, or the grant says this core released the
+ * mutex last (GRANT_LOCAL: nothing another core wrote can be ordered before this acquire).
+ */
+SUBUTAI_SYNC_PATH static inline void acquired(bool invalidated, bool local)
 {
+	subutai_dcache_invalidate_if(!invalidated && !local);
+}
+
+SUBUTAI_SYNC_PATH static int mutex_acquire(subutai_id_t mutex, unsigned int op)
+{
+	struct subutai_reply reply;
+	bool invalidated;
+
+	exchange(mutex, op, 0, X_ACQUIRE, &reply, &invalidated);
+	int status = status_to_errno(reply.status);
+
 	if (status == 0) {
-		subutai_dcache_invalidate();
+		acquired(invalidated, (reply.value & SUBUTAI_GRANT_LOCAL) != 0);
 	}
 	return status;
 }
 
 SUBUTAI_SYNC_PATH int subutai_mutex_lock(subutai_id_t mutex)
 {
-	return acquired(request(mutex, SUBUTAI_OP_LOCK, 0, false, NULL, NULL));
+	return mutex_acquire(mutex, SUBUTAI_OP_LOCK);
 }
 
 SUBUTAI_SYNC_PATH int subutai_mutex_trylock(subutai_id_t mutex)
 {
-	return acquired(request(mutex, SUBUTAI_OP_TRYLOCK, 0, false, NULL, NULL));
+	return mutex_acquire(mutex, SUBUTAI_OP_TRYLOCK);
 }
 
 SUBUTAI_SYNC_PATH int subutai_mutex_unlock(subutai_id_t mutex)
@@ -149,62 +227,74 @@ SUBUTAI_SYNC_PATH int subutai_mutex_unlock(subutai_id_t mutex)
 	/* Error-checking mutexes answer unlocks (EPERM for a non-owner); others are posted. */
 	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
 
-	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked, NULL, NULL);
+	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked ? X_REPLY : 0, NULL, NULL);
 }
 
 SUBUTAI_SYNC_PATH int subutai_barrier_wait(subutai_id_t barrier)
 {
-	uint32_t value = 0;
-	int status = request(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, false, &value, NULL);
+	struct subutai_reply reply;
+	bool invalidated;
+
+	exchange(barrier, SUBUTAI_OP_BARRIER_WAIT, 0, X_ACQUIRE, &reply, &invalidated);
+	int status = status_to_errno(reply.status);
 
 	if (status != 0) {
 		return status;
 	}
-	subutai_dcache_invalidate();
-	return value == SUBUTAI_SERIAL_VALUE ? SUBUTAI_BARRIER_SERIAL_THREAD : 0;
+	acquired(invalidated, false);
+	/* The serial waiter's value is all ones (the window passes its low bits). */
+	return (reply.value & 1) ? SUBUTAI_BARRIER_SERIAL_THREAD : 0;
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 {
-	subutai_id_t about = 0;
-	int status = request(cond, SUBUTAI_OP_COND_WAIT, mutex, false, NULL, &about);
+	struct subutai_reply reply;
+	bool invalidated;
+
+	exchange(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE | X_ACQUIRE, &reply, &invalidated);
+	int status = status_to_errno(reply.status);
 
 	/* Woken, but the mutex's host had no queue element to requeue us: take the mutex here. */
-	if (status == EAGAIN && about == mutex) {
-		status = subutai_mutex_lock(mutex);
+	if (status == EAGAIN && reply.id == mutex) {
+		return subutai_mutex_lock(mutex);
 	}
-	return acquired(status);
+	if (status == 0) {
+		acquired(invalidated, false);
+	}
+	return status;
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
 {
+	/* A deadline needs the CSR path: only a poll of the clock ends the wait early. */
 	struct subutai_reply reply;
 	bool timed_out = false;
 	unsigned int key;
 
-	issue(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
+	issue_csr(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
 	if (!subutai_port_wait_reply(&reply, deadline, key)) {
 		/* Wakes every waiter, this one included: it comes back with the mutex. */
 		timed_out = true;
-		issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
+		issue_csr(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
 		subutai_port_wait_reply(&reply, 0, subutai_port_lock());
 	}
 	int status = status_to_errno(reply.status);
 
 	if (status == EAGAIN && reply.id == mutex) {
 		status = subutai_mutex_lock(mutex);
+	} else if (status == 0) {
+		acquired(false, false);
 	}
-	status = acquired(status);
 	return status == 0 && timed_out ? ETIMEDOUT : status;
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_signal(subutai_id_t cond)
 {
-	return request(cond, SUBUTAI_OP_COND_SIGNAL, 0, false, NULL, NULL);
+	return request(cond, SUBUTAI_OP_COND_SIGNAL, 0, 0, NULL, NULL);
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_broadcast(subutai_id_t cond)
 {
-	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, NULL, NULL);
+	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0, NULL, NULL);
 }
 

@@ -13,6 +13,7 @@ from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLev
 from gateware.noc.common import head_flit
 from gateware.subutai import protocol as P
 from gateware.subutai.engine import SubutaiEngine
+from gateware.ni.subutai_window import SubutaiWindow
 
 # Head-flit type of Subutai packets (opaque to the routers).
 SUBUTAI_PACKET_TYPE = 0x53
@@ -57,8 +58,13 @@ class SubutaiPort(LiteXModule):
     from the network are replies (to the reply FIFO) or requests (to the engine).
 
     Engine counters are readable as CSRs (``ev_<name>``), with the last error of a posted request.
+
+    ``window``: the core's direct window (:class:`gateware.ni.subutai_window.SubutaiWindow`,
+    ``self.window.bus``, for the tile's crossbar): requests as single stores and replies as
+    blocking loads, beside the CSRs, into the same request FIFO and from the same reply FIFO.
     """
-    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=8):
+    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=8,
+            window=True):
         n_tiles = mesh_x*mesh_y
         self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes)
 
@@ -106,14 +112,21 @@ class SubutaiPort(LiteXModule):
         issue = stream.SyncFIFO(P.REQUEST_LAYOUT, request_depth)
         self.issue = issue
         overflow = Signal()
+        # A CSR write is a one-cycle strobe that cannot wait: it has the FIFO's input whenever it
+        # comes, and a window store waits (one core never issues both at once).
+        window_request = stream.Endpoint(P.REQUEST_LAYOUT)
         self.comb += [
-            issue.sink.valid.eq(self._req_op.re),
-            issue.sink.sync_id.eq(self._req_id.storage),
-            issue.sink.value.eq(self._req_value.storage),
-            issue.sink.op.eq(self._req_op.fields.op),
-            issue.sink.core.eq(tile_id),
-            issue.sink.thread.eq(self._req_op.fields.thread),
-            issue.sink.reply.eq(self._req_op.fields.reply),
+            If(self._req_op.re,
+                issue.sink.valid.eq(1),
+                issue.sink.sync_id.eq(self._req_id.storage),
+                issue.sink.value.eq(self._req_value.storage),
+                issue.sink.op.eq(self._req_op.fields.op),
+                issue.sink.core.eq(tile_id),
+                issue.sink.thread.eq(self._req_op.fields.thread),
+                issue.sink.reply.eq(self._req_op.fields.reply),
+            ).Else(
+                window_request.connect(issue.sink),
+            ),
             self._status.fields.req_ready.eq(issue.sink.ready),
             self._status.fields.overflow.eq(overflow),
         ]
@@ -243,8 +256,18 @@ class SubutaiPort(LiteXModule):
             self._reply_info.fields.status.eq(Mux(head.valid, head.op[0:7], 0)),
             self._reply_info.fields.thread.eq(head.thread),
             pop.eq(self._reply_info.we & head.valid),
-            head.ready.eq(pop),
             self._status.fields.replies.eq(count),
             self.ev.reply.trigger.eq(head.valid),
         ]
-        self.sync += count.eq(count + (replies.sink.valid & replies.sink.ready) - pop)
+        window_pop = Signal()
+        if window:
+            # The window reads the head without the FIFO's ready; it pops through its own.
+            head_view = stream.Endpoint(_REPLY_LAYOUT)
+            self.comb += [
+                head_view.valid.eq(head.valid),
+                head_view.payload.eq(head.payload),
+                window_pop.eq(head_view.ready & head.valid),
+            ]
+            self.window = SubutaiWindow(window_request, head_view, tile_id)
+        self.comb += head.ready.eq(pop | window_pop)
+        self.sync += count.eq(count + (replies.sink.valid & replies.sink.ready) - pop - window_pop)

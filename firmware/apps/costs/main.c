@@ -10,6 +10,7 @@
 #include <subutai/atomic.h>
 #include <subutai/ni.h>
 #include <subutai/sync.h>
+#include <subutai_port.h>
 
 #define REPEAT 8
 
@@ -75,11 +76,58 @@ int main(void)
 		subutai_request(remote, SUBUTAI_OP_LOCK, 0, false, NULL);
 		subutai_request(remote, SUBUTAI_OP_UNLOCK, 0, false, NULL);
 	});
+#ifdef SUBUTAI_PORT_WINDOW
+	MEASURE("window register read", sink = subutai_window_reply_id());
+	MEASURE("window register write", subutai_window_set_value(0));
+	MEASURE("window lock+unlock, local engine", {
+		subutai_window_issue(SUBUTAI_OP_LOCK, false, local);
+		sink = subutai_window_reply();
+		subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local);
+	});
+	MEASURE("window lock+unlock, remote engine", {
+		subutai_window_issue(SUBUTAI_OP_LOCK, false, remote);
+		sink = subutai_window_reply();
+		subutai_window_issue(SUBUTAI_OP_UNLOCK, false, remote);
+	});
+	MEASURE_AFTER("window unlock (posted)",
+		      { subutai_window_issue(SUBUTAI_OP_LOCK, false, local); sink = subutai_window_reply(); },
+		      subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local));
+	{
+		bool inv = false;
+		uint32_t info = 0;
+
+		MEASURE("window lock (acquire wait)+unlock, local engine", {
+			subutai_window_issue(SUBUTAI_OP_LOCK, false, local);
+			info = subutai_window_reply_acquire(&inv);
+			subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local);
+		});
+		printf("info %08lx invalidated %d\n", (unsigned long)info, inv);
+	}
+	MEASURE("driver lock+unlock, local engine", {
+		subutai_mutex_lock(local);
+		subutai_mutex_unlock(local);
+	});
+	MEASURE("driver lock+unlock, remote engine", {
+		subutai_mutex_lock(remote);
+		subutai_mutex_unlock(remote);
+	});
+#endif
 	pthread_mutex_init(&m, NULL);
 	MEASURE("pthread lock+unlock", {
 		pthread_mutex_lock(&m);
 		pthread_mutex_unlock(&m);
 	});
+	MEASURE_AFTER("pthread unlock", pthread_mutex_lock(&m), pthread_mutex_unlock(&m));
+	MEASURE_AFTER("pthread lock (free, released here)", (void)0, pthread_mutex_lock(&m); pthread_mutex_unlock(&m));
+	{
+		pthread_cond_t c;
+
+		pthread_cond_init(&c, NULL);
+		pthread_mutex_lock(&m);
+		MEASURE("pthread cond broadcast (no waiter)", pthread_cond_broadcast(&c));
+		MEASURE("pthread cond signal (no waiter)", pthread_cond_signal(&c));
+		pthread_mutex_unlock(&m);
+	}
 	(void)sink;
 	return 0;
 }

@@ -1,7 +1,10 @@
 /*
  * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c): one thread per core, so a request
- * is thread 0's and waiting for its reply means sleeping until the reply interrupt line rises.
- * The Zephyr port (zephyr-app/include/subutai_port.h) has the same functions.
+ * is thread 0's, and the core may stall on the bus until its reply: requests go through the
+ * Subutai port's direct window (SUBUTAI_PORT_WINDOW; gateware/ni/subutai_window.py), unless the
+ * image is built with -DSUBUTAI_SYNC_CSR, which keeps the CSR path, where waiting for a reply
+ * means sleeping until the reply interrupt line rises. The Zephyr port
+ * (zephyr-app/include/subutai_port.h) has the same functions, without the window.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H
@@ -10,7 +13,9 @@
 #include <stdint.h>
 
 #include <generated/csr.h>
+#include <generated/mem.h>
 #include <generated/soc.h>
+#include <generated/subutai_window.h>
 #include <irq.h>
 #include <subutai/ni.h>   /* SUBUTAI_FIELD_GET */
 #include <subutai/soc.h>
@@ -27,13 +32,18 @@ static inline unsigned int subutai_port_lock(void)
 {
 	unsigned int ie = irq_getie();
 
-	irq_setie(0);
+	/* Most of the time they are already masked: a CSR write costs more than this test. */
+	if (ie) {
+		irq_setie(0);
+	}
 	return ie;
 }
 
 static inline void subutai_port_unlock(unsigned int key)
 {
-	irq_setie(key);
+	if (key) {
+		irq_setie(1);
+	}
 }
 
 /* The reply event is enabled once per core (the NI's event enable is per tile). */
@@ -65,5 +75,65 @@ static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t
 	subutai_port_unlock(key);
 	return true;
 }
+
+#ifndef SUBUTAI_SYNC_CSR
+#define SUBUTAI_PORT_WINDOW 1
+
+#define SUBUTAI_WINDOW_REG(offset) (*(volatile uint32_t *)(TILE_SYNC_BASE + (offset)))
+
+/* A request: one store of the id to the op's address (its value is the VALUE register's). */
+static inline void subutai_window_issue(unsigned int op, bool want_reply, subutai_id_t id)
+{
+	SUBUTAI_WINDOW_REG((want_reply ? SUBUTAI_WINDOW_OP_REPLY_BASE : SUBUTAI_WINDOW_OP_BASE) +
+			   4 * op) = id;
+}
+
+static inline void subutai_window_set_value(uint32_t value)
+{
+	SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_VALUE) = value;
+}
+
+/* The info word of the next reply: the core waits on the bus until it comes. */
+static inline uint32_t subutai_window_reply(void)
+{
+	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_REPLY);
+}
+
+/* Id and value of the last reply taken. */
+static inline subutai_id_t subutai_window_reply_id(void)
+{
+	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_ID);
+}
+
+static inline uint32_t subutai_window_reply_value(void)
+{
+	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_VALUE);
+}
+
+/*
+ * The info word of the reply to an acquire: waits SPIN cycles for it; if it has not come by
+ * then, the wait is a long one, and the data cache is invalidated while the core waits for the
+ * rest (*invalidated then says so). Both loads and the invalidation are one asm block: between
+ * the invalidation and the reply the core touches no memory that could bring back a stale line
+ * (no spill, no call), so the cache is as clean at the grant as if invalidated after it.
+ */
+static inline uint32_t subutai_window_reply_acquire(bool *invalidated)
+{
+	uint32_t info, brief;
+
+	__asm__ volatile("lw %0, %3(%2)\n"
+			 "andi %1, %0, %4\n"
+			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW
+			 ".word 0x500f\n" /* VexRiscv: invalidate the data cache (flush_cpu_dcache) */
+			 "lw %0, %5(%2)\n"
+			 "1:\n"
+			 : "=&r"(info), "=&r"(brief)
+			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
+			   "i"(SUBUTAI_WINDOW_INFO_VALID), "i"(SUBUTAI_WINDOW_REPLY)
+			 : "memory");
+	*invalidated = brief == 0;
+	return info;
+}
+#endif
 
 #endif /* SUBUTAI_PORT_H */

@@ -162,7 +162,39 @@ int pthread_mutex_destroy(pthread_mutex_t *mutex)
 	return err;
 }
 
+/*
+ * Fast paths. A set-up, non-recursive mutex needs no more than its magic, type, impl and
+ * handle: that case goes straight to its implementation as a tail call (no stack frame, whose
+ * write-through stores and, after an invalidation, refills cost more than the request), the rest
+ * (static initializers, recursion, errors) to the *_slow functions.
+ */
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+
+static inline bool mutex_plain(const pthread_mutex_t *m)
+{
+	return LIKELY(m != NULL && m->magic == RT_MAGIC_MUTEX && m->type != PTHREAD_MUTEX_RECURSIVE);
+}
+
+static int mutex_lock_slow(pthread_mutex_t *mutex);
+static int mutex_unlock_slow(pthread_mutex_t *mutex);
+
 SUBUTAI_SYNC_PATH int pthread_mutex_lock(pthread_mutex_t *mutex)
+{
+	if (mutex_plain(mutex)) {
+		return mutex_lock_raw(mutex);
+	}
+	return mutex_lock_slow(mutex);
+}
+
+SUBUTAI_SYNC_PATH int pthread_mutex_unlock(pthread_mutex_t *mutex)
+{
+	if (mutex_plain(mutex)) {
+		return mutex_unlock_raw(mutex);
+	}
+	return mutex_unlock_slow(mutex);
+}
+
+static __attribute__((noinline)) int mutex_lock_slow(pthread_mutex_t *mutex)
 {
 	int err = mutex_ready(mutex);
 
@@ -215,7 +247,7 @@ SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 	return err;
 }
 
-SUBUTAI_SYNC_PATH int pthread_mutex_unlock(pthread_mutex_t *mutex)
+static __attribute__((noinline)) int mutex_unlock_slow(pthread_mutex_t *mutex)
 {
 	int err = mutex_ready(mutex);
 
@@ -402,6 +434,10 @@ SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex
 
 SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
 {
+	if (LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
+		   cond->handle != 0)) {
+		return subutai_cond_signal(cond->handle);
+	}
 	int err = cond_ready(cond);
 
 	if (err != 0 || cond->handle == 0) {
@@ -414,6 +450,10 @@ SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
 
 SUBUTAI_SYNC_PATH int pthread_cond_broadcast(pthread_cond_t *cond)
 {
+	if (LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
+		   cond->handle != 0)) {
+		return subutai_cond_broadcast(cond->handle);
+	}
 	int err = cond_ready(cond);
 
 	if (err != 0 || cond->handle == 0) {

@@ -10,8 +10,12 @@
  * - futex_wait() enqueues the caller if the state word still holds the value it expects (checked
  *   under the queue lock, so no wake-up is lost) and sleeps until a NoC wake-up message;
  *   futex_wake() dequeues and sends the messages after dropping the queue lock.
- * - Mutex: 0 free, 1 locked, 2 locked and maybe contended. An uncontended lock or unlock is a single
- *   swap; only unlocks of a contended mutex touch the queue.
+ * - Mutex: state 0 free, 1 locked, 2 locked and maybe contended (the low two bits). An
+ *   uncontended lock or unlock is a single swap; only unlocks of a contended mutex touch the
+ *   queue. An unlock leaves its core + 1 in the upper bits of the free state (its last-owner
+ *   word), so a lock whose swap finds the mutex released by this same core skips the data-cache
+ *   invalidation, as the hardware's GRANT_LOCAL lets the subutai backend do (the coherence rule of
+ *   docs/architecture.md; both backends follow it).
  * - Condition: a sequence number; a broadcast wakes one waiter and requeues the others onto the
  *   mutex's queue (no thundering herd), as glibc did with FUTEX_CMP_REQUEUE.
  * - Barrier: arrival count under the queue lock; the last arrival wakes all the waiters.
@@ -55,6 +59,11 @@ static inline uint32_t swap(uint32_t handle, unsigned int w, uint32_t value)
 {
 	return subutai_atomic_swap(word(handle, w), value);
 }
+
+/* Mutex state word. */
+#define M_STATE(word)  ((word) & 3u)
+#define M_RELEASED_BY_ME(word) ((word) >> 2 == rt_core() + 1)
+#define M_FREE_BY_ME   ((rt_core() + 1) << 2)
 
 static inline uint32_t fetch_add(uint32_t handle, unsigned int w, uint32_t value)
 {
@@ -216,13 +225,14 @@ SUBUTAI_SYNC_PATH static bool valid(uint32_t h, unsigned int kind)
 	return h >= 1 && h <= RT_POOL_BLOCKS && ld(h, W_KIND) == kind;
 }
 
-/* Frees a block of a kind unless its busy word is set (held, waited on, arrivals). */
-static int block_destroy(uint32_t h, unsigned int kind, unsigned int busy)
+/* Frees a block of a kind unless its busy word has a bit of mask set (held, waited on,
+ * arrivals). */
+static int block_destroy(uint32_t h, unsigned int kind, unsigned int busy, uint32_t mask)
 {
 	if (!valid(h, kind)) {
 		return EINVAL;
 	}
-	if (ld(h, busy) != 0) {
+	if ((ld(h, busy) & mask) != 0) {
 		return EBUSY;
 	}
 	block_free(h);
@@ -238,15 +248,19 @@ int sw_mutex_init(uint32_t *handle)
 
 int sw_mutex_destroy(uint32_t h)
 {
-	return block_destroy(h, KIND_MUTEX, W_STATE);
+	return block_destroy(h, KIND_MUTEX, W_STATE, 3);
 }
 
-/* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next. */
-SUBUTAI_SYNC_PATH static void mutex_lock_contended(uint32_t h)
+/* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next.
+ * Returns the free state it found (its last owner). */
+SUBUTAI_SYNC_PATH static uint32_t mutex_lock_contended(uint32_t h)
 {
-	while (swap(h, W_STATE, 2) != 0) {
+	uint32_t old;
+
+	while (M_STATE(old = swap(h, W_STATE, 2)) != 0) {
 		futex_wait(h, W_STATE, 2, 0);
 	}
+	return old;
 }
 
 SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
@@ -255,35 +269,37 @@ SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
 	if (checked && ld(h, W_AUX) == rt_waiter() + 1) {
 		return EDEADLK;
 	}
-	if (swap(h, W_STATE, 1) != 0) {
+	uint32_t old = swap(h, W_STATE, 1);
+
+	if (M_STATE(old) != 0) {
 		/* A swap to 1 may have hidden a 2: the contended path puts it back before sleeping. */
-		mutex_lock_contended(h);
+		old = mutex_lock_contended(h);
 	}
 	if (checked) {
 		st(h, W_AUX, rt_waiter() + 1);
 	}
-	subutai_dcache_invalidate();
+	subutai_dcache_invalidate_if(!M_RELEASED_BY_ME(old));
 	return 0;
 }
 
 SUBUTAI_SYNC_PATH int sw_mutex_trylock(uint32_t h, bool checked)
 {
-	if (ld(h, W_STATE) != 0) {
+	if (M_STATE(ld(h, W_STATE)) != 0) {
 		return EBUSY;
 	}
 	uint32_t old = swap(h, W_STATE, 1);
 
-	if (old == 2 && swap(h, W_STATE, 2) != 0) {
+	if (M_STATE(old) == 2 && M_STATE(old = swap(h, W_STATE, 2)) != 0) {
 		/* Restored the contended mark of a held mutex. */
 		return EBUSY;
 	}
-	if (old == 1) {
+	if (M_STATE(old) == 1) {
 		return EBUSY;
 	}
 	if (checked) {
 		st(h, W_AUX, rt_waiter() + 1);
 	}
-	subutai_dcache_invalidate();
+	subutai_dcache_invalidate_if(!M_RELEASED_BY_ME(old));
 	return 0;
 }
 
@@ -295,7 +311,7 @@ SUBUTAI_SYNC_PATH int sw_mutex_unlock(uint32_t h, bool checked)
 		}
 		st(h, W_AUX, 0);
 	}
-	if (swap(h, W_STATE, 0) == 2) {
+	if (M_STATE(swap(h, W_STATE, M_FREE_BY_ME)) == 2) {
 		futex_wake(h, 1);
 	}
 	return 0;
@@ -310,7 +326,7 @@ int sw_cond_init(uint32_t *handle)
 
 int sw_cond_destroy(uint32_t h)
 {
-	return block_destroy(h, KIND_COND, W_AUX);
+	return block_destroy(h, KIND_COND, W_AUX, ~0u);
 }
 
 SUBUTAI_SYNC_PATH uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
@@ -411,7 +427,7 @@ int sw_barrier_init(uint32_t *handle, unsigned int count)
 
 int sw_barrier_destroy(uint32_t h)
 {
-	return block_destroy(h, KIND_BARRIER, W_STATE);
+	return block_destroy(h, KIND_BARRIER, W_STATE, ~0u);
 }
 
 SUBUTAI_SYNC_PATH int sw_barrier_wait(uint32_t h)
