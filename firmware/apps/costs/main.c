@@ -34,6 +34,87 @@ static uint32_t stamp_cost;
 	} while (0)
 #define MEASURE(name, stmt) MEASURE_AFTER(name, (void)0, stmt)
 
+/*
+ * Release latencies of a barrier: a thread on every other core waits in it (through the driver,
+ * then through pthread_barrier_wait) and stamps the cycle its wait returns; tile 0 stamps the
+ * cycle before it arrives last. Per round, the latest waiter's latency; smallest over REPEAT
+ * rounds (the first waiter's too).
+ */
+static subutai_id_t release_barrier;
+static pthread_barrier_t release_pbarrier;
+static uint32_t release_exit[2][REPEAT][N_TILES];
+
+static void *release_waiter(void *arg)
+{
+	unsigned int me = (uintptr_t)arg;
+
+	for (unsigned int i = 0; i < REPEAT; i++) {
+		subutai_barrier_wait(release_barrier);
+		release_exit[0][i][me] = subutai_cycles32();
+		subutai_barrier_wait(release_barrier);
+	}
+	for (unsigned int i = 0; i < REPEAT; i++) {
+		pthread_barrier_wait(&release_pbarrier);
+		release_exit[1][i][me] = subutai_cycles32();
+		pthread_barrier_wait(&release_pbarrier);
+	}
+	return NULL;
+}
+
+static void release_costs(void)
+{
+	uint32_t enter[2][REPEAT];
+	unsigned int n = subutai_num_tiles();
+	pthread_t waiter[N_TILES];
+
+	subutai_barrier_alloc(n - 1, n, &release_barrier);
+	pthread_barrier_init(&release_pbarrier, NULL, n);
+	for (unsigned int t = 1; t < n; t++) {
+		pthread_create(&waiter[t], NULL, release_waiter, (void *)(uintptr_t)t);
+	}
+	for (unsigned int i = 0; i < REPEAT; i++) {
+		for (uint32_t t0 = subutai_cycles32(); subutai_cycles32() - t0 < 2000;) {
+		}
+		enter[0][i] = subutai_cycles32();
+		subutai_barrier_wait(release_barrier);
+		subutai_barrier_wait(release_barrier);
+	}
+	for (unsigned int i = 0; i < REPEAT; i++) {
+		for (uint32_t t0 = subutai_cycles32(); subutai_cycles32() - t0 < 2000;) {
+		}
+		enter[1][i] = subutai_cycles32();
+		pthread_barrier_wait(&release_pbarrier);
+		pthread_barrier_wait(&release_pbarrier);
+	}
+	for (unsigned int t = 1; t < n; t++) {
+		pthread_join(waiter[t], NULL);
+	}
+	const char *names[2][2] = {
+		{"barrier release, first waiter, driver", "barrier release, last waiter, driver"},
+		{"barrier release, first waiter, pthread", "barrier release, last waiter, pthread"}};
+
+	for (unsigned int k = 0; k < 2; k++) {
+		uint32_t best_first = UINT32_MAX, best_last = UINT32_MAX;
+
+		for (unsigned int i = 0; i < REPEAT; i++) {
+			uint32_t first = UINT32_MAX, last = 0;
+
+			for (unsigned int t = 1; t < n; t++) {
+				uint32_t d = release_exit[k][i][t] - enter[k][i] - stamp_cost;
+
+				first = d < first ? d : first;
+				last = d > last ? d : last;
+			}
+			best_first = first < best_first ? first : best_first;
+			best_last = last < best_last ? last : best_last;
+		}
+		printf("@subutai {\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
+		       n, names[k][0], (unsigned long)best_first);
+		printf("@subutai {\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
+		       n, names[k][1], (unsigned long)best_last);
+	}
+}
+
 int main(void)
 {
 	subutai_id_t local, remote;
@@ -93,15 +174,13 @@ int main(void)
 		      { subutai_window_issue(SUBUTAI_OP_LOCK, false, local); sink = subutai_window_reply(); },
 		      subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local));
 	{
-		bool inv = false;
-		uint32_t info = 0;
+		bool inv;
 
 		MEASURE("window lock (acquire wait)+unlock, local engine", {
 			subutai_window_issue(SUBUTAI_OP_LOCK, false, local);
-			info = subutai_window_reply_acquire(&inv);
+			sink = subutai_window_reply_acquire(&inv);
 			subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local);
 		});
-		printf("info %08lx invalidated %d\n", (unsigned long)info, inv);
 	}
 	MEASURE("driver lock+unlock, local engine", {
 		subutai_mutex_lock(local);
@@ -118,15 +197,10 @@ int main(void)
 		pthread_mutex_unlock(&m);
 	});
 	MEASURE_AFTER("pthread unlock", pthread_mutex_lock(&m), pthread_mutex_unlock(&m));
-	MEASURE_AFTER("pthread lock (free, released here)", (void)0, pthread_mutex_lock(&m); pthread_mutex_unlock(&m));
-	{
-		pthread_cond_t c;
-
-		pthread_cond_init(&c, NULL);
-		pthread_mutex_lock(&m);
-		MEASURE("pthread cond broadcast (no waiter)", pthread_cond_broadcast(&c));
-		MEASURE("pthread cond signal (no waiter)", pthread_cond_signal(&c));
-		pthread_mutex_unlock(&m);
+	MEASURE_AFTER("pthread lock (free, released here)", pthread_mutex_unlock(&m), pthread_mutex_lock(&m));
+	pthread_mutex_unlock(&m);
+	if (subutai_num_tiles() > 1) {
+		release_costs();
 	}
 	(void)sink;
 	return 0;

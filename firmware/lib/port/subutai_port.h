@@ -33,7 +33,7 @@ static inline unsigned int subutai_port_lock(void)
 	unsigned int ie = irq_getie();
 
 	/* Most of the time they are already masked: a CSR write costs more than this test. */
-	if (ie) {
+	if (__builtin_expect(ie != 0, 0)) {
 		irq_setie(0);
 	}
 	return ie;
@@ -41,7 +41,7 @@ static inline unsigned int subutai_port_lock(void)
 
 static inline void subutai_port_unlock(unsigned int key)
 {
-	if (key) {
+	if (__builtin_expect(key != 0, 0)) {
 		irq_setie(1);
 	}
 }
