@@ -14,6 +14,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.cores.timer import Timer
 
 from gateware.atomic import AtomicOperand
+from gateware.ni.subutai_window import WINDOW_SIZE
 
 
 class TileInfo(LiteXModule):
@@ -103,7 +104,6 @@ class Tile(Module):
         window = getattr((modules or {}).get("subutai"), "window", None)
         self.sync_region = None
         if window is not None:
-            from gateware.ni.subutai_window import WINDOW_SIZE
             self.sync_region = SoCRegion(origin=sync_origin, size=WINDOW_SIZE, cached=False)
             slaves.append((self.sync_region, window.bus))
         local = lambda a: reduce(or_, [r.decoder(self.uplink)(a) for r, _ in slaves])

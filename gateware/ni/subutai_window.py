@@ -44,7 +44,7 @@ THREAD        = 0x008   # RW: thread id of the next requests (the reply's thread
 SPIN          = 0x00c   # RW: cycles a REPLY_BRIEF load waits at most.
 REPLY         = 0x010   # R: waits for a reply, pops it, returns its info word.
 REPLY_BRIEF   = 0x014   # R: as REPLY, but gives up after SPIN cycles (info word without VALID).
-STATUS        = 0x018   # R: replies waiting [7:0]; a request can be issued now [8].
+STATUS        = 0x018   # R: a reply waits [0]; a request can be issued now [8].
 OP_BASE       = 0x100   # W: request op (offset - OP_BASE)/4 on the sync id written.
 OP_REPLY_BASE = 0x200   # W: the same, asking a reply even for a posted op.
 OP_COUNT      = 64      # Ops 0x00..0x3f: every core and engine op.
@@ -77,7 +77,7 @@ class SubutaiWindow(LiteXModule):
         access  = bus.cyc & bus.stb & ~bus.ack
         reading = access & ~bus.we
         writing = access & bus.we
-        is_op   = (word[8:10] == 0) & (word[6] | word[7]) & ~(word[6] & word[7])
+        is_op   = (word[8:10] == 0) & (word[6] ^ word[7])   # OP_BASE or OP_REPLY_BASE
 
         value   = Signal(32)      # Value of the next requests.
         thread  = Signal(16)

@@ -86,12 +86,13 @@ static inline void subutai_dcache_invalidate(void)
  * between the branch and the flush.
  */
 #define SUBUTAI_INVALIDATE_SHADOW "nop\n nop\n nop\n nop\n"
+/* The invalidation itself in asm: VexRiscv's flush_cpu_dcache() instruction. */
+#define SUBUTAI_INVALIDATE_INSN ".word 0x500f\n"
 
 /* Invalidates the data cache when needed is true, and costs a few cycles when it is false. */
 static inline void subutai_dcache_invalidate_if(bool needed)
 {
-	__asm__ volatile("beqz %0, 1f\n" SUBUTAI_INVALIDATE_SHADOW
-			 ".word 0x500f\n" /* flush_cpu_dcache() */
+	__asm__ volatile("beqz %0, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
 			 "1:\n"
 			 :
 			 : "r"(needed)

@@ -123,8 +123,7 @@ static inline uint32_t subutai_window_reply_acquire(bool *invalidated)
 
 	__asm__ volatile("lw %0, %3(%2)\n"
 			 "andi %1, %0, %4\n"
-			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW
-			 ".word 0x500f\n" /* VexRiscv: invalidate the data cache (flush_cpu_dcache) */
+			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
 			 "lw %0, %5(%2)\n"
 			 "1:\n"
 			 : "=&r"(info), "=&r"(brief)
