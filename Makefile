@@ -98,8 +98,10 @@ resources: | $(PYTHON)
 bitstream: | $(PYTHON)
 	@case " $(BOARDS) " in *" $(BOARD) "*) ;; \
 	  *) echo "error: unknown BOARD=$(BOARD) (boards: $(BOARDS))" >&2; exit 2;; esac
-	$(PYTHON) boards/$(BOARD).py --tiles $(TILES) --build $(BOARD_ARGS)
-	$(PYTHON) scripts/board_report.py --board $(BOARD) --tiles $(TILES)
+	@status=0; $(PYTHON) boards/$(BOARD).py --tiles $(TILES) --build $(BOARD_ARGS) || status=$$?; \
+	  if [ $$status -eq 0 ] || [ $$status -eq 3 ]; then \
+	    $(PYTHON) scripts/board_report.py --board $(BOARD) --tiles $(TILES) || status=$$?; fi; \
+	  exit $$status
 
 test-bitstream: | $(PYTHON)
 	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest -q -m bitstream $(PYTEST_ARGS)

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -37,10 +38,12 @@ YOWASP_TOOLS = {
 # How many tiles fit a device, from two figures measured on real builds (results/boards.md):
 # LUTs of one tile (VexRiscv + router + NI + Subutai-HW, yosys synth_ecp5 default mapping) and of
 # the rest of the SoC (SDRAM controller + L2, BIOS ROM, SRAM, UART, global blocks). Placement
-# needs headroom, so only FILL of the device's LUTs is budgeted; block RAMs are checked the same
-# way (each tile: private SRAM, two 4 KiB caches, the Subutai scratchpad).
+# needs headroom, so only FILL of the device's LUTs is budgeted; block RAMs (each tile: private
+# SRAM, two 4 KiB caches, the Subutai scratchpad) sit in columns of their own and need no routing
+# slack of their own, so BRAM_FILL of them is budgeted.
 
-FILL = 0.85
+FILL      = 0.85
+BRAM_FILL = 0.92
 
 ECP5_DEVICES = {
     # device     : (LUT4,   DP16KD)
@@ -77,7 +80,7 @@ class TileBudget:
     def max_tiles(self, luts, brams, rom_size=64*KiB, l2_size=L2_MEASURED, limit=16):
         by_lut  = int((FILL*luts - self.lut_base) // self.lut_per_tile)
         base    = self.bram_base + (rom_size + l2_size - L2_MEASURED)//self.bram_bytes
-        by_bram = int((FILL*brams - base) // self.bram_per_tile)
+        by_bram = int((BRAM_FILL*brams - base) // self.bram_per_tile)
         return max(0, min(limit, by_lut, by_bram))
 
     def default_l2_size(self, luts, brams, rom_size=64*KiB):
@@ -94,7 +97,7 @@ class TileBudget:
 # ECP5, measured on the ULX3S 85F builds of 1 and 4 tiles (results/boards.md): LUT4 sites (nextpnr
 # TRELLIS_COMB: logic, carry, distributed RAM) 16,695 and 47,817, DP16KD 53 and 113 with a 64 KiB
 # ROM: 10,374 sites and 20 DP16KD per tile, the rest about 6,300 sites and 1 DP16KD + the ROM.
-ECP5_BUDGET   = TileBudget(lut_per_tile=10_400, lut_base=6_300, bram_per_tile=20, bram_base=1,
+ECP5_BUDGET   = TileBudget(lut_per_tile=7_000, lut_base=6_300, bram_per_tile=20, bram_base=1,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
 # LUT4 of this logic, a RAMB36 twice a DP16KD.
@@ -123,6 +126,8 @@ class BoardSoC(SubutaiSoC):
             integrated_rom_size  = integrated_rom_size,
             integrated_sram_size = integrated_sram_size,
             uart_name            = "serial",
+            # Event counters are for simulation: on an FPGA they are a third of each engine.
+            with_counters        = False,
             **kwargs)
 
     def check_bios_requirements(self):
@@ -186,8 +191,31 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         # "Boards").
         parser.add_argument("--nextpnr-router", default="router1", choices=["router1", "router2"],
             help="nextpnr-ecp5's router (router1 is its default).")
+        parser.add_argument("--seed-attempts", type=_positive_int, default=3,
+            help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
+                 "does not converge in --nextpnr-timeout or misses timing (default 3).")
+        parser.add_argument("--nextpnr-timeout", type=float, default=60,
+            help="Minutes after which a nextpnr-ecp5 run counts as not converging (0: none; "
+                 "default 60).")
+        parser.add_argument("--timing-allow-fail", action="store_true",
+            help="Keep a bitstream that misses the system clock without an error exit.")
+        # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
+        # the router (docs/architecture.md "Boards"); --yosys-widelut restores it.
+        parser.add_argument("--yosys-widelut", dest="yosys_nowidelut", action="store_false",
+            help="Map to wide LUTs (synth_ecp5's default; this target uses -nowidelut).")
+        parser.set_defaults(yosys_nowidelut=True)
     parser.set_defaults(board=board, toolchain=toolchain)
     return parser
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def l2_size_arg(text):
@@ -344,15 +372,23 @@ def script_commands(gateware_dir, build_name):
     return cmds
 
 
-def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60):
+class StageTimeout(BoardError):
+    def __init__(self, name, seconds):
+        BoardError.__init__(self, f"{name} exceeded its time limit ({seconds:.0f} s)")
+        self.seconds = seconds
+
+
+def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout=None):
     """Run one shell command of the build script; output to log_path; print the elapsed time
     every ``every`` seconds and the lines matched by ``stream`` (nextpnr's placer/router steps;
-    YoWASP may buffer them, hence the timer)."""
+    YoWASP may buffer them, hence the timer). Past ``timeout`` seconds the command is stopped
+    and :class:`StageTimeout` raised."""
     progress(f"{name}: running (log: {os.path.relpath(log_path, ROOT)})")
     t0 = time.time()
     with open(log_path, "w", buffering=1) as log:      # Line-buffered: `tail -f` shows progress.
         proc = subprocess.Popen(cmd, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+            stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
+            start_new_session=True)
 
         def reader():
             for line in proc.stdout:
@@ -367,13 +403,20 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60):
                 break
             except subprocess.TimeoutExpired:
                 progress(f"{name}: {time.time() - t0:.0f} s elapsed")
+                if timeout is not None and time.time() - t0 > timeout:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    thread.join()
+                    raise StageTimeout(name, time.time() - t0)
         thread.join()
     seconds = time.time() - t0
     if code != 0:
         with open(log_path, errors="replace") as f:
             tail = f.read()[-2000:]
         sys.stderr.write(tail)
-        raise BoardError(f"{name} failed (exit {code}) after {seconds:.0f} s: see {log_path}")
+        e = BoardError(f"{name} failed (exit {code}) after {seconds:.0f} s: see {log_path}")
+        e.seconds = seconds
+        raise e
     progress(f"{name}: done in {seconds:.0f} s")
     return seconds
 
@@ -404,21 +447,122 @@ def relative_sources(script_path):
         f.writelines(lines)
 
 
-def run_trellis(soc, builder, build_name):
+class TimingMiss(BoardError):
+    """The build completed but its system clock misses the target."""
+
+
+def _with_seed(cmd, seed):
+    """nextpnr's command of LiteX's script with ``--seed`` set to ``seed``."""
+    words = cmd.split()
+    if "--seed" in words:
+        words[words.index("--seed") + 1] = str(seed)
+    else:
+        words += ["--seed", str(seed)]
+    return " ".join(words)
+
+
+def check_timing(report_path, sys_clk_freq):
+    """(achieved, target) MHz of the system clock in nextpnr's report."""
+    target = sys_clk_freq/1e6
+    _, fmax = parse_nextpnr_report(report_path)
+    clk = sys_fmax(fmax, target)
+    if clk is None:
+        raise BoardError(f"no clock in nextpnr's report {report_path}")
+    return clk[1], target
+
+
+def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
-    {stage: seconds} and the paths of the logs and reports."""
+    {stage: seconds} and the seed of the placement kept.
+
+    nextpnr-ecp5 is run with up to ``attempts`` seeds (``seed``, ``seed + 1``, ...): another seed
+    is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds
+    (its router does not converge) or misses the system clock; the first run that meets timing
+    is kept, else the fastest one, and ecppack packs it."""
     gateware_dir = builder.gateware_dir
     relative_sources(os.path.join(gateware_dir, f"{build_name}.ys"))
     env = dict(os.environ, PATH=yowasp_path() + os.pathsep + os.environ.get("PATH", ""))
-    times, logs = {}, {}
+    times = {}
     names = {"yosys": "yosys", "nextpnr-ecp5": "nextpnr", "ecppack": "ecppack"}
+    report = os.path.join(gateware_dir, nextpnr_report_name(build_name))
+    best = None   # (achieved MHz, seed) of the best placement so far, its files saved aside.
+    kept = ["config", "report.json", "nextpnr.log"]
     for cmd in script_commands(gateware_dir, build_name):
         tool = cmd.split()[0]
         stage = names.get(tool, tool)
-        logs[stage] = os.path.join(gateware_dir, f"{build_name}_{stage}.log")
-        times[stage] = run_stage(stage, cmd, gateware_dir, logs[stage], env=env,
-            stream=_nextpnr_progress if stage == "nextpnr" else None)
-    return times, logs
+        log = os.path.join(gateware_dir, f"{build_name}_{stage}.log")
+        if stage != "nextpnr":
+            if stage == "ecppack" and best is None:
+                raise BoardError("no placement to pack")
+            times[stage] = run_stage(stage, cmd, gateware_dir, log, env=env)
+            continue
+        times[stage] = 0
+        for attempt in range(attempts):
+            s = seed + attempt
+            try:
+                seconds = run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir, log,
+                    env=env, stream=_nextpnr_progress, timeout=timeout)
+            except StageTimeout as e:
+                times[stage] += e.seconds
+                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min"
+                    + (f": retrying with seed {s + 1}" if attempt + 1 < attempts else ""))
+                continue
+            except BoardError as e:
+                times[stage] += getattr(e, "seconds", 0)
+                progress(f"nextpnr failed with seed {s} ({e})"
+                    + (f": retrying with seed {s + 1}" if attempt + 1 < attempts else ""))
+                continue
+            times[stage] += seconds
+            achieved, target = check_timing(report, sys_clk_freq)
+            met = achieved >= target
+            progress(f"seed {s}: system clock {achieved:.1f} MHz, target {target:g} MHz "
+                + ("(met)" if met else f"(missed by {target - achieved:.1f} MHz)"))
+            if best is None or achieved > best[0]:
+                best = (achieved, s)
+                for suffix in kept:
+                    src = os.path.join(gateware_dir, f"{build_name}_{suffix}" if suffix != "config"
+                        else f"{build_name}.config")
+                    if suffix == "nextpnr.log":
+                        src = log
+                    if os.path.exists(src):
+                        shutil.copyfile(src, src + ".best")
+            if met:
+                break
+            if attempt + 1 < attempts:
+                progress(f"retrying with seed {s + 1}")
+        if best is None:
+            raise BoardError(f"nextpnr-ecp5 did not produce a placement with {attempts} seeds "
+                f"({seed} to {seed + attempts - 1}); see {log}")
+        # The best placement is the one packed and reported.
+        for suffix in kept:
+            dst = os.path.join(gateware_dir, f"{build_name}_{suffix}" if suffix != "config"
+                else f"{build_name}.config")
+            if suffix == "nextpnr.log":
+                dst = log
+            if os.path.exists(dst + ".best"):
+                os.replace(dst + ".best", dst)
+    return times, best[1]
+
+
+def parse_nextpnr_report(path):
+    """Utilisation ``{bel type: (used, available)}`` and Fmax ``{clock: (achieved, constraint)}``
+    (MHz) of nextpnr's ``--report`` JSON."""
+    with open(path) as f:
+        report = json.load(f)
+    util = {k: (v["used"], v["available"]) for k, v in report.get("utilization", {}).items()}
+    fmax = {k: (v["achieved"], v["constraint"]) for k, v in report.get("fmax", {}).items()}
+    return util, fmax
+
+
+def sys_fmax(fmax, sys_clk_mhz):
+    """(clock, achieved, constraint) of the system clock: among the clocks constrained at
+    sys_clk_freq (the SDRAM's phase-shifted copy drives no logic and has no entry), the slowest."""
+    matching = [(name, a, c) for name, (a, c) in fmax.items() if abs(c - sys_clk_mhz) < 0.5]
+    if not matching:
+        matching = [(name, a, c) for name, (a, c) in fmax.items()]
+    if not matching:
+        return None
+    return min(matching, key=lambda m: m[1])
 
 
 def nextpnr_report_name(build_name):
@@ -474,6 +618,10 @@ def run_board(parser, args, make_soc, build_name, toolchain, loader_board=None, 
                 device)
         if args.load:
             load_bitstream(gateware_dir, build_name, loader_board)
+    except TimingMiss as e:
+        # Exit status 3: a complete build that misses timing (make bitstream still reports it).
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(3)
     except BoardError as e:
         sys.exit(f"error: {e}")
     return output_dir
@@ -492,11 +640,13 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         return
     gateware_dir = builder.gateware_dir
     if toolchain == "trellis":
-        stage_times, logs = run_trellis(soc, builder, build_name)
+        stage_times, seed = run_trellis(soc, builder, build_name, sys_clk_freq,
+            seed=args.nextpnr_seed, attempts=args.seed_attempts,
+            timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None)
         times.update(stage_times)
         bit = os.path.join(gateware_dir, f"{build_name}.bit")
-        progress(f"bitstream: {os.path.relpath(bit, ROOT)} "
-            f"({sum(times.values())/60:.1f} min in all)")
+        progress(f"bitstream: {os.path.relpath(bit, ROOT)} (seed {seed}, "
+            f"{sum(times.values())/60:.1f} min in all)")
     else:
         progress(f"Vivado project generated: {os.path.relpath(gateware_dir, ROOT)}/"
             f"{{{build_name}.tcl,{build_name}.xdc,{build_name}.v}}")
@@ -507,5 +657,16 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     with open(os.path.join(gateware_dir, f"{build_name}_times.json"), "w") as f:
         json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
             "mesh": [mesh_x, mesh_y], "board": args.board, "toolchain": toolchain,
-            "cpu_variant": args.cpu_variant, "l2_size": args.l2_size}, f, indent=1)
+            "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
+            "seed": seed if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
+    if toolchain == "trellis":
+        achieved, target = check_timing(
+            os.path.join(gateware_dir, nextpnr_report_name(build_name)), sys_clk_freq)
+        if achieved < target:
+            miss = (f"timing missed: the system clock reaches {achieved:.1f} MHz, "
+                f"{target - achieved:.1f} MHz ({100*(target - achieved)/target:.1f} %) short of "
+                f"the {target:g} MHz target")
+            if not args.timing_allow_fail:
+                raise TimingMiss(miss + " (--timing-allow-fail keeps such a bitstream without error)")
+            progress(miss + " (allowed by --timing-allow-fail)")

@@ -26,12 +26,12 @@ SDRAM_MODULES = ["MT48LC16M16", "AS4C32M16", "AS4C16M16"]
 
 
 def rom_size(device):
-    """The BIOS takes about 26 KiB: the small devices (32 and 56 block RAMs) get a 32 KiB ROM."""
-    return 32*KiB if device in ("LFE5U-12F", "LFE5U-25F") else 64*KiB
+    """The BIOS takes about 26 KiB: a 32 KiB ROM (16 block RAMs) on every device, so that the
+    block RAMs of the 85F hold 8 tiles."""
+    return 32*KiB
 
-# 40 MHz, not litex-boards' 50/60 MHz: with 4 tiles nextpnr-ecp5 reaches 42.9 MHz at a 50 MHz target
-# (results/boards.md, docs/architecture.md "Boards"); the same logic on the same speed grade.
-SYS_CLK_FREQ = 40e6
+# 50 MHz, litex-boards' default for the ULX3S: 8 tiles meet it (results/boards.md).
+SYS_CLK_FREQ = 50e6
 
 # SoC ----------------------------------------------------------------------------------------------
 

@@ -14,14 +14,15 @@ times).
 Writes ``results/bitstream_<board>_<X>x<Y>.{csv,md}`` and updates the build's row of
 ``results/boards.{csv,md}`` (one row per board and mesh). The per-component figures (one router,
 one basic NI, one NI with Subutai-HW, and the Subutai overhead over the basic NI) come from
-``scripts/noc_resources.py``'s :func:`synthesize` with ``synth_ecp5``'s default mapping, as in
-the board build; they are cached in ``build/board_components.json`` until gateware/ changes.
+``scripts/noc_resources.py``'s :func:`synthesize` with ``synth_ecp5 -nowidelut`` and without
+event counters, as in the board build, and :func:`placed_figures` (LUT4 sites); they are cached in ``build/board_components.json`` until gateware/ changes.
 """
 
 import argparse
 import csv
 import glob
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -29,6 +30,7 @@ import time
 
 from gateware.build import BUILD_DIR, ROOT
 
+from boards.common import parse_nextpnr_report, sys_fmax
 from scripts.results import RESULTS_DIR, markdown_table, console_table, save_table
 
 COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
@@ -60,26 +62,6 @@ def parse_yosys_cells(log_path):
     return cells
 
 
-def parse_nextpnr_report(path):
-    """Utilisation ``{bel type: (used, available)}`` and Fmax ``{clock: (achieved, constraint)}``
-    (MHz) of nextpnr's ``--report`` JSON."""
-    with open(path) as f:
-        report = json.load(f)
-    util = {k: (v["used"], v["available"]) for k, v in report.get("utilization", {}).items()}
-    fmax = {k: (v["achieved"], v["constraint"]) for k, v in report.get("fmax", {}).items()}
-    return util, fmax
-
-
-def sys_fmax(fmax, sys_clk_mhz):
-    """(clock, achieved, constraint) of the system clock: among the clocks constrained at
-    sys_clk_freq (the SDRAM's phase-shifted copy drives no logic and has no entry), the slowest."""
-    matching = [(name, a, c) for name, (a, c) in fmax.items() if abs(c - sys_clk_mhz) < 0.5]
-    if not matching:
-        matching = [(name, a, c) for name, (a, c) in fmax.items()]
-    if not matching:
-        return None
-    return min(matching, key=lambda m: m[1])
-
 # Components ---------------------------------------------------------------------------------------
 
 def _gateware_digest():
@@ -92,31 +74,36 @@ def _gateware_digest():
 
 
 def component_figures(force=False, log=None):
-    """LUT4/FF/BRAM of one router (5 ports, interior of a 4x4 mesh), one basic NI and one NI with
-    the Subutai port and engine, synthesized alone with synth_ecp5 (default mapping, as a board
-    build); cached until gateware/ changes."""
-    from scripts.noc_resources import synthesize, _ni_design
+    """LUT4/FF/BRAM of one router (5 ports, interior of a 4x4 mesh: the largest), one basic NI
+    and one NI with the Subutai port and engine, as a board builds them (``-nowidelut``, no event
+    counters), synthesized alone and placed alone (LUT4 sites); cached until gateware/ changes."""
+    from scripts.noc_resources import synthesize, placed_figures, _ni_design
     digest = _gateware_digest()
     if not force and os.path.exists(COMPONENTS_CACHE):
         cached = json.load(open(COMPONENTS_CACHE))
         if cached.get("digest") == digest:
             return cached["components"]
     from gateware.noc.router import MeshRouter
+    from soc.subutai_soc import SubutaiSoC
+    depth = inspect.signature(SubutaiSoC.__init__).parameters["noc_buffer_depth"].default
     designs = [
-        ("router",     "router (5 ports, 4x4 mesh)", "noc_router4x4_d4_s8",
-            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, buffer_depth=4, starvation_limit=8), None),
-        ("ni_basic",   "NI, basic",                  "ni_basic",   _ni_design(False), lambda m: m.ios),
-        ("ni_subutai", "NI with Subutai-HW",         "ni_subutai", _ni_design(True),  lambda m: m.ios),
+        ("router",     "router (5 ports, 4x4 mesh)", f"noc_router4x4_d{depth}_s8",
+            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, buffer_depth=depth), None),
+        ("ni_basic",   "NI, basic",                  "ni_basic",
+            _ni_design(False, with_counters=False), lambda m: m.ios),
+        ("ni_subutai", "NI with Subutai-HW",         "ni_subutai",
+            _ni_design(True, with_counters=False),  lambda m: m.ios),
     ]
     out = []
     for key, label, top, factory, ios_of in designs:
         kw = {"log": log} if log else {}
-        r = synthesize(factory, top, ios_of=ios_of, **kw)
+        r = synthesize(factory, top, ios_of=ios_of, flags="-nowidelut", netlist=True, **kw)
+        placed = placed_figures(r, **kw)
         cells = r["cells"]
         out.append({"key": key, "label": label, "lut4": cells.get("LUT4", 0),
-            "ff": cells.get("TRELLIS_FF", 0), "bram": cells.get("DP16KD", 0),
-            "dpram": cells.get("TRELLIS_DPR16X4", 0), "dsp": cells.get("MULT18X18D", 0),
-            "yosys_s": r["seconds"]})
+            "lut_sites": placed["lut_sites"], "ff": cells.get("TRELLIS_FF", 0),
+            "bram": cells.get("DP16KD", 0), "dpram": cells.get("TRELLIS_DPR16X4", 0),
+            "dsp": cells.get("MULT18X18D", 0), "yosys_s": r["seconds"]})
     os.makedirs(os.path.dirname(COMPONENTS_CACHE), exist_ok=True)
     json.dump({"digest": digest, "components": out}, open(COMPONENTS_CACHE, "w"), indent=1)
     return out
@@ -128,18 +115,20 @@ def subutai_overhead(components):
     comparison includes buffers that are in the router here."""
     c = {x["key"]: x for x in components}
     basic, sub = c["ni_basic"], c["ni_subutai"]
-    out = {k: round(100.0*(sub[k] - basic[k])/basic[k], 1) if basic[k] else None
-        for k in ("lut4", "ff")}
+    keys = [k for k in ("lut4", "lut_sites", "ff") if k in basic and k in sub]
+    out = {k: round(100.0*(sub[k] - basic[k])/basic[k], 1) if basic[k] else None for k in keys}
     if "router" in c:
-        net = {k: basic[k] + c["router"][k] for k in ("lut4", "ff")}
+        net = {k: basic[k] + c["router"][k] for k in keys}
         out.update({f"{k}_network": round(100.0*(sub[k] - basic[k])/net[k], 1) if net[k] else None
-            for k in ("lut4", "ff")})
+            for k in keys})
     return out
 
 def overhead_text(o):
-    text = f"Subutai-HW over the basic NI: +{o['lut4']} % LUT4, +{o['ff']} % FF"
+    sites = f", +{o['lut_sites']} % LUT4 sites" if "lut_sites" in o else ""
+    text = f"Subutai-HW over the basic NI: +{o['lut4']} % LUT4{sites}, +{o['ff']} % FF"
     if "lut4_network" in o:
-        text += (f"; over the router + basic NI: +{o['lut4_network']} % LUT4, "
+        sites = f", +{o['lut_sites_network']} % LUT4 sites" if "lut_sites_network" in o else ""
+        text += (f"; over the router + basic NI: +{o['lut4_network']} % LUT4{sites}, "
             f"+{o['ff_network']} % FF")
     return text + " (the paper: +46 % area on a 28 nm ASIC)."
 
@@ -196,7 +185,8 @@ def update_boards_table(row, results_dir=RESULTS_DIR):
     table = [[r.get(k, "") for k in BOARD_COLUMNS] for r in rows]
     notes = """
 One row per board build (`make bitstream BOARD=<board> TILES=<n>`), updated in place. ECP5:
-`lut4`: logic LUT4 from yosys `synth_ecp5` (default wide-LUT mapping, as LiteX builds);
+`lut4`: logic LUT4 from yosys `synth_ecp5` (`-nowidelut`, as the targets build; rows built
+before that mapping used the wide-LUT default);
 `lut_sites`: LUT4 sites the placed design takes (logic, carry chains, distributed RAM; nextpnr
 TRELLIS_COMB) and their share of the device; FF, BRAM (DP16KD), DSP (MULT18X18D) and Fmax of the system clock from nextpnr-ecp5's
 `--report`; times in seconds (YoWASP, one thread each). Xilinx rows: Vivado project generated,
@@ -238,22 +228,23 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
         comps = component_figures(log=lambda m: log(f"[report] {m}"))
         overhead = subutai_overhead(comps)
         for c in comps:
-            comp_rows.append([c["label"], c["lut4"], c["ff"], c["bram"], c["dpram"]])
+            comp_rows.append([c["label"], c["lut4"], c.get("lut_sites", ""), c["ff"], c["bram"],
+                c["dpram"]])
     # CSV: the figures, then the components (one table per file, long format).
     csv_rows = [[k, v] for k, v in rows]
     for c in comp_rows:
-        csv_rows += [[f"{c[0]}: LUT4", c[1]], [f"{c[0]}: FF", c[2]], [f"{c[0]}: DP16KD", c[3]],
-            [f"{c[0]}: TRELLIS_DPR16X4", c[4]]]
+        csv_rows += [[f"{c[0]}: LUT4", c[1]], [f"{c[0]}: LUT4 sites", c[2]],
+            [f"{c[0]}: FF", c[3]], [f"{c[0]}: DP16KD", c[4]], [f"{c[0]}: TRELLIS_DPR16X4", c[5]]]
     if overhead:
-        csv_rows += [["Subutai-HW over basic NI: LUT4 (%)", overhead["lut4"]],
-            ["Subutai-HW over basic NI: FF (%)", overhead["ff"]],
-            ["Subutai-HW over router + basic NI: LUT4 (%)", overhead["lut4_network"]],
-            ["Subutai-HW over router + basic NI: FF (%)", overhead["ff_network"]]]
+        names = {"lut4": "LUT4", "lut_sites": "LUT4 sites", "ff": "FF"}
+        csv_rows += [[f"Subutai-HW over {'router + ' if k.endswith('_network') else ''}basic NI: "
+            f"{names[k.removesuffix('_network')]} (%)", v] for k, v in overhead.items()]
     from scripts.results import save_csv
     os.makedirs(results_dir, exist_ok=True)
     save_csv(name, header, csv_rows, results_dir)
     md = [f"# Bitstream {board} {fig['mesh']}\n\n", markdown_table(header, rows)]
-    comp_header = ["component (synth_ecp5, alone)", "LUT4", "FF", "DP16KD", "TRELLIS_DPR16X4"]
+    comp_header = ["component (synth_ecp5 -nowidelut, alone, as on boards)", "LUT4",
+        "LUT4 sites (placed alone)", "FF", "DP16KD", "TRELLIS_DPR16X4"]
     if comp_rows:
         md += ["\n## Components\n\n", markdown_table(comp_header, comp_rows),
             f"\n{overhead_text(overhead)}\n"]

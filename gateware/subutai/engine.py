@@ -180,13 +180,15 @@ class EnginePacketOutput(LiteXModule):
 
 class EngineCounters(LiteXModule):
     """Event counters, in :data:`protocol.REQUEST_COUNTERS` + :data:`protocol.COUNTERS` order
-    (``counters``: name -> 32-bit Signal), and the last error of a request without reply."""
-    def __init__(self):
+    (``counters``: name -> 32-bit Signal; empty without ``with_counters``), and the last error of
+    a request without reply (always: it is how a posted request's error is reported)."""
+    def __init__(self, with_counters=True):
         self.counters = counters = {}
-        for name in P.REQUEST_COUNTERS:
-            counters[name] = Signal(32, name=f"ev_{name}")
-        for name, _ in P.COUNTERS:
-            counters[name] = Signal(32, name=f"ev_{name}")
+        if with_counters:
+            for name in P.REQUEST_COUNTERS:
+                counters[name] = Signal(32, name=f"ev_{name}")
+            for name, _ in P.COUNTERS:
+                counters[name] = Signal(32, name=f"ev_{name}")
         self.last_err_sync   = Signal(32)
         self.last_err_op     = Signal(8)
         self.last_err_status = Signal(8)
@@ -199,6 +201,13 @@ class EngineCounters(LiteXModule):
         """Counts requests taken (``accept`` of ``op``), packets emitted (``out``), grants and
         errors (the strobes), the queue high-water mark and the busy cycles."""
         c = self.counters
+        self.sync += If(self.silent_inc,
+            self.last_err_sync.eq(request.r_sync),
+            self.last_err_op.eq(request.r_op),
+            self.last_err_status.eq(status),
+        )
+        if not c:
+            return
         in_use = Signal(max=n_queue + 1)
         self.comb += [
             in_use.eq(n_queue - scratchpad.free_queue),
@@ -221,12 +230,7 @@ class EngineCounters(LiteXModule):
                 ),
             ),
             If(self.error_inc, c["errors"].eq(c["errors"] + 1)),
-            If(self.silent_inc,
-                c["silent_errors"].eq(c["silent_errors"] + 1),
-                self.last_err_sync.eq(request.r_sync),
-                self.last_err_op.eq(request.r_op),
-                self.last_err_status.eq(status),
-            ),
+            If(self.silent_inc, c["silent_errors"].eq(c["silent_errors"] + 1)),
             If(in_use > c["queue_hwm"], c["queue_hwm"].eq(in_use)),
             If(busy, c["busy_cycles"].eq(c["busy_cycles"] + 1)),
         ]
@@ -247,6 +251,9 @@ class SubutaiEngine(LiteXModule):
     n_ctrl : int or None
         Control structures; default a quarter of the SPM words (see
         :func:`gateware.subutai.protocol.spm_geometry`), the rest are queue elements (<= 255).
+    with_counters : bool
+        Build the event counters (``counters``). They are a third of the engine on an FPGA
+        (seventeen 32-bit counters): the simulated SoC has them, the boards do not.
 
     Interface
     ---------
@@ -261,7 +268,7 @@ class SubutaiEngine(LiteXModule):
     and control structures, busy cycles; plus ``last_err_sync``/``last_err_op``/
     ``last_err_status``: the last error of a request that had no reply (posted, ``reply`` = 0).
     """
-    def __init__(self, ni_id, n_tiles, spm_bytes=2048, n_ctrl=None):
+    def __init__(self, ni_id, n_tiles, spm_bytes=2048, n_ctrl=None, with_counters=True):
         assert 0 <= ni_id < n_tiles <= P.MAX_TILES
         depth, n_ctrl, n_queue = P.spm_geometry(spm_bytes, n_ctrl)
         self.ni_id, self.n_tiles = ni_id, n_tiles
@@ -273,7 +280,7 @@ class SubutaiEngine(LiteXModule):
         self.idle   = Signal()  # ready, and no packet pending on source.
 
         # Submodules -----------------------------------------------------------------------------
-        self.events  = events  = EngineCounters()
+        self.events  = events  = EngineCounters(with_counters)
         self.counters        = events.counters
         self.last_err_sync   = events.last_err_sync
         self.last_err_op     = events.last_err_op
