@@ -32,7 +32,7 @@ class Mesh(LiteXModule):
     Attributes: ``routers`` (list by tile id), ``local_inputs``/``local_outputs`` (links by tile
     id), ``error`` (sticky: some router dropped a packet).
     """
-    def __init__(self, mesh_x, mesh_y, buffer_depth=4, starvation_limit=8, with_counters=False):
+    def __init__(self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False):
         assert 1 <= mesh_x <= MAX_MESH_DIM and 1 <= mesh_y <= MAX_MESH_DIM
         self.mesh_x, self.mesh_y = mesh_x, mesh_y
         self.n_tiles = n = mesh_x*mesh_y

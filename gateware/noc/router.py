@@ -5,22 +5,29 @@
 
 Structure (one concern per module)::
 
-    link in --> _InputPort (one FIFO per VC, route computation, drop of bad packets) --+
-                                                                                        |
-    link out <-- _OutputPort (per VC: wormhole lock + round-robin over inputs;         <+
-                              between VCs: priority with a starvation limit; crossbar mux)
+    link in --> _InputPort (a two-flit buffer per VC, route computation, drop of bad packets;
+                            the one flit the port sends this cycle) --+
+                                                                      |
+    link out <-- _OutputPort (per VC: wormhole lock + round-robin     <+
+                              over inputs; between VCs: priority with a starvation limit;
+                              crossbar mux over the inputs)
 
-Latency: the input FIFOs are the only storage on the path. A flit written into an input FIFO in
-cycle ``t`` is offered on the output link in cycle ``t+1`` (route computation, allocation and the
-crossbar are combinational behind the FIFO read port), so an uncontended head flit advances **one
-router per cycle**: injected into the source router in cycle ``t``, it is delivered by the
-destination router in cycle ``t + hops + 1``, where ``hops`` is the Manhattan distance (the ``+1``
-is the ejection through the destination router). Body flits follow at one flit per cycle.
+Latency: the input buffers are the only storage on the path. A flit written into an input buffer
+in cycle ``t`` is offered on the output link in cycle ``t+1`` (route computation, allocation and
+the crossbar are combinational behind the buffer's head register), so an uncontended head flit
+advances **one router per cycle**: injected into the source router in cycle ``t``, it is
+delivered by the destination router in cycle ``t + hops + 1``, where ``hops`` is the Manhattan
+distance (the ``+1`` is the ejection through the destination router). Body flits follow at one
+flit per cycle.
 
-Back-pressure: ``ready[v]`` of an input is "the VC-``v`` FIFO is not full", computed from the FIFO
-level register only, so it never depends on ``valid`` (no combinational loop between routers).
-The outputs look at the downstream ``ready`` before choosing what to send. A FIFO depth of at
-least 2 sustains one flit per cycle per link; the default is 4.
+Back-pressure: ``ready[v]`` of an input is "the VC-``v`` buffer is not full", computed from the
+buffer's fill level only, so it never depends on ``valid`` (no combinational loop between
+routers). The outputs look at the downstream ``ready`` before choosing what to send. A depth of
+2 sustains one flit per cycle per link and is the default: in registers it is the smallest
+buffer on an FPGA (a ``SyncFIFO`` is distributed RAM, six LUT4 sites per four bits whatever the
+depth), and on a 4x4 mesh under uniform random traffic it keeps the zero-load latency and
+saturates at 0.50 flits/cycle/tile against 0.56 with depth 4 (``make bench-noc``), far above what
+synchronization traffic offers.
 
 Routing is dimension-ordered (X first, then Y). Each VC is an independent XY network, which is
 deadlock-free on a mesh; packets never change VC.
@@ -33,12 +40,14 @@ Arbitration at each output:
   ``ready`` of that VC is high; VC 1 (priority) wins, except that after ``starvation_limit``
   consecutive VC-1 grants while VC 0 was competing, VC 0 gets one grant.
 
+One flit per cycle leaves an input port, so the crossbar multiplexes five inputs rather than ten
+(input, VC) pairs, half of the router's largest part. When two outputs want both VCs of one input
+in the same cycle, the VCs take turns (:class:`MeshRouter`); a VC then waits only while the other
+VC moves, never on a blocked one, so the VCs stay independent networks.
+
 Measured (tests/test_noc.py, Verilator): zero-load head latency ``hops + 1`` cycles on every
-source/destination pair of 4x4 and 3x2 meshes; 4x4 uniform random saturation with receivers
-always ready about 0.5 flits/cycle/tile with one VC in use, 0.57 with both. ECP5 (Yosys
-``synth_ecp5``, ``scripts/noc_resources.py``), 5-port router, depth 4: about 1,600 LUT4
-(``-nowidelut``; ~3,500 LUT4 with the default wide-LUT mapping), 179 FF, 90 TRELLIS_DPR16X4,
-no block RAM; a 2x2 mesh places and routes at ~65 MHz on an LFE5U-85F (out of context).
+source/destination pair of 4x4 and 3x2 meshes. ECP5 (Yosys ``synth_ecp5 -nowidelut``, placed
+alone with nextpnr-ecp5, ``make resources``): see ``results/noc_resources.md``.
 
 Bad packets never hang the router: a head flit whose destination is outside the mesh (when the
 mesh size is known) or whose XY route would leave through a port that is absent or an illegal
@@ -51,6 +60,7 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.gen import LiteXModule, Reduce
 
+from gateware.fifo import TwoEntryFIFO
 from gateware.noc.common import (
     N_VCS, PORTS, LOCAL, NORTH, EAST, SOUTH, WEST, PORT_OFFSETS, MAX_MESH_DIM,
     Link, head_field,
@@ -124,42 +134,6 @@ class _OneFlitBuffer(Module):
         ]
 
 
-class _TwoFlitBuffer(Module):
-    """Depth-2 input buffer in registers, with the behaviour of Migen's ``SyncFIFO(width, 2)``
-    (first-word fall-through, ``writable`` = not full, ``readable`` = not empty).
-
-    Why not the FIFO: on ECP5 a ``SyncFIFO`` is distributed RAM, about six LUT4 sites per four
-    bits whatever its depth (16 words), and its output is an asynchronous RAM read at the start
-    of the router's longest path. Here the head flit is a register (``dout``) and the second flit
-    waits in ``spare``, which loads whatever is written (it only matters while the head is
-    taken), so the only logic per bit is the head's choice between ``din`` and ``spare``.
-    """
-    def __init__(self, width):
-        self.din, self.we, self.writable = Signal(width), Signal(), Signal()
-        self.dout, self.re, self.readable = Signal(width), Signal(), Signal()
-        self.level = Signal(2)
-
-        # # #
-
-        spare = Signal(width, name="spare")
-        push, pop = Signal(), Signal()
-        self.comb += [
-            self.writable.eq(self.level != 2),
-            self.readable.eq(self.level != 0),
-            push.eq(self.we & self.writable),
-            pop.eq(self.re & self.readable),
-        ]
-        self.sync += [
-            If(push, spare.eq(self.din)),
-            If(pop & (self.level == 2),
-                self.dout.eq(spare),
-            ).Elif(push & ((self.level == 0) | pop),
-                self.dout.eq(self.din),
-            ),
-            self.level.eq(self.level + push - pop),
-        ]
-
-
 class _InputVC(Module):
     """FIFO of one VC of an input port, with the XY route of the flit at its head.
 
@@ -183,7 +157,7 @@ class _InputVC(Module):
         if depth == 1:
             fifo = _OneFlitBuffer(width)
         elif depth == 2:
-            fifo = _TwoFlitBuffer(width)
+            fifo = TwoEntryFIFO(width)
         else:
             fifo = SyncFIFO(width, depth)
         self.fifo = fifo
@@ -393,7 +367,7 @@ class MeshRouter(LiteXModule):
     Attributes: ``inputs`` and ``outputs``, dicts of :class:`Link` by port name (``"local"``,
     ``"north"``, ``"east"``, ``"south"``, ``"west"``); ``error`` (sticky: a packet was dropped).
     """
-    def __init__(self, x, y, buffer_depth=4, starvation_limit=8, mesh_x=None, mesh_y=None,
+    def __init__(self, x, y, buffer_depth=2, starvation_limit=8, mesh_x=None, mesh_y=None,
             with_counters=False):
         assert buffer_depth >= 1
         assert 0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM

@@ -57,6 +57,7 @@ from migen.genlib.fsm import FSM, NextState, NextValue
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 
+from gateware.fifo import RegisterStreamFIFO
 from gateware.subutai import protocol as P
 
 QNIL = P.QUEUE_NIL
@@ -118,7 +119,7 @@ class EngineRequestInput(LiteXModule):
     docs/subutai-hw.md), so 2 entries always suffice.
     """
     def __init__(self, sink):
-        self.selfq = selfq = stream.SyncFIFO(P.REQUEST_LAYOUT, 2)
+        self.selfq = selfq = RegisterStreamFIFO(P.REQUEST_LAYOUT)
         self.inp      = inp = Record(P.REQUEST_LAYOUT)   # The next request.
         self.in_valid = in_valid = Signal()
         self.take     = take = Signal()                  # Strobe: the FSM takes inp (in IDLE).

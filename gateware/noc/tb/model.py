@@ -132,14 +132,14 @@ class Model:
         return RunResult(status, p.returncode, summary, injections, deliveries, p.stdout, wall)
 
 
-def model_name(mesh_x, mesh_y, buffer_depth=4, starvation_limit=8):
+def model_name(mesh_x, mesh_y, buffer_depth=2, starvation_limit=8):
     name = f"{mesh_x}x{mesh_y}"
-    if (buffer_depth, starvation_limit) != (4, 8):
+    if (buffer_depth, starvation_limit) != (2, 8):
         name += f"-d{buffer_depth}-s{starvation_limit}"
     return name
 
 
-def build_model(mesh_x, mesh_y, buffer_depth=4, starvation_limit=8, jobs=2, log=None):
+def build_model(mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, jobs=2, log=None):
     """Build (or reuse) the Verilator model of a mesh; returns a :class:`Model`."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     params = dict(buffer_depth=buffer_depth, starvation_limit=starvation_limit)
