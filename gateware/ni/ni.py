@@ -83,13 +83,14 @@ class NetworkInterface(LiteXModule):
             self._rx_prio_data = CSRStatus(32, description="Reading pops the next word of the priority class (head first).")
         self._rx_error_clear = CSR()
         self._max_payload = CSRStatus(8, reset=max_payload, description="Largest payload of a message, in words.")
-        if with_counters:
-            self._packets_out = CSRStatus(32, description="Packets sent into the network.")
-            self._packets_in  = CSRStatus(32, description="Packets received from the network.")
 
         self.ev = EventManager()
         self.ev.rx = EventSourceLevel(description="A complete message waits in an RX FIFO.")
         self.ev.finalize()
+        # Last, so that every other register has the same address with and without them.
+        if with_counters:
+            self._packets_out = CSRStatus(32, description="Packets sent into the network.")
+            self._packets_in  = CSRStatus(32, description="Packets received from the network.")
 
         # # #
 

@@ -103,11 +103,12 @@ class SubutaiPort(LiteXModule):
             CSRField("op", size=8, offset=8, description="Its op."),
         ])
         self._last_error_id = CSRStatus(32, description="Sync id of the last refused posted request.")
-        for name, sig in engine.counters.items():
-            setattr(self, f"_ev_{name}", CSRStatus(32, name=f"ev_{name}", description=f"Engine counter ``{name}``."))
         self.ev = EventManager()
         self.ev.reply = EventSourceLevel(description="A reply waits.")
         self.ev.finalize()
+        # Last, so that every other register has the same address with and without them.
+        for name, sig in engine.counters.items():
+            setattr(self, f"_ev_{name}", CSRStatus(32, name=f"ev_{name}", description=f"Engine counter ``{name}``."))
 
         # # #
 
