@@ -94,14 +94,16 @@ class TileBudget:
         return fits[-1] if fits else L2_SIZES[0]
 
 
-# ECP5, measured on the ULX3S 85F builds of 1 and 4 tiles (results/boards.md): LUT4 sites (nextpnr
-# TRELLIS_COMB: logic, carry, distributed RAM) 16,695 and 47,817, DP16KD 53 and 113 with a 64 KiB
-# ROM: 10,374 sites and 20 DP16KD per tile, the rest about 6,300 sites and 1 DP16KD + the ROM.
-ECP5_BUDGET   = TileBudget(lut_per_tile=7_000, lut_base=6_300, bram_per_tile=20, bram_base=1,
+# ECP5, measured on the ULX3S 85F placements of 4 and 8 tiles (results/boards.md; -nowidelut,
+# two-flit router buffers, no event counters): LUT4 sites (nextpnr TRELLIS_COMB: logic, carry,
+# distributed RAM) 41,852 and 77,328, DP16KD 115 and 195 with a 32 KiB ROM and a 32 KiB L2:
+# 8,870 sites and 20 DP16KD per tile, the rest about 6,380 sites and 7 DP16KD + the ROM + the L2
+# above 8 KiB.
+ECP5_BUDGET   = TileBudget(lut_per_tile=8_870, lut_base=6_380, bram_per_tile=20, bram_base=7,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
 # LUT4 of this logic, a RAMB36 twice a DP16KD.
-XILINX_BUDGET = TileBudget(lut_per_tile=6_500, lut_base=3_950, bram_per_tile=10, bram_base=1,
+XILINX_BUDGET = TileBudget(lut_per_tile=5_540, lut_base=3_990, bram_per_tile=10, bram_base=4,
     bram_bytes=4*KiB)
 
 # SoC ----------------------------------------------------------------------------------------------
