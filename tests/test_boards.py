@@ -71,15 +71,15 @@ def default_l2_size(board, args):
 
 
 def test_default_l2_sizes_cost_no_tile():
-    """The L2 gets what the tiles leave of the block RAMs: 32 KiB on the ECP5-45F, which still
-    fits its 3 tiles, where 64 KiB would cost one; 64 KiB on the 85F, whose 7 tiles are
-    LUT-bound."""
+    """The L2 gets what the tiles leave of the block RAMs, up to 32 KiB: 32 KiB on the ECP5-45F,
+    which still fits its 3 tiles, where 64 KiB would cost one; 32 KiB on the 85F, whose 7 tiles
+    are LUT-bound."""
     from boards import radiona_ulx3s
     from boards.common import KiB
     assert radiona_ulx3s.default_l2_size("LFE5U-45F") == 32*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-45F") == radiona_ulx3s.max_tiles("LFE5U-45F", 8*KiB) == 3
     assert radiona_ulx3s.max_tiles("LFE5U-45F", 64*KiB) == 2
-    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 64*KiB
+    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 32*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 7
 
 
@@ -387,9 +387,11 @@ BITSTREAM = os.environ.get("SUBUTAI_BITSTREAM_TEST", "1") != "0"
 def test_bitstream_ulx3s_one_tile(tmp_path):
     out = os.path.join(OUT, "bitstream_1x1")
     shutil.rmtree(out, ignore_errors=True)
+    # The flow, not the clock: one seed, and a miss of the 50 MHz default reported, not fatal.
     p = run("boards/radiona_ulx3s.py", "--tiles", "1", "--build", "--output-dir", out,
-        timeout=3600)
+        "--seed-attempts", "1", "--timing-allow-fail", timeout=3600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "system clock" in p.stdout + p.stderr
     gw = os.path.join(out, "gateware")
     bit = os.path.join(gw, "radiona_ulx3s.bit")
     assert os.path.getsize(bit) > 100_000
