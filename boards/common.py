@@ -406,6 +406,11 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
             try:
                 code = proc.wait(timeout=every)
                 break
+            except KeyboardInterrupt:
+                # The command runs in its own session (so a time-out can stop all of it): pass
+                # the interrupt on.
+                os.killpg(proc.pid, signal.SIGKILL)
+                raise
             except subprocess.TimeoutExpired:
                 progress(f"{name}: {time.time() - t0:.0f} s elapsed")
                 if timeout is not None and time.time() - t0 > timeout:
