@@ -377,10 +377,16 @@ def script_commands(gateware_dir, build_name):
     return cmds
 
 
-class StageTimeout(BoardError):
-    def __init__(self, name, seconds):
-        BoardError.__init__(self, f"{name} exceeded its time limit ({seconds:.0f} s)")
+class StageError(BoardError):
+    """A stage that failed after ``seconds``."""
+    def __init__(self, message, seconds):
+        BoardError.__init__(self, message)
         self.seconds = seconds
+
+
+class StageTimeout(StageError):
+    def __init__(self, name, seconds):
+        StageError.__init__(self, f"{name} exceeded its time limit ({seconds:.0f} s)", seconds)
 
 
 def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout=None):
@@ -424,9 +430,8 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
         with open(log_path, errors="replace") as f:
             tail = f.read()[-2000:]
         sys.stderr.write(tail)
-        e = BoardError(f"{name} failed (exit {code}) after {seconds:.0f} s: see {log_path}")
-        e.seconds = seconds
-        raise e
+        raise StageError(f"{name} failed (exit {code}) after {seconds:.0f} s: see {log_path}",
+            seconds)
     progress(f"{name}: done in {seconds:.0f} s")
     return seconds
 
@@ -483,7 +488,8 @@ def check_timing(report_path, sys_clk_freq):
 
 def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
-    {stage: seconds} and the seed of the placement kept.
+    {stage: seconds}, the seed of the placement kept and its (achieved, target) system clock in
+    MHz.
 
     nextpnr-ecp5 is run with up to ``attempts`` seeds (``seed``, ``seed + 1``, ...): another seed
     is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds
@@ -495,63 +501,51 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
     times = {}
     names = {"yosys": "yosys", "nextpnr-ecp5": "nextpnr", "ecppack": "ecppack"}
     report = os.path.join(gateware_dir, nextpnr_report_name(build_name))
-    best = None   # (achieved MHz, seed) of the best placement so far, its files saved aside.
-    kept = ["config", "report.json", "nextpnr.log"]
+    log_of = lambda stage: os.path.join(gateware_dir, f"{build_name}_{stage}.log")
+    # What a nextpnr run leaves: the best run's copies wait beside them as "<file>.best".
+    placement = [os.path.join(gateware_dir, f"{build_name}.config"), report, log_of("nextpnr")]
+    best = None   # (achieved MHz, target MHz, seed) of the best placement so far.
     for cmd in script_commands(gateware_dir, build_name):
-        tool = cmd.split()[0]
-        stage = names.get(tool, tool)
-        log = os.path.join(gateware_dir, f"{build_name}_{stage}.log")
+        stage = names.get(cmd.split()[0], cmd.split()[0])
         if stage != "nextpnr":
             if stage == "ecppack" and best is None:
                 raise BoardError("no placement to pack")
-            times[stage] = run_stage(stage, cmd, gateware_dir, log, env=env)
+            times[stage] = run_stage(stage, cmd, gateware_dir, log_of(stage), env=env)
             continue
         times[stage] = 0
-        for attempt in range(attempts):
-            s = seed + attempt
+        for s in range(seed, seed + attempts):
+            retry = f": retrying with seed {s + 1}" if s + 1 < seed + attempts else ""
             try:
-                seconds = run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir, log,
-                    env=env, stream=_nextpnr_progress, timeout=timeout)
+                times[stage] += run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir,
+                    log_of(stage), env=env, stream=_nextpnr_progress, timeout=timeout)
             except StageTimeout as e:
                 times[stage] += e.seconds
-                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min"
-                    + (f": retrying with seed {s + 1}" if attempt + 1 < attempts else ""))
+                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min{retry}")
                 continue
-            except BoardError as e:
-                times[stage] += getattr(e, "seconds", 0)
-                progress(f"nextpnr failed with seed {s} ({e})"
-                    + (f": retrying with seed {s + 1}" if attempt + 1 < attempts else ""))
+            except StageError as e:
+                times[stage] += e.seconds
+                progress(f"nextpnr failed with seed {s} ({e}){retry}")
                 continue
-            times[stage] += seconds
             achieved, target = check_timing(report, sys_clk_freq)
             met = achieved >= target
             progress(f"seed {s}: system clock {achieved:.1f} MHz, target {target:g} MHz "
-                + ("(met)" if met else f"(missed by {target - achieved:.1f} MHz)"))
+                + ("(met)" if met else f"(missed by {target - achieved:.1f} MHz){retry}"))
             if best is None or achieved > best[0]:
-                best = (achieved, s)
-                for suffix in kept:
-                    src = os.path.join(gateware_dir, f"{build_name}_{suffix}" if suffix != "config"
-                        else f"{build_name}.config")
-                    if suffix == "nextpnr.log":
-                        src = log
-                    if os.path.exists(src):
-                        shutil.copyfile(src, src + ".best")
+                best = (achieved, target, s)
+                for path in placement:
+                    if os.path.exists(path):
+                        shutil.copyfile(path, path + ".best")
             if met:
                 break
-            if attempt + 1 < attempts:
-                progress(f"retrying with seed {s + 1}")
         if best is None:
             raise BoardError(f"nextpnr-ecp5 did not produce a placement with {attempts} seeds "
-                f"({seed} to {seed + attempts - 1}); see {log}")
+                f"({seed} to {seed + attempts - 1}); see {log_of(stage)}")
         # The best placement is the one packed and reported.
-        for suffix in kept:
-            dst = os.path.join(gateware_dir, f"{build_name}_{suffix}" if suffix != "config"
-                else f"{build_name}.config")
-            if suffix == "nextpnr.log":
-                dst = log
-            if os.path.exists(dst + ".best"):
-                os.replace(dst + ".best", dst)
-    return times, best[1]
+        for path in placement:
+            if os.path.exists(path + ".best"):
+                os.replace(path + ".best", path)
+    achieved, target, kept = best
+    return times, kept, (achieved, target)
 
 
 def parse_nextpnr_report(path):
@@ -650,8 +644,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         return
     gateware_dir = builder.gateware_dir
     if toolchain == "trellis":
-        stage_times, seed = run_trellis(soc, builder, build_name, sys_clk_freq,
-            seed=args.nextpnr_seed, attempts=args.seed_attempts,
+        stage_times, seed, (achieved, target) = run_trellis(soc, builder, build_name,
+            sys_clk_freq, seed=args.nextpnr_seed, attempts=args.seed_attempts,
             timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None)
         times.update(stage_times)
         bit = os.path.join(gateware_dir, f"{build_name}.bit")
@@ -671,8 +665,6 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             "seed": seed if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
     if toolchain == "trellis":
-        achieved, target = check_timing(
-            os.path.join(gateware_dir, nextpnr_report_name(build_name)), sys_clk_freq)
         if achieved < target:
             miss = (f"timing missed: the system clock reaches {achieved:.1f} MHz, "
                 f"{target - achieved:.1f} MHz ({100*(target - achieved)/target:.1f} %) short of "

@@ -25,12 +25,12 @@ DEVICES = ["LFE5U-12F", "LFE5U-25F", "LFE5U-45F", "LFE5U-85F"]
 SDRAM_MODULES = ["MT48LC16M16", "AS4C32M16", "AS4C16M16"]
 
 
-def rom_size(device):
-    """The BIOS takes about 26 KiB: a 32 KiB ROM (16 block RAMs) on every device, so that the
-    block RAMs of the 85F hold 8 tiles."""
-    return 32*KiB
+# The BIOS takes about 26 KiB: a 32 KiB ROM (16 block RAMs) on every device leaves the other 16
+# block RAMs of a 64 KiB one to the tiles and the L2.
+ROM_SIZE = 32*KiB
 
-# 50 MHz, litex-boards' default for the ULX3S: 8 tiles meet it (results/boards.md).
+# 50 MHz, litex-boards' default for the ULX3S (docs/architecture.md "Boards" has what the builds
+# reach).
 SYS_CLK_FREQ = 50e6
 
 # SoC ----------------------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ class ULX3SSoC(BoardSoC):
         platform = radiona_ulx3s.Platform(device=device, revision=revision, toolchain="trellis")
         # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
         self.crg = _CRG(platform, sys_clk_freq)
-        kwargs.setdefault("integrated_rom_size", rom_size(device))
+        kwargs.setdefault("integrated_rom_size", ROM_SIZE)
         BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on ULX3S", **kwargs)
         self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
         self.add_main_ram_sdram(self.sdrphy,
@@ -50,11 +50,11 @@ class ULX3SSoC(BoardSoC):
 
 def max_tiles(device, l2_size=None):
     l2_size = default_l2_size(device) if l2_size is None else l2_size
-    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=rom_size(device), l2_size=l2_size)
+    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=ROM_SIZE, l2_size=l2_size)
 
 
 def default_l2_size(device):
-    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[device], rom_size=rom_size(device))
+    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[device], rom_size=ROM_SIZE)
 
 # Build --------------------------------------------------------------------------------------------
 

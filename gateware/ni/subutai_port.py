@@ -66,8 +66,9 @@ class SubutaiPort(LiteXModule):
     network in front of the engine (0: the packet being assembled is the only one, the NI's
     priority RX FIFO holds the next), ``out_depth`` engine packets behind its output register
     (0), ``reply_depth`` replies for the core (8). Each FIFO entry is about a hundred bits, which
-    on an FPGA is distributed RAM at about 1.5 LUT4 sites per bit: deeper buffers cost a tile's
-    worth of logic on eight tiles and, measured in the benchmarks, almost no cycles.
+    on an FPGA is distributed RAM at about 1.5 LUT4 sites per bit. With 8-entry request, network
+    and output FIFOs the port took 150 distributed-RAM blocks instead of 49, and the benchmarks'
+    Subutai medians were 1 to 2 cycles higher (each FIFO adds a cycle of latency).
 
     ``window``: the core's direct window (:class:`gateware.ni.subutai_window.SubutaiWindow`,
     ``self.window.bus``, for the tile's crossbar): requests as single stores and replies as
