@@ -30,9 +30,17 @@ class AtomicUnit(LiteXModule):
     ``n_words`` 32-bit variables, seen through one window per operation (``ATOMIC_OPS``):
     ``load_store`` (plain read/write), and read-modify-writes that return the old value:
     ``swap`` (write the operand), ``fetch_add`` (add the operand), ``test_and_set`` (write 1).
-    The unit serves one bus transaction at a time and the read and the write of a variable happen
-    in the same cycle, so every operation is atomic across all cores. The operand comes with the
-    read on ``dat_w`` (see :class:`AtomicOperand`).
+    The unit serves one bus transaction at a time and a variable's new value is written in the
+    cycle its old value is returned, before the next transaction can read it, so every operation
+    is atomic across all cores. The operand comes with the read on ``dat_w`` (see
+    :class:`AtomicOperand`).
+
+    The variables live in a memory with a synchronous read port (block RAM on FPGAs): the read
+    starts in the request's cycle and the answer, the modified value and its write-back come one
+    cycle later, exactly when the registered acknowledgement of an asynchronous-read design would.
+    An asynchronous read of 1024 words would be distributed RAM (about 2,000 LUT4 sites on an
+    ECP5) whose read multiplexer, behind the SoC bus arbiter and in front of the fetch-and-add
+    carry chain and the write-back, was the critical path of the board builds.
     """
     def __init__(self, n_words=1024):
         self.n_words  = n_words
@@ -42,7 +50,7 @@ class AtomicUnit(LiteXModule):
         # # #
 
         mem = Memory(32, n_words)
-        rd  = mem.get_port(async_read=True)
+        rd  = mem.get_port()                    # Synchronous read: data one cycle after adr.
         wr  = mem.get_port(write_capable=True)
         self.specials += mem, rd, wr
 
@@ -65,13 +73,12 @@ class AtomicUnit(LiteXModule):
             }),
             wr.dat_w.eq(new),
         ]
-        # One-cycle access: read the old value, write the new one, acknowledge.
-        self.sync += [
-            self.bus.ack.eq(0),
-            If(self.bus.cyc & self.bus.stb & ~self.bus.ack,
-                self.bus.ack.eq(1),
-                self.bus.dat_r.eq(old),
-            )
+        # Cycle 0: the request's address starts the read. Cycle 1 (the master holds its request
+        # until acknowledged): acknowledge with the old value and write the new one, which a
+        # following transaction (cycle 2 at the earliest) reads.
+        self.sync += self.bus.ack.eq(self.bus.cyc & self.bus.stb & ~self.bus.ack)
+        self.comb += [
+            self.bus.dat_r.eq(old),
+            wr.we.eq(self.bus.cyc & self.bus.stb & self.bus.ack &
+                ((window == 0) & self.bus.we | (window != 0) & ~self.bus.we)),
         ]
-        self.comb += wr.we.eq(self.bus.cyc & self.bus.stb & ~self.bus.ack &
-            ((window == 0) & self.bus.we | (window != 0) & ~self.bus.we))
