@@ -61,12 +61,10 @@ XILINX_DEVICES = {
 
 
 # L2 cache in front of LiteDRAM: the size the measured builds had (in the budgets' base figures),
-# and the sizes a default is chosen from.
-# No default above 32 KiB: LiteX's L2 keeps its tags in distributed RAM (320 blocks, about 2,000
-# LUT4 sites, for 32 KiB), which the tile budget does not count and which is the start of the
-# boards' critical path (docs/architecture.md "Boards").
+# and the sizes a default is chosen from (its data and tags are block RAM: each size costs DP16KD,
+# which the budget counts, and no LUT4 site).
 L2_MEASURED = 8*KiB
-L2_SIZES    = [8*KiB, 16*KiB, 32*KiB]
+L2_SIZES    = [8*KiB, 16*KiB, 32*KiB, 64*KiB]
 
 
 class TileBudget:
