@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
+from soc.firmware import BACKENDS, benchmark_programs, define_arg, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.simulation import EXIT_TIMEOUT, build_model, mem_banks_arg
 from soc.subutai_soc import KiB, MiB
@@ -32,6 +32,9 @@ def main():
         help="Firmware application (firmware/apps/<app>) or benchmark program (firmware/programs/<app>) to compile and run.")
     parser.add_argument("--args", default="", metavar="'ARGS'",
         help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').")
+    parser.add_argument("--define", "-D", action="append", type=define_arg, default=[],
+        metavar="NAME[=VALUE]", help="Compile the --app with this C macro (repeatable), e.g. "
+        "-D STRESS_CYCLES=1000000.")
     parser.add_argument("--backend", choices=BACKENDS, default="subutai",
         help="PThreads backend the --app is linked with.")
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
@@ -61,6 +64,8 @@ def main():
         parser.error("--args only applies to a benchmark program (firmware/programs/)")
     if "'" in args.args:
         parser.error("--args: no quotes allowed")
+    if args.define and not args.app:
+        parser.error("--define applies to an --app")
 
     trace = None
     if args.trace:
@@ -74,7 +79,8 @@ def main():
 
     image = args.ram_init
     if args.app:
-        image = model.build_firmware(args.app, backend=args.backend, program_args=args.args)
+        image = model.build_firmware(args.app, backend=args.backend, program_args=args.args,
+            extra_cflags=" ".join(f"-D{d}" for d in args.define))
     if image is None:
         return
     print(f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles)", flush=True)

@@ -10,10 +10,12 @@ the PThreads backends the ``firmware/lib/pthread/backend_<name>.c`` files (the f
 reads the same list).
 """
 
+import argparse
 import contextlib
 import fcntl
 import glob
 import os
+import re
 import subprocess
 
 from gateware.build import ROOT
@@ -61,6 +63,17 @@ def build_lock(output_dir):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def define_arg(text):
+    """A C macro for an application's build, ``NAME`` or ``NAME=VALUE``: a C identifier and a value
+    without spaces or quotes (it goes through make and the shell unquoted)."""
+    name, _, value = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME or NAME=VALUE with NAME a C identifier")
+    if re.search(r"[\s'\"$`\\]", value):
+        raise argparse.ArgumentTypeError(f"{text!r}: the value may not hold spaces, quotes, $, ` or \\")
+    return text
 
 
 def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
