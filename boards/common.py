@@ -8,6 +8,7 @@
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -554,6 +555,43 @@ def parse_nextpnr_report(path):
     util = {k: (v["used"], v["available"]) for k, v in report.get("utilization", {}).items()}
     fmax = {k: (v["achieved"], v["constraint"]) for k, v in report.get("fmax", {}).items()}
     return util, fmax
+
+
+def _cell_base(name):
+    """The design name inside a nextpnr cell name: what yosys and nextpnr append after it
+    (``.0.4``, ``$DPRAM_COMB1``, ``_LUT4_Z…``, ``_TRELLIS_FF_Q…``, ``_CCU2C…``) dropped."""
+    return re.split(r"\.\d|\$|_LUT4|_TRELLIS|_CCU2C|_DI_|_PFUMX|_L6MUX", name, maxsplit=1)[0] or name
+
+
+def critical_path(path, clock):
+    """The critical path of ``clock`` (a clock name of the report's Fmax) in nextpnr's ``--report``
+    JSON: ``{"from", "to", "through", "delay_ns", "routing_ns", "levels"}`` (source and sink cells,
+    the design names of the logic in between, total and routing delay, logic levels), or None."""
+    with open(path) as f:
+        report = json.load(f)
+    edge = f"posedge {clock}"
+    for p in report.get("critical_paths", []):
+        if p.get("from") != edge or p.get("to") != edge or not p.get("path"):
+            continue
+        segs = p["path"]
+        through = []
+        for seg in segs:
+            base = _cell_base(seg["to"]["cell"])
+            if seg["type"] == "logic" and base not in through:
+                through.append(base)
+        return {
+            "from": _cell_base(segs[0]["from"]["cell"]), "to": _cell_base(segs[-1]["to"]["cell"]),
+            "through": through,
+            "delay_ns": sum(seg["delay"] for seg in segs),
+            "routing_ns": sum(seg["delay"] for seg in segs if seg["type"] == "routing"),
+            "levels": sum(1 for seg in segs if seg["type"] == "logic"),
+        }
+    return None
+
+
+def critical_path_text(cp):
+    return (f"{cp['from']} -> {cp['to']}: {cp['delay_ns']:.1f} ns ({cp['routing_ns']:.1f} ns "
+        f"routing, {cp['levels']} logic levels; through {', '.join(cp['through']) or '-'})")
 
 
 def sys_fmax(fmax, sys_clk_mhz):

@@ -30,7 +30,7 @@ import time
 
 from gateware.build import BUILD_DIR, ROOT
 
-from boards.common import parse_nextpnr_report, sys_fmax
+from boards.common import critical_path, critical_path_text, parse_nextpnr_report, sys_fmax
 from scripts.results import RESULTS_DIR, markdown_table, console_table, save_table
 
 COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
@@ -145,9 +145,11 @@ def build_figures(board, device, mesh, sys_clk_freq, gateware_dir, build_name, t
     # can miss the end.
     yosys_log = os.path.join(gateware_dir, f"{build_name}.rpt")
     cells = parse_yosys_cells(yosys_log)
-    util, fmax = parse_nextpnr_report(os.path.join(gateware_dir, f"{build_name}_report.json"))
+    report = os.path.join(gateware_dir, f"{build_name}_report.json")
+    util, fmax = parse_nextpnr_report(report)
     sys_mhz = sys_clk_freq/1e6
     clk = sys_fmax(fmax, sys_mhz)
+    path = critical_path(report, clk[0]) if clk else None
     comb, ff = util.get("TRELLIS_COMB", (0, 0)), util.get("TRELLIS_FF", (0, 0))
     bram, dsp = util.get("DP16KD", (0, 0)), util.get("MULT18X18D", (0, 0))
     # LUT4 from yosys (what synthesis mapped); the device's LUT4 count is its TRELLIS_COMB
@@ -168,6 +170,7 @@ def build_figures(board, device, mesh, sys_clk_freq, gateware_dir, build_name, t
         "date": time.strftime("%Y-%m-%d"),
         # Not in the aggregated table: detail of this build.
         "_cells": cells, "_util": util, "_fmax": fmax, "_comb": comb,
+        "_critical_path": critical_path_text(path) if path else "",
     }
 
 
@@ -223,6 +226,8 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
     ]
     for clk, (a, c) in sorted(fig["_fmax"].items()):
         rows.append([f"Fmax {clk} (MHz)", f"{a:.1f} (target {c:.1f})"])
+    if fig["_critical_path"]:
+        rows.append(["critical path of sys_clk (source -> sink: delay)", fig["_critical_path"]])
     comp_rows, overhead = [], None
     if components:
         comps = component_figures(log=lambda m: log(f"[report] {m}"))
@@ -258,6 +263,8 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
         fig["ff"], fig["bram"], fig["dsp"], fig["yosys_s"], fig["nextpnr_s"]]]
     log(console_table(["board", "mesh", "Fmax/target MHz", "LUT4", "FF", "DP16KD", "MULT18",
         "yosys s", "nextpnr s"], short))
+    if fig["_critical_path"]:
+        log(f"critical path: {fig['_critical_path']}")
     if comp_rows:
         log(console_table(comp_header, comp_rows))
         log(overhead_text(overhead))

@@ -195,6 +195,24 @@ def test_nextpnr_report_parsing():
     assert clk is not None and clk[2] == pytest.approx(40.0, abs=0.5) and clk[1] > 0
 
 
+def test_critical_path_of_a_report():
+    """The report names the system clock's critical path: its source and sink (design names, not
+    nextpnr's cell suffixes), its delay split into routing and logic levels."""
+    from boards.common import critical_path, critical_path_text
+    report = os.path.join(DATA, "radiona_ulx3s_report.json")
+    _, fmax = parse_nextpnr_report(report)
+    clk = sys_fmax(fmax, 40.0)
+    cp = critical_path(report, clk[0])
+    # This 1-tile build's path: the data cache's command into the atomic unit's distributed RAM.
+    assert cp["from"] == "VexRiscv.dataCache_1_io_mem_cmd_s2mPipe_rData_size"
+    assert cp["to"] == "mem_1" and "mem_1" in cp["through"]
+    assert cp["delay_ns"] == pytest.approx(20.09, abs=0.01)
+    assert 0 < cp["routing_ns"] < cp["delay_ns"] and cp["levels"] == 35
+    assert 1000/cp["delay_ns"] == pytest.approx(clk[1], rel=0.02)
+    assert critical_path_text(cp).startswith(f"{cp['from']} -> mem_1: 20.1 ns")
+    assert critical_path(report, "no such clock") is None
+
+
 def test_timing_check_of_a_report():
     """The build's timing verdict: the system clock of nextpnr's report against the target."""
     from boards.common import check_timing

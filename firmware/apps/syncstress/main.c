@@ -7,10 +7,11 @@
  * deadlock freedom is argued, not proven (docs/architecture.md, "Deadlock freedom"). This program
  * is the load that argument has to survive: each core runs rounds of OPS_PER_ROUND random
  * operations (lock, trylock, signal or broadcast with or without the mutex, a normal-class NoC
- * message), one token given to a condition variable and one token taken from one (waiting on it,
- * untimed or with a short timeout), and ends each round at a barrier. Hosts: two mutexes and one
- * condition per tile, each condition's mutex on the next tile (so every wait and wake-up crosses
- * between engines), barriers on up to four tiles in turn.
+ * message, a burst of posted signals and broadcasts), one token given to a condition variable and
+ * one token taken from one (waiting on it, untimed or with a short timeout), and ends each round at
+ * a barrier. Hosts: two mutexes and one condition per tile, the mutex of tile A's condition on
+ * tile B and that of B's on A (tiles paired: every wait and wake-up crosses between engines, both
+ * ways), barriers on up to four tiles in turn.
  *
  * Checked: mutual exclusion (an owner word set inside every critical section and a per-mutex
  * count of entries equal to the entries the cores made), barrier generations (nobody leaves a
@@ -124,6 +125,13 @@ static unsigned int partner(unsigned int tile, uint32_t round)
 	return N_TILES == 1 ? tile : (tile + 1 + round % (N_TILES > 1 ? N_TILES - 1 : 1)) % N_TILES;
 }
 
+/* Condition k's mutex is on the tile paired with k (k ^ 1), whose conditions have their mutexes on
+ * k's tile: engines A and B each send the other LOCK_FOR/UNLOCK_FOR (docs/architecture.md). */
+static unsigned int cond_mutex_host(unsigned int k)
+{
+	return (k ^ 1) < N_TILES ? (k ^ 1) : (k + 1) % N_TILES;
+}
+
 struct core {
 	unsigned int tile;
 	uint32_t rng, round, first_failure;
@@ -210,6 +218,22 @@ static void wake_op(struct core *c)
 		must(subutai_mutex_unlock(sh.cond_mutex[k]), "unlock");
 	}
 	c->counts[C_WAKES]++;
+}
+
+/* A burst of posted signals and broadcasts, one store each, at conditions of two hosts: the load
+ * that fills engines' input paths while they exchange LOCK_FOR/UNLOCK_FOR. */
+static void wake_storm(struct core *c)
+{
+	uint32_t r = next_random(&c->rng);
+	unsigned int k = r % CONDS, n = 4 + (r >> 8) % 12;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int to = i & 1 ? cond_mutex_host(k) : k;
+
+		must((r >> (12 + i)) & 1 ? subutai_cond_broadcast(sh.cond[to])
+					 : subutai_cond_signal(sh.cond[to]), "wake");
+	}
+	c->counts[C_WAKES] += n;
 }
 
 static void message_op(struct core *c)
@@ -342,10 +366,12 @@ static void run(unsigned int tile)
 				lock_op(c, false);
 			} else if (kind < 60) {
 				lock_op(c, true);
-			} else if (kind < 75) {
+			} else if (kind < 70) {
 				message_op(c);
-			} else {
+			} else if (kind < 90) {
 				wake_op(c);
+			} else {
+				wake_storm(c);
 			}
 			if (op == take_at) {
 				take_token(c);
@@ -399,7 +425,7 @@ int main(void)
 	}
 	for (unsigned int k = 0; k < CONDS; k++) {
 		must(subutai_cond_alloc(k, &sh.cond[k]), "alloc cond");
-		must(subutai_mutex_alloc((k + 1) % N_TILES, false, &sh.cond_mutex[k]), "alloc mutex");
+		must(subutai_mutex_alloc(cond_mutex_host(k), false, &sh.cond_mutex[k]), "alloc mutex");
 		sh.cond_owner[k] = NOBODY;
 	}
 	for (unsigned int b = 0; b < BARRIERS; b++) {
