@@ -9,7 +9,7 @@
  * operations (lock, trylock, signal or broadcast with or without the mutex, a normal-class NoC
  * message, a burst of posted signals and broadcasts), one token given to a condition variable and
  * one token taken from one (waiting on it, untimed or with a short timeout), and ends each round at
- * a barrier. Hosts: two mutexes and one condition per tile, the mutex of tile A's condition on
+ * a barrier; every STORM_EVERY-th round is a storm round (storm_round()). Hosts: two mutexes and one condition per tile, the mutex of tile A's condition on
  * tile B and that of B's on A (tiles paired: every wait and wake-up crosses between engines, both
  * ways), barriers on up to four tiles in turn.
  *
@@ -47,6 +47,8 @@
 #define MSG_TYPE        0x5a
 #define MSGS_PER_ROUND  2 /* at most, to one partner: 3 flits each, within the RX FIFO (below) */
 #define SHORT_TIMEOUT   2000u
+#define STORM_EVERY     4  /* every 4th round is a storm round */
+#define STORM_WAKES     64
 
 enum {
 	C_LOCKS, C_TRYLOCK_BUSY, C_WAITS, C_TIMEOUTS, C_WAKES, C_MSGS_RECEIVED, C_ROUNDS, C_FAILURES,
@@ -71,7 +73,7 @@ struct shared {
 	/* Under mutex[m]: */
 	uint32_t owner[MUTEXES], entries[MUTEXES];
 	/* Under cond_mutex[c]: */
-	uint32_t cond_owner[CONDS], tokens[CONDS], token_round[CONDS];
+	uint32_t cond_owner[CONDS], tokens[CONDS], token_round[CONDS], storm_over[CONDS];
 	/* Each core's own row, read after the final barrier: */
 	uint32_t entered[N_TILES][MUTEXES];
 	uint32_t sent[N_TILES][N_TILES];
@@ -306,6 +308,48 @@ static void take_token(struct core *c)
 	must(subutai_mutex_unlock(sh.cond_mutex[k]), "unlock");
 }
 
+/*
+ * A storm round: each even tile that has a pair waits on its own condition (whose mutex is on the
+ * pair) until the pair ends the storm; the pair first posts STORM_WAKES signals and broadcasts at
+ * both tiles' conditions as fast as it can. Every wake-up moves the mutex between the two engines
+ * (LOCK_FOR; the re-wait's WAIT_CHECK, COND_ENQUEUE and UNLOCK_FOR) while the posted requests
+ * keep both engines' input paths full: the cyclic wait of docs/architecture.md, if it can happen.
+ */
+static void storm_round(struct core *c)
+{
+	unsigned int pair = c->tile ^ 1;
+
+	if (pair >= N_TILES) {
+		return;
+	}
+	if ((c->tile & 1) == 0) {
+		unsigned int k = c->tile;
+
+		must(subutai_mutex_lock(sh.cond_mutex[k]), "lock");
+		critical_section(c, &sh.cond_owner[k], NULL);
+		while (sh.storm_over[k] != c->round + 1) {
+			must(subutai_cond_wait(sh.cond[k], sh.cond_mutex[k]), "cond_wait");
+			c->counts[C_WAITS]++;
+			critical_section(c, &sh.cond_owner[k], NULL);
+		}
+		must(subutai_mutex_unlock(sh.cond_mutex[k]), "unlock");
+		return;
+	}
+	uint32_t r = next_random(&c->rng);
+
+	for (unsigned int i = 0; i < STORM_WAKES; i++) {
+		subutai_id_t cond = sh.cond[i & 1 ? c->tile : pair];
+
+		must((r >> (i % 32)) & 1 ? subutai_cond_broadcast(cond) : subutai_cond_signal(cond), "wake");
+	}
+	c->counts[C_WAKES] += STORM_WAKES;
+	must(subutai_mutex_lock(sh.cond_mutex[pair]), "lock");
+	critical_section(c, &sh.cond_owner[pair], NULL);
+	sh.storm_over[pair] = c->round + 1;
+	must(subutai_cond_broadcast(sh.cond[pair]), "wake");
+	must(subutai_mutex_unlock(sh.cond_mutex[pair]), "unlock");
+}
+
 static void end_round(struct core *c)
 {
 	uint32_t r = c->round;
@@ -351,6 +395,12 @@ static void run(unsigned int tile)
 	c->tile = tile;
 	c->rng = STRESS_SEED ^ (0x9e3779b9u * (tile + 1));
 	do {
+		if (c->round % STORM_EVERY == STORM_EVERY - 1) {
+			storm_round(c);
+			end_round(c);
+			c->counts[C_ROUNDS]++;
+			continue;
+		}
 		unsigned int give_at = next_random(&c->rng) % OPS_PER_ROUND;
 		unsigned int take_at = give_at + next_random(&c->rng) % (OPS_PER_ROUND - give_at);
 
