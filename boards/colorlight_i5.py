@@ -17,7 +17,7 @@ from litex_boards.targets.colorlight_i5 import _CRG
 from litedram.modules import M12L64322A   # Compatible with the board's EM638325-6H.
 from litedram.phy import GENSDRPHY
 
-from boards.common import (BoardSoC, board_argparser, run_board,
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
     ECP5_DEVICES, ECP5_BUDGET, KiB)
 
 BOARD = "colorlight_i5"
@@ -48,14 +48,16 @@ class ColorlightSoC(BoardSoC):
         self.add_main_ram_sdram(self.sdrphy, M12L64322A(sys_clk_freq, "1:1"))
 
 
+def limits(board):
+    return DeviceLimits(ECP5_BUDGET, *ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE)
+
+
 def max_tiles(board, l2_size=None):
-    l2_size = default_l2_size(board) if l2_size is None else l2_size
-    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE,
-        l2_size=l2_size)
+    return limits(board).max_tiles(l2_size)
 
 
 def default_l2_size(board):
-    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[MODULES[board][1]], rom_size=ROM_SIZE)
+    return limits(board).default_l2_size()
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -67,8 +69,6 @@ def main():
     args = parser.parse_args()
     if args.module != "i5":
         args.board = f"colorlight_{args.module}"    # Build directory and report row.
-    if args.l2_size is None:
-        args.l2_size = default_l2_size(args.module)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ColorlightSoC(board=args.module, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
@@ -76,8 +76,8 @@ def main():
             l2_size=args.l2_size)
 
     # The extension board's CMSIS-DAP probe; openFPGALoader knows the module.
-    run_board(parser, args, make_soc, BOARD, "trellis", loader_board=f"colorlight-{args.module}",
-        max_tiles=max_tiles(args.module, args.l2_size), device=MODULES[args.module][1])
+    run_board(parser, args, make_soc, BOARD, "trellis", limits(args.module),
+        loader_board=f"colorlight-{args.module}", device=MODULES[args.module][1])
 
 
 if __name__ == "__main__":

@@ -96,6 +96,20 @@ class TileBudget:
         return fits[-1] if fits else L2_SIZES[0]
 
 
+class DeviceLimits:
+    """What one device holds with a budget: its default L2 and its tile limit for an L2 size.
+    ``luts``, ``brams``: the device's LUT4 (or LUT6) and block RAMs; ``rom_size``: its BIOS ROM."""
+    def __init__(self, budget, luts, brams, rom_size=64*KiB):
+        self.budget, self.luts, self.brams, self.rom_size = budget, luts, brams, rom_size
+
+    def default_l2_size(self):
+        return self.budget.default_l2_size(self.luts, self.brams, self.rom_size)
+
+    def max_tiles(self, l2_size=None):
+        l2_size = self.default_l2_size() if l2_size is None else l2_size
+        return self.budget.max_tiles(self.luts, self.brams, self.rom_size, l2_size)
+
+
 # ECP5, measured on the ULX3S 85F placements of 4 and 8 tiles (results/boards.md; -nowidelut,
 # two-flit router buffers, no event counters): LUT4 sites (nextpnr TRELLIS_COMB: logic, carry,
 # distributed RAM) 41,852 and 77,328, DP16KD 115 and 195 with a 32 KiB ROM and a 32 KiB L2:
@@ -198,7 +212,7 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         parser.add_argument("--seed-attempts", type=_positive_int, default=3,
             help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
                  "does not converge in --nextpnr-timeout or misses timing (default 3).")
-        parser.add_argument("--nextpnr-timeout", type=float, default=60,
+        parser.add_argument("--nextpnr-timeout", type=_minutes, default=60,
             help="Minutes after which a nextpnr-ecp5 run counts as not converging (0: none; "
                  "default 60).")
         parser.add_argument("--timing-allow-fail", action="store_true",
@@ -219,6 +233,16 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"invalid number {text!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _minutes(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of minutes {text!r}")
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more minutes, not {text}")
     return value
 
 
@@ -632,15 +656,19 @@ def load_bitstream(gateware_dir, build_name, openfpgaloader_board):
     OpenFPGALoader(board=openfpgaloader_board).load_bitstream(bit)
 
 
-def run_board(parser, args, make_soc, build_name, toolchain, loader_board=None, max_tiles=16,
+def run_board(parser, args, make_soc, build_name, toolchain, limits, loader_board=None,
         device=""):
     """Main flow of a board target: parse the mesh, elaborate, build, report, load.
 
-    ``make_soc(mesh_x, mesh_y, sys_clk_freq)``: the board's SoC; ``toolchain``: "trellis" or
-    "vivado"; ``loader_board``: openFPGALoader's name of the board, for --load. ``--load``
-    without ``--build`` loads the bitstream already built in the output directory.
+    ``make_soc(mesh_x, mesh_y, sys_clk_freq)``: the board's SoC, made after ``args.l2_size`` is
+    set (``--l2-size``, or the default of ``limits``, the device's :class:`DeviceLimits`);
+    ``toolchain``: "trellis" or "vivado"; ``loader_board``: openFPGALoader's name of the board,
+    for --load. ``--load`` without ``--build`` loads the bitstream already built in the output
+    directory.
     """
-    mesh_x, mesh_y = parse_mesh(parser, args, max_tiles, device)
+    if args.l2_size is None:
+        args.l2_size = limits.default_l2_size()
+    mesh_x, mesh_y = parse_mesh(parser, args, limits.max_tiles(args.l2_size), device)
     sys_clk_freq = check_sys_clk_freq(parser, args.sys_clk_freq)
     output_dir = output_dir_of(parser, args, mesh_x, mesh_y)
     gateware_dir = os.path.join(output_dir, "gateware")

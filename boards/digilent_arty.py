@@ -17,7 +17,7 @@ from litex_boards.targets.digilent_arty import _CRG
 from litedram.modules import MT41K128M16
 from litedram.phy import s7ddrphy
 
-from boards.common import (BoardSoC, board_argparser, run_board,
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
     XILINX_DEVICES, XILINX_BUDGET)
 
 BOARD = "digilent_arty"
@@ -42,13 +42,16 @@ class ArtySoC(BoardSoC):
         self.add_main_ram_sdram(self.ddrphy, MT41K128M16(sys_clk_freq, "1:4"))
 
 
+def limits(variant):
+    return DeviceLimits(XILINX_BUDGET, *XILINX_DEVICES[VARIANTS[variant]])
+
+
 def max_tiles(variant, l2_size=None):
-    l2_size = default_l2_size(variant) if l2_size is None else l2_size
-    return XILINX_BUDGET.max_tiles(*XILINX_DEVICES[VARIANTS[variant]], l2_size=l2_size)
+    return limits(variant).max_tiles(l2_size)
 
 
 def default_l2_size(variant):
-    return XILINX_BUDGET.default_l2_size(*XILINX_DEVICES[VARIANTS[variant]])
+    return limits(variant).default_l2_size()
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -62,8 +65,6 @@ def main():
     args = parser.parse_args()
     if args.variant != "a7-100":
         args.board = f"digilent_arty_{args.variant.replace('-', '')}"   # Build directory.
-    if args.l2_size is None:
-        args.l2_size = default_l2_size(args.variant)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ArtySoC(variant=args.variant, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
@@ -71,9 +72,8 @@ def main():
             l2_size=args.l2_size)
 
     # After the Vivado build (elsewhere): the board's FTDI JTAG.
-    run_board(parser, args, make_soc, BOARD, "vivado",
-        loader_board=f"arty_{args.variant.replace('-', '_')}t",
-        max_tiles=max_tiles(args.variant, args.l2_size), device=VARIANTS[args.variant])
+    run_board(parser, args, make_soc, BOARD, "vivado", limits(args.variant),
+        loader_board=f"arty_{args.variant.replace('-', '_')}t", device=VARIANTS[args.variant])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from litex_boards.targets.radiona_ulx3s import _CRG
 from litedram import modules as litedram_modules
 from litedram.phy import GENSDRPHY
 
-from boards.common import (BoardSoC, board_argparser, run_board,
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
     ECP5_DEVICES, ECP5_BUDGET, KiB)
 
 BOARD   = "radiona_ulx3s"
@@ -48,13 +48,16 @@ class ULX3SSoC(BoardSoC):
             getattr(litedram_modules, sdram_module)(sys_clk_freq, "1:1"))
 
 
+def limits(device):
+    return DeviceLimits(ECP5_BUDGET, *ECP5_DEVICES[device], rom_size=ROM_SIZE)
+
+
 def max_tiles(device, l2_size=None):
-    l2_size = default_l2_size(device) if l2_size is None else l2_size
-    return ECP5_BUDGET.max_tiles(*ECP5_DEVICES[device], rom_size=ROM_SIZE, l2_size=l2_size)
+    return limits(device).max_tiles(l2_size)
 
 
 def default_l2_size(device):
-    return ECP5_BUDGET.default_l2_size(*ECP5_DEVICES[device], rom_size=ROM_SIZE)
+    return limits(device).default_l2_size()
 
 # Build --------------------------------------------------------------------------------------------
 
@@ -65,8 +68,6 @@ def main():
     parser.add_argument("--sdram-module", default="MT48LC16M16", choices=SDRAM_MODULES,
         help="SDRAM chip of the board.")
     args = parser.parse_args()
-    if args.l2_size is None:
-        args.l2_size = default_l2_size(args.device)
 
     def make_soc(mesh_x, mesh_y, sys_clk_freq):
         return ULX3SSoC(device=args.device, revision=args.revision, sys_clk_freq=sys_clk_freq,
@@ -74,8 +75,8 @@ def main():
             cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size)
 
     # openFPGALoader drives the board's FTDI JTAG.
-    run_board(parser, args, make_soc, BOARD, "trellis", loader_board="ulx3s",
-        max_tiles=max_tiles(args.device, args.l2_size), device=args.device)
+    run_board(parser, args, make_soc, BOARD, "trellis", limits(args.device), loader_board="ulx3s",
+        device=args.device)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,9 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "3", "--l2-size", "64K"], "do not fit LFE5U-45F"),
     (["boards/radiona_ulx3s.py", "--seed-attempts", "0"], "--seed-attempts"),
     (["boards/radiona_ulx3s.py", "--seed-attempts", "two"], "invalid number"),
+    (["boards/radiona_ulx3s.py", "--nextpnr-timeout", "-5"], "--nextpnr-timeout"),
+    (["boards/radiona_ulx3s.py", "--nextpnr-timeout", "nan"], "--nextpnr-timeout"),
+    (["boards/radiona_ulx3s.py", "--nextpnr-timeout", "soon"], "invalid number of minutes"),
 ])
 def test_bad_arguments_are_usage_errors(cmd, message):
     p = run(*cmd)
