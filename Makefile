@@ -7,6 +7,9 @@ PYTEST_ARGS ?=
 
 BACKEND ?= subutai
 ARGS    ?=
+# C macros of the APP, e.g. DEFINES="STRESS_CYCLES=1000000".
+DEFINES ?=
+STRESS_CYCLES ?= 10000000
 # Benchmarks: simulations run at once (default: the number of cores); layouts of each prodcons image.
 JOBS    ?=
 LAYOUTS ?= 8
@@ -17,7 +20,7 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup test test-fast sim bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
 
 help:
@@ -27,7 +30,11 @@ help:
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
 	@echo "                           (BACKEND=subutai|swonly: PThreads backend of the app;"
-	@echo "                           APP=x264 ARGS=\"-i test\": a benchmark program and its arguments)"
+	@echo "                           APP=x264 ARGS=\"-i test\": a benchmark program and its arguments;"
+	@echo "                           DEFINES=\"NAME=VALUE ...\": C macros of the app)"
+	@echo "make stress TILES=16       syncstress: random synchronization and NoC traffic from every core"
+	@echo "                           for STRESS_CYCLES cycles (default 10 M), checked; a core left"
+	@echo "                           waiting (lost wake-up, deadlock) ends it at the cycle limit"
 	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8 tiles: results/prodcons.*"
 	@echo "                           (LAYOUTS=8: layouts per image for the spread column; JOBS=N:"
 	@echo "                           simulations at once, default the number of cores, all benchmarks)"
@@ -67,7 +74,12 @@ test-fast: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m "not slow and not bitstream and not zephyr" $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
-	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)"
+	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)" \
+	  $(foreach d,$(DEFINES),--define $(d))
+
+stress: | $(PYTHON)
+	$(PYTHON) boards/sim.py --tiles $(TILES) --app syncstress --define STRESS_CYCLES=$(STRESS_CYCLES) \
+	  --max-cycles $$(( $(STRESS_CYCLES) * 4 ))
 
 bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(JOBS_ARG)
