@@ -16,11 +16,13 @@ import sys
 import threading
 import time
 
-from gateware.build import BUILD_DIR, ROOT
-
 from migen import *
 
 from litex.soc.integration.builder import Builder, builder_args, builder_argdict
+from litex.soc.interconnect import wishbone
+
+from gateware.build import BUILD_DIR, ROOT
+from gateware.uplink import RegisteredUplink
 
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
@@ -166,6 +168,16 @@ class BoardSoC(SubutaiSoC):
             module        = module,
             origin        = self.mem_map["main_ram"],
             l2_cache_size = self.l2_size)
+        # A register both ways between the shared SoC bus and the L2: without it the L2's tag
+        # lookup and acknowledgement reach through the bus into the tiles' uplinks and back into
+        # the L2's data write enables, the critical path of the board builds (docs/architecture.md,
+        # "Boards"). The tiles' own registered bridge, with its answers registered too.
+        l2_port = self.bus.slaves["main_ram"]
+        front = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.bus.slaves["main_ram"] = front
+        self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
+            register_response=True)
+        self.comb += self.l2_bridge.source.connect(l2_port)
 
 # Command line -------------------------------------------------------------------------------------
 

@@ -20,6 +20,11 @@ leaves the tile:
   two cycles more latency than a direct connection, the same throughput. A master that leaves the
   sequence (another address, a write, the end of its burst) gets its next access issued anew once
   the block's remaining words are drained.
+
+With ``register_response`` a single access's answer is registered too (one cycle more): then no
+combinational path crosses the bridge in either direction. The boards put one in front of their
+L2 cache, whose tag lookup and acknowledgement would otherwise reach through the shared SoC bus
+into the tiles' uplinks and back into the L2's data write enables (docs/architecture.md, Boards).
 """
 
 from migen import *
@@ -39,8 +44,9 @@ class RegisteredUplink(LiteXModule):
     memory crossbar. ``line_words``: 32-bit words of a cache line (a refill burst).
     ``keep_grant``: keep the bus cycle open for one idle cycle after each access (see ``hold``),
     right where each bank has its own arbiter; on one bus shared by every tile that idle cycle
-    would be lost to all the others."""
-    def __init__(self, sink, line_words=8, keep_grant=True):
+    would be lost to all the others. ``register_response``: register a single access's answer
+    (see above)."""
+    def __init__(self, sink, line_words=8, keep_grant=True, register_response=False):
         assert line_words >= 2
         line_bits = log2_exact(line_words, "line_words")
         self.sink   = sink
@@ -79,19 +85,41 @@ class RegisteredUplink(LiteXModule):
                 If(burst, NextState("BURST")).Else(NextState("SINGLE")),
             ),
         )
-        # One access from the register; the slave's answer goes straight back to the tile.
-        fsm.act("SINGLE",
+        # One access from the register; the slave's answer goes straight back to the tile, or
+        # through a register (RESPOND) with register_response.
+        single = [
             source.cyc.eq(1), source.stb.eq(1),
             source.adr.eq(adr), source.we.eq(we), source.sel.eq(sel), source.dat_w.eq(dat_w),
             source.cti.eq(CTI_CLASSIC),
-            sink.dat_r.eq(source.dat_r),
-            sink.ack.eq(source.ack & request),
-            sink.err.eq(source.err & request),
-            If(source.ack | source.err,
+        ]
+        if register_response:
+            answer = Signal(32)
+            answer_err = Signal()
+            fsm.act("SINGLE", *single,
+                If(source.ack | source.err,
+                    NextValue(answer, source.dat_r),
+                    NextValue(answer_err, source.err),
+                    NextState("RESPOND"),
+                ),
+            )
+            fsm.act("RESPOND",
+                source.adr.eq(adr),
+                sink.dat_r.eq(answer),
+                sink.ack.eq(~answer_err & request),
+                sink.err.eq(answer_err & request),
                 NextValue(hold, 1),
                 NextState("IDLE"),
-            ),
-        )
+            )
+        else:
+            fsm.act("SINGLE", *single,
+                sink.dat_r.eq(source.dat_r),
+                sink.ack.eq(source.ack & request),
+                sink.err.eq(source.err & request),
+                If(source.ack | source.err,
+                    NextValue(hold, 1),
+                    NextState("IDLE"),
+                ),
+            )
         # Downstream: the rest of the block, one address per cycle, into the FIFO.
         downstream = [
             source.cyc.eq(remaining != 0), source.stb.eq(remaining != 0),

@@ -72,6 +72,7 @@ class SubutaiSoC(SoCCore):
         **kwargs):
         self.mesh_x  = mesh_x
         self.mesh_y  = mesh_y
+        self.line_bytes = line_bytes
         self.n_tiles = n_tiles = mesh_x*mesh_y
         kwargs.setdefault("cpu_reset_address", self.mem_map["main_ram"])
         kwargs.setdefault("integrated_rom_size",  0)

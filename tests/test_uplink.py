@@ -16,11 +16,15 @@ WORDS = 256
 
 
 class Bench(Module):
-    def __init__(self):
+    """The bridge in front of an SRAM that serves bursts (as the simulated SoC's RAMs) or only
+    classic cycles (as LiteX's L2 cache on the boards)."""
+    def __init__(self, register_response=False, bursting=True):
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        self.submodules.uplink = RegisteredUplink(self.bus, line_words=LINE_WORDS)
+        self.submodules.uplink = RegisteredUplink(self.bus, line_words=LINE_WORDS,
+            register_response=register_response)
         self.submodules.ram = wishbone.SRAM(WORDS*4,
-            bus=wishbone.Interface(data_width=32, address_width=32, addressing="word", bursting=True))
+            bus=wishbone.Interface(data_width=32, address_width=32, addressing="word",
+                bursting=bursting))
         self.comb += self.uplink.source.connect(self.ram.bus)
 
 
@@ -79,9 +83,11 @@ def random_program(seed, n):
     return ops
 
 
+@pytest.mark.parametrize("register_response,bursting", [(False, True), (True, True), (True, False)],
+    ids=["direct", "registered", "registered-classic-slave"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_accesses_match_a_reference_memory(seed):
-    dut = Bench()
+def test_random_accesses_match_a_reference_memory(seed, register_response, bursting):
+    dut = Bench(register_response, bursting)
     reference = [0]*WORDS
     errors = []
     content = []
@@ -124,8 +130,9 @@ def test_random_accesses_match_a_reference_memory(seed):
     assert content == reference
 
 
-def test_cycle_costs_of_a_store_and_of_a_refill():
-    dut = Bench()
+@pytest.mark.parametrize("register_response", [False, True], ids=["direct", "registered"])
+def test_cycle_costs_of_a_store_and_of_a_refill(register_response):
+    dut = Bench(register_response)
     costs = {}
 
     def master():
@@ -141,7 +148,8 @@ def test_cycle_costs_of_a_store_and_of_a_refill():
         yield from idle(dut.bus, 4)
 
     run_simulation(dut, master())
-    # Captured, issued from the register, acknowledged by the SRAM: 3 cycles (2 unregistered).
-    assert costs["store"] == 3
+    # Captured, issued from the register, acknowledged by the SRAM: 3 cycles (2 unregistered),
+    # one more through the response register.
+    assert costs["store"] == (4 if register_response else 3)
     # 8 words: 2 cycles more latency than the SRAM's own burst, then one word per cycle.
     assert costs["refill"] <= LINE_WORDS + 3
