@@ -18,14 +18,20 @@
  * kernel; pthread_create() places a thread on a core by a placement policy (round-robin by default)
  * or on the core pinned with pthread_attr_setcore_np().
  *
- * Timeouts (pthread_cond_timedwait) are absolute CLOCK_REALTIME times of clock_gettime(), which
- * counts from the SoC's reset on the global cycle counter (the same on every core).
+ * Clocks: CLOCK_REALTIME and CLOCK_MONOTONIC both count from the SoC's reset on the global cycle
+ * counter (the same on every core; the SoC has no calendar clock), one cycle being the resolution
+ * clock_getres() gives. Timeouts (pthread_cond_timedwait) are absolute times of the condition's
+ * clock (pthread_condattr_setclock(), CLOCK_REALTIME by default). Sleeping (sleep, usleep,
+ * nanosleep) lets the core's other threads run under Zephyr and sleeps the core in wfi, woken
+ * by its tile timer, bare-metal; sched_yield() lets the core's other threads run (bare-metal a
+ * core runs one thread: it returns at once).
  *
  * Not provided: cancellation, scheduling policies, process-shared objects.
  */
 #ifndef SUBUTAI_PTHREAD_H
 #define SUBUTAI_PTHREAD_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -61,6 +67,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t magic;
+	clockid_t clock;   /* of pthread_cond_timedwait()'s timeouts */
 } pthread_condattr_t;
 
 typedef struct {
@@ -91,6 +98,7 @@ typedef struct {
 	uint32_t magic;
 	uint32_t handle;   /* allocated at the first wait, next to its mutex's implementation */
 	uint8_t impl;
+	uint8_t monotonic; /* its timeouts are CLOCK_MONOTONIC times (else CLOCK_REALTIME) */
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_cond_t;
 
 typedef struct {
@@ -121,7 +129,7 @@ typedef uint32_t pthread_key_t;
 #endif
 
 #define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
-#define PTHREAD_COND_INITIALIZER  {0, 0, 0}
+#define PTHREAD_COND_INITIALIZER  {0, 0, 0, 0}
 
 int pthread_attr_init(pthread_attr_t *attr);
 int pthread_attr_destroy(pthread_attr_t *attr);
@@ -155,6 +163,8 @@ int pthread_mutex_unlock(pthread_mutex_t *mutex);
 
 int pthread_condattr_init(pthread_condattr_t *attr);
 int pthread_condattr_destroy(pthread_condattr_t *attr);
+int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock_id);
+int pthread_condattr_getclock(const pthread_condattr_t *attr, clockid_t *clock_id);
 
 int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr);
 int pthread_cond_destroy(pthread_cond_t *cond);
@@ -179,9 +189,16 @@ int pthread_key_delete(pthread_key_t key);
 void *pthread_getspecific(pthread_key_t key);
 int pthread_setspecific(pthread_key_t key, const void *value);
 
-/* Provided by the library: the C libraries declare it only with their POSIX timers (picolibc's
- * _POSIX_TIMERS, Zephyr's CONFIG_POSIX_TIMERS). */
+/* Clocks, sleeping and yielding, provided by the library (see the top of this file). The C
+ * libraries declare them only with their POSIX timers and threads (picolibc's _POSIX_TIMERS,
+ * _POSIX_MONOTONIC_CLOCK and _POSIX_THREADS; Zephyr's CONFIG_POSIX_*), which they do not build. */
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC ((clockid_t)4) /* picolibc's number */
+#endif
 int clock_gettime(clockid_t clock_id, struct timespec *tp);
+int clock_getres(clockid_t clock_id, struct timespec *res);
+int nanosleep(const struct timespec *req, struct timespec *rem);
+int sched_yield(void);
 
 /* Non-portable: the core the calling thread runs on. */
 unsigned int pthread_core_np(void);

@@ -1,10 +1,11 @@
 # The OS-agnostic C library shared by the bare-metal firmware and the Zephyr module: the one list
 # of its sources, relative to firmware/lib/. firmware/Makefile includes this file;
-# zephyr-app/CMakeLists.txt reads the same lines. Each side adds its OS port (bare metal:
-# ni_baremetal.c, pthread/thread_baremetal.c; Zephyr: drivers/subutai/subutai_ni.c,
-# lib/pthread/thread_zephyr.c) and the backend, pthread/backend_<BACKEND>.c.
+# zephyr-app/CMakeLists.txt reads the same lines (so each list stays on one line). Each side adds
+# its OS port (bare metal: ni_baremetal.c, pthread/thread_baremetal.c; Zephyr:
+# drivers/subutai/subutai_ni.c, lib/pthread/thread_zephyr.c) and the backend,
+# pthread/backend_<BACKEND>.c.
 
 # NoC messages and the Subutai driver.
 SUBUTAI_DRIVER_SRCS  := ni.c sync.c
 # The PThreads library (common part).
-SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c
+SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c pthread/clock.c

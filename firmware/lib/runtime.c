@@ -66,6 +66,10 @@ SUBUTAI_SYNC_PATH __attribute__((weak)) void subutai_isr(uint32_t pending)
 	if (pending & (1u << NI_INTERRUPT)) {
 		subutai_ni_isr();
 	}
+	if (pending & (1u << TIMER0_INTERRUPT)) {
+		/* Only a sleep (rt_nap_until()) arms the timer: its wake-up is done, the line drops. */
+		timer0_ev_enable_write(0);
+	}
 }
 
 SUBUTAI_SYNC_PATH void subutai_trap(void)

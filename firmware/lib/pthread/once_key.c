@@ -1,12 +1,11 @@
 /*
- * pthread_once, thread-specific data keys and the clock of timed waits: the parts of the PThreads
- * library that do not depend on how threads run (bare-metal runtime or Zephyr).
+ * pthread_once and thread-specific data keys: parts of the PThreads library that do not depend on
+ * how threads run (bare-metal runtime or Zephyr).
  *
  * Keys are allocated in atomic-unit words (an allocated flag and a generation per key), so every
  * core agrees on them; each thread's values live with the thread (rt_key_values()).
  */
 #include <errno.h>
-#include <time.h>
 
 #include "rt.h"
 
@@ -118,21 +117,4 @@ void rt_keys_exit(void)
 			return;
 		}
 	}
-}
-
-int clock_gettime(clockid_t clock_id, struct timespec *tp)
-{
-	/* One clock: the global cycle counter (CLOCK_MONOTONIC, where the C library has it, too). */
-	if (!tp || (clock_id != CLOCK_REALTIME
-#ifdef CLOCK_MONOTONIC
-		    && clock_id != CLOCK_MONOTONIC
-#endif
-		    )) {
-		return -1;
-	}
-	uint64_t cycles = subutai_cycles();
-
-	tp->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
-	tp->tv_nsec = (cycles % CONFIG_CLOCK_FREQUENCY) * 1000000000ull / CONFIG_CLOCK_FREQUENCY;
-	return 0;
 }

@@ -270,7 +270,32 @@ static __attribute__((noinline)) int mutex_unlock_slow(pthread_mutex_t *mutex)
 
 int pthread_condattr_init(pthread_condattr_t *attr)
 {
-	return rt_attr_init(attr ? &attr->magic : NULL);
+	int err = rt_attr_init(attr ? &attr->magic : NULL);
+
+	if (err == 0) {
+		attr->clock = CLOCK_REALTIME;
+	}
+	return err;
+}
+
+int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock_id)
+{
+	/* POSIX: not a CPU-time clock; the SoC has these two. */
+	if (!attr || attr->magic != RT_MAGIC_ATTR ||
+	    (clock_id != CLOCK_REALTIME && clock_id != CLOCK_MONOTONIC)) {
+		return EINVAL;
+	}
+	attr->clock = clock_id;
+	return 0;
+}
+
+int pthread_condattr_getclock(const pthread_condattr_t *attr, clockid_t *clock_id)
+{
+	if (!attr || attr->magic != RT_MAGIC_ATTR || !clock_id) {
+		return EINVAL;
+	}
+	*clock_id = attr->clock;
+	return 0;
 }
 
 int pthread_condattr_destroy(pthread_condattr_t *attr)
@@ -293,6 +318,7 @@ int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	if (!cond || (attr && attr->magic != RT_MAGIC_ATTR)) {
 		return EINVAL;
 	}
+	cond->monotonic = attr && attr->clock == CLOCK_MONOTONIC;
 	return cond_static_setup(cond);
 }
 
@@ -423,6 +449,7 @@ SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex
 	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L) {
 		return EINVAL;
 	}
+	/* A time of the condition's clock (cond->monotonic): both count the same cycles. */
 	uint64_t deadline = rt_timespec_to_cycles(abstime);
 
 	if (deadline <= subutai_cycles()) {

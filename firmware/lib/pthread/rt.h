@@ -168,6 +168,9 @@ void rt_sleep(void);
 bool rt_sleep_until(uint64_t deadline);
 /* Wakes a waiter sleeping in rt_sleep() (or about to). */
 void rt_wake(unsigned int waiter, uint32_t what);
+/* Sleeps the calling thread until the global cycle counter reaches deadline, whatever arrives
+ * meanwhile (sleep(), nanosleep()): the core's other threads run (Zephyr), or the core sleeps. */
+void rt_nap_until(uint64_t deadline);
 
 /* Software implementation (swonly.c). Handles are pool block + 1. */
 int sw_mutex_init(uint32_t *handle);

@@ -100,6 +100,37 @@ SUBUTAI_SYNC_PATH bool rt_sleep_until(uint64_t deadline)
 	return true;
 }
 
+/*
+ * The core sleeps in wfi and its tile timer, one-shot, wakes it at the deadline: the timer's
+ * interrupt is enabled in the mask, which wakes wfi even while global interrupts are off; where
+ * they are on, the runtime's handler (runtime.c) only disables the timer's event. Other wake-ups
+ * (NoC messages) go back to sleep. A wait longer than the timer's 32 bits takes several rounds.
+ */
+void rt_nap_until(uint64_t deadline)
+{
+	unsigned int mask = irq_getmask();
+
+	for (uint64_t now = subutai_cycles(); now < deadline; now = subutai_cycles()) {
+		uint64_t left = deadline - now;
+
+		timer0_en_write(0);
+		timer0_reload_write(0);
+		timer0_load_write(left > 0xffffffffu ? 0xffffffffu : (uint32_t)left);
+		timer0_ev_pending_write(timer0_ev_pending_read());
+		timer0_ev_enable_write(1);
+		irq_setmask(mask | (1u << TIMER0_INTERRUPT));
+		timer0_en_write(1);
+		while (subutai_cycles() < deadline && timer0_ev_enable_read() &&
+		       !timer0_ev_pending_read()) {
+			__asm__ volatile("wfi");
+		}
+	}
+	timer0_en_write(0);
+	timer0_ev_enable_write(0);
+	timer0_ev_pending_write(timer0_ev_pending_read());
+	irq_setmask(mask);
+}
+
 SUBUTAI_SYNC_PATH void rt_wake(unsigned int core, uint32_t what)
 {
 	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &what, 1) != 0) {

@@ -129,6 +129,15 @@ bool rt_sleep_until(uint64_t deadline)
 	return k_sem_take(&current_zthread()->waiter.sem, timeout) == 0;
 }
 
+/* A kernel sleep of the cycles left (K_CYC, as rt_sleep_until()); should it end early, the
+ * global cycle counter says so and the thread sleeps again. */
+void rt_nap_until(uint64_t deadline)
+{
+	for (uint64_t now = subutai_cycles(); now < deadline; now = subutai_cycles()) {
+		k_sleep(K_CYC(deadline - now));
+	}
+}
+
 void rt_wake(unsigned int waiter, uint32_t what)
 {
 	unsigned int core = subutai_atomic_load(RT_THREAD_CORE + waiter);

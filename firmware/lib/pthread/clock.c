@@ -1,0 +1,95 @@
+/*
+ * Clocks, sleeping and yielding (pthread.h): CLOCK_REALTIME and CLOCK_MONOTONIC both count the
+ * global cycle counter from the SoC's reset, so a timeout of either clock is the same cycle count
+ * and one cycle is their resolution. How a thread sleeps is the port's (rt_nap_until()).
+ */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+#define NSEC_PER_SEC 1000000000ull
+
+static bool clock_known(clockid_t clock_id)
+{
+	return clock_id == CLOCK_REALTIME || clock_id == CLOCK_MONOTONIC;
+}
+
+/* Sets errno and returns -1 (the clock and sleep functions report errors so). */
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+int clock_gettime(clockid_t clock_id, struct timespec *tp)
+{
+	if (!tp || !clock_known(clock_id)) {
+		return fail(EINVAL);
+	}
+	uint64_t cycles = subutai_cycles();
+
+	tp->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
+	tp->tv_nsec = (cycles % CONFIG_CLOCK_FREQUENCY) * NSEC_PER_SEC / CONFIG_CLOCK_FREQUENCY;
+	return 0;
+}
+
+int clock_getres(clockid_t clock_id, struct timespec *res)
+{
+	if (!clock_known(clock_id)) {
+		return fail(EINVAL);
+	}
+	if (res) {
+		/* One cycle, rounded up to whole nanoseconds. */
+		res->tv_sec = 0;
+		res->tv_nsec = (NSEC_PER_SEC + CONFIG_CLOCK_FREQUENCY - 1) / CONFIG_CLOCK_FREQUENCY;
+	}
+	return 0;
+}
+
+/* Cycles of a duration, rounded up: a sleep never ends early. */
+static uint64_t duration_cycles(uint64_t sec, uint64_t nsec)
+{
+	return sec * CONFIG_CLOCK_FREQUENCY +
+	       (nsec * CONFIG_CLOCK_FREQUENCY + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+}
+
+static void nap(uint64_t cycles)
+{
+	if (cycles) {
+		rt_nap_until(subutai_cycles() + cycles);
+	}
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (!req || req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= (long)NSEC_PER_SEC) {
+		return fail(EINVAL);
+	}
+	nap(duration_cycles(req->tv_sec, req->tv_nsec));
+	if (rem) {
+		/* No signal ever interrupts the sleep: nothing remains. */
+		rem->tv_sec = 0;
+		rem->tv_nsec = 0;
+	}
+	return 0;
+}
+
+unsigned int sleep(unsigned int seconds)
+{
+	nap(duration_cycles(seconds, 0));
+	return 0;
+}
+
+int usleep(useconds_t usec)
+{
+	nap(duration_cycles(0, (uint64_t)usec * 1000));
+	return 0;
+}
+
+int sched_yield(void)
+{
+	rt_yield();
+	return 0;
+}
