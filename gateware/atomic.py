@@ -38,11 +38,11 @@ class AtomicUnit(LiteXModule):
     The variables live in a memory with a synchronous read port (block RAM on FPGAs): the read
     starts in the request's cycle and the answer, the modified value and its write-back come one
     cycle later, exactly when the registered acknowledgement of an asynchronous-read design would.
-    An asynchronous read of 1024 words would be distributed RAM (about 2,000 LUT4 sites on an
-    ECP5) whose read multiplexer, behind the SoC bus arbiter and in front of the fetch-and-add
+    An asynchronous read of 1024 words was distributed RAM (about 5,000 LUT4 sites on an ECP5)
+    whose read multiplexer, behind the SoC bus arbiter and in front of the fetch-and-add
     carry chain and the write-back, was the critical path of the board builds.
     """
-    def __init__(self, n_words=1024):
+    def __init__(self, n_words=2048):
         self.n_words  = n_words
         self.bus      = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.size     = 4*n_words*len(ATOMIC_OPS)

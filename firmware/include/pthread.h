@@ -31,6 +31,7 @@
 #ifndef SUBUTAI_PTHREAD_H
 #define SUBUTAI_PTHREAD_H
 
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,14 +119,25 @@ typedef struct {
 /* Thread-specific data keys: an index of the key table, valid while allocated. */
 typedef uint32_t pthread_key_t;
 
-#define SUBUTAI_PTHREAD_KEYS 16
+/*
+ * Limits of this library, replacing those the C library's <limits.h> (included above, so its
+ * guard keeps a later inclusion from redefining them) gives for threads it does not provide
+ * (Zephyr's are 0 without its own POSIX threads). Keys: POSIX's minimum (_POSIX_THREAD_KEYS_MAX).
+ * Threads: at most one per core bare-metal (the main thread's included), the thread slots under
+ * Zephyr (CONFIG_SUBUTAI_THREADS_MAX). Synchronization objects: pthread_sw_objects_max_np() below.
+ */
+#define SUBUTAI_PTHREAD_KEYS 128
 #define SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS 4
-/* The C library's <limits.h> may have its own, for its own threads. */
-#ifndef PTHREAD_KEYS_MAX
+#undef PTHREAD_KEYS_MAX
 #define PTHREAD_KEYS_MAX SUBUTAI_PTHREAD_KEYS
-#endif
-#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#undef PTHREAD_DESTRUCTOR_ITERATIONS
 #define PTHREAD_DESTRUCTOR_ITERATIONS SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS
+#undef PTHREAD_THREADS_MAX
+#ifdef CONFIG_SUBUTAI_THREADS_MAX
+#define PTHREAD_THREADS_MAX CONFIG_SUBUTAI_THREADS_MAX
+#else
+#include <generated/soc.h>
+#define PTHREAD_THREADS_MAX N_TILES
 #endif
 
 #define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
@@ -209,6 +221,13 @@ const char *pthread_cond_impl_np(const pthread_cond_t *cond);
 const char *pthread_barrier_impl_np(const pthread_barrier_t *barrier);
 /* Non-portable: the backend the program is linked with ("subutai" or "swonly"). */
 extern const char pthread_backend_np[];
+/*
+ * Non-portable: how many mutexes, condition variables and barriers the software implementation
+ * holds at once (one block of the atomic unit each; the build option or Kconfig
+ * SUBUTAI_PTHREAD_SW_OBJECTS, else all the unit holds). The swonly backend has no other; the
+ * subutai backend first fills the engines' scratchpads (docs/subutai-hw.md). Beyond: EAGAIN.
+ */
+unsigned int pthread_sw_objects_max_np(void);
 
 #ifdef __cplusplus
 }

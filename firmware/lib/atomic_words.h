@@ -9,7 +9,7 @@
  *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
  *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
  *                             claim, core it runs on
- *   keys, key_gen             per thread-specific data key: allocated, generation
+ *   keys                      per thread-specific data key: its generation, odd while allocated
  *   pool                      blocks of software synchronization objects (pthread/swonly.c)
  *   ATOMIC_WORDS - 1          allocation round-robin of the Subutai driver (sync.c)
  */
@@ -40,16 +40,32 @@ enum {
 	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
 	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
 	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
-	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,         /* per key: allocated */
-	RT_KEY_GEN = RT_KEYS + SUBUTAI_PTHREAD_KEYS,       /* per key: generation */
-	RT_POOL = RT_KEY_GEN + SUBUTAI_PTHREAD_KEYS,
+	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,         /* per key: generation, odd if allocated */
+	RT_POOL = RT_KEYS + SUBUTAI_PTHREAD_KEYS,
 	/* The last word: the Subutai driver's allocation round-robin. */
 	RT_ALLOC_RR = ATOMIC_WORDS - 1,
 };
 
-/* The software object pool: blocks of RT_BLOCK_WORDS words from RT_POOL up to RT_ALLOC_RR. */
+/*
+ * The software object pool: one block of RT_BLOCK_WORDS words per mutex, condition variable or
+ * barrier, from RT_POOL up to RT_ALLOC_RR at most. Its size is SUBUTAI_PTHREAD_SW_OBJECTS blocks
+ * when set (a build option bare-metal, Kconfig SUBUTAI_PTHREAD_SW_OBJECTS under Zephyr, 0 there
+ * meaning unset), else every block the atomic unit holds.
+ */
 #define RT_BLOCK_WORDS 8
-#define RT_POOL_BLOCKS ((RT_ALLOC_RR - RT_POOL) / RT_BLOCK_WORDS)
+#define RT_POOL_CAPACITY ((RT_ALLOC_RR - RT_POOL) / RT_BLOCK_WORDS)
+#if !defined(SUBUTAI_PTHREAD_SW_OBJECTS) && defined(CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS) && \
+	CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS > 0
+#define SUBUTAI_PTHREAD_SW_OBJECTS CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS
+#endif
+#ifdef SUBUTAI_PTHREAD_SW_OBJECTS
+#define RT_POOL_BLOCKS (SUBUTAI_PTHREAD_SW_OBJECTS)
+_Static_assert(SUBUTAI_PTHREAD_SW_OBJECTS >= 1 && SUBUTAI_PTHREAD_SW_OBJECTS <= RT_POOL_CAPACITY,
+	       "SUBUTAI_PTHREAD_SW_OBJECTS: from 1 to the blocks the atomic unit holds after the "
+	       "runtime's words (RT_POOL_CAPACITY: fewer thread slots or tiles leave more)");
+#else
+#define RT_POOL_BLOCKS RT_POOL_CAPACITY
+#endif
 
 _Static_assert(RT_POOL < RT_ALLOC_RR, "the atomic unit is too small for the runtime's words");
 

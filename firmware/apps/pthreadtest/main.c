@@ -801,13 +801,34 @@ static void test_once_keys(void)
 	CHECK(pthread_key_delete(key) == 0);
 	CHECK(pthread_setspecific(key, &key_values[0]) == EINVAL);
 	CHECK(pthread_key_delete(key) == EINVAL);
+
+	/* Exactly PTHREAD_KEYS_MAX keys (at least POSIX's 128), then EAGAIN; a key deleted and
+	 * created again starts out NULL. */
+	static pthread_key_t keys[PTHREAD_KEYS_MAX + 1];
+	unsigned int n_keys = 0;
+
+	CHECK(PTHREAD_KEYS_MAX >= 128);
+	while (n_keys <= PTHREAD_KEYS_MAX && pthread_key_create(&keys[n_keys], NULL) == 0) {
+		n_keys++;
+	}
+	CHECK(n_keys == PTHREAD_KEYS_MAX);
+	CHECK(pthread_key_create(&key, NULL) == EAGAIN);
+	CHECK(pthread_setspecific(keys[n_keys / 2], &key_values[1]) == 0);
+	CHECK(pthread_key_delete(keys[n_keys / 2]) == 0);
+	CHECK(pthread_key_create(&keys[n_keys / 2], NULL) == 0);
+	CHECK(pthread_getspecific(keys[n_keys / 2]) == NULL);
+	for (unsigned int i = 0; i < n_keys; i++) {
+		CHECK(pthread_key_delete(keys[i]) == 0);
+	}
+	CHECK(PTHREAD_THREADS_MAX >= n_threads && PTHREAD_DESTRUCTOR_ITERATIONS >= 4);
 	report("once and keys", before);
 }
 
 /* Scratchpads full: objects go on in software. */
 
-/* Scratchpads hold 64 control structures per tile by default; the SoC has at most 16 tiles. */
-#define MANY (64 * 16 + 8)
+/* Scratchpads hold 64 control structures per tile by default; the SoC has at most 16 tiles; the
+ * software implementation a few hundred objects (pthread_sw_objects_max_np()). */
+#define MANY (64 * 16 + 320)
 #define SOFTWARE 4
 
 static pthread_mutex_t many[MANY];
@@ -868,6 +889,26 @@ static void test_fallback(void)
 	}
 	CHECK(strcmp(pthread_cond_impl_np(&gate_cond), "swonly") == 0);
 	CHECK(pthread_cond_destroy(&gate_cond) == 0);
+
+	/* Every object the implementations hold: then EAGAIN (a barrier too), and room again once
+	 * one is destroyed. The software ones are the pool but the few the program holds elsewhere. */
+	int err = 0;
+
+	CHECK(pthread_sw_objects_max_np() >= 64);
+	while (n_many < MANY && (err = pthread_mutex_init(&many[n_many], NULL)) == 0) {
+		software += strcmp(pthread_mutex_impl_np(&many[n_many]), "swonly") == 0;
+		n_many++;
+	}
+	CHECK(n_many < MANY && err == EAGAIN);
+	CHECK(software <= pthread_sw_objects_max_np() && software + 16 > pthread_sw_objects_max_np());
+	pthread_barrier_t full;
+
+	CHECK(pthread_barrier_init(&full, NULL, 2) == EAGAIN);
+	CHECK(pthread_mutex_destroy(&many[n_many - 1]) == 0);
+	CHECK(pthread_barrier_init(&full, NULL, 2) == 0);
+	CHECK(pthread_mutex_init(&many[n_many - 1], NULL) == EAGAIN);
+	CHECK(pthread_barrier_destroy(&full) == 0);
+	CHECK(pthread_mutex_init(&many[n_many - 1], NULL) == 0);
 	for (unsigned int i = 0; i < n_many; i++) {
 		CHECK(pthread_mutex_destroy(&many[i]) == 0);
 	}

@@ -2,8 +2,10 @@
  * pthread_once and thread-specific data keys: parts of the PThreads library that do not depend on
  * how threads run (bare-metal runtime or Zephyr).
  *
- * Keys are allocated in atomic-unit words (an allocated flag and a generation per key), so every
- * core agrees on them; each thread's values live with the thread (rt_key_values()).
+ * Keys are allocated in atomic-unit words, one per key: its generation, odd while the key is
+ * allocated (creating and deleting a key each add one, under the runtime lock), so every core
+ * agrees on them; each thread's values live with the thread (rt_key_values()), tagged with the
+ * generation they were set under.
  */
 #include <errno.h>
 
@@ -47,51 +49,70 @@ int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 	if (!key) {
 		return EINVAL;
 	}
+	int err = EAGAIN;
+
+	rt_spin_lock(RT_LOCK);
 	for (unsigned int k = 0; k < SUBUTAI_PTHREAD_KEYS; k++) {
-		if (subutai_atomic_test_and_set(RT_KEYS + k) == 0) {
+		if ((subutai_atomic_load(RT_KEYS + k) & 1) == 0) {
 			key_destructors[k] = destructor;
+			subutai_atomic_fetch_add(RT_KEYS + k, 1);
 			*key = k;
-			return 0;
+			err = 0;
+			break;
 		}
 	}
-	return EAGAIN;
+	rt_spin_unlock(RT_LOCK);
+	return err;
 }
 
-static bool key_valid(pthread_key_t key)
+/* The generation of an allocated key, or 0 (never a generation: allocated ones are odd). */
+static uint32_t key_generation(pthread_key_t key)
 {
-	return key < SUBUTAI_PTHREAD_KEYS && subutai_atomic_load(RT_KEYS + key) != 0;
+	if (key >= SUBUTAI_PTHREAD_KEYS) {
+		return 0;
+	}
+	uint32_t gen = subutai_atomic_load(RT_KEYS + key);
+
+	return gen & 1 ? gen : 0;
 }
 
 int pthread_key_delete(pthread_key_t key)
 {
-	if (!key_valid(key)) {
-		return EINVAL;
+	int err = EINVAL;
+
+	rt_spin_lock(RT_LOCK);
+	if (key_generation(key) != 0) {
+		/* Even: free. Values set under it are not seen under the key's next generation. */
+		subutai_atomic_fetch_add(RT_KEYS + key, 1);
+		err = 0;
 	}
-	/* A new generation: values set under the deleted key are not seen under a new one. */
-	subutai_atomic_fetch_add(RT_KEY_GEN + key, 1);
-	subutai_atomic_store(RT_KEYS + key, 0);
-	return 0;
+	rt_spin_unlock(RT_LOCK);
+	return err;
 }
 
 /* Values are tagged with the key's generation, so a recreated key starts out NULL everywhere. */
 void *pthread_getspecific(pthread_key_t key)
 {
-	if (!key_valid(key)) {
+	uint32_t gen = key_generation(key);
+
+	if (gen == 0) {
 		return NULL;
 	}
 	struct rt_key_value *v = &rt_key_values()[key];
 
-	return v->gen == subutai_atomic_load(RT_KEY_GEN + key) ? v->value : NULL;
+	return v->gen == gen ? v->value : NULL;
 }
 
 int pthread_setspecific(pthread_key_t key, const void *value)
 {
-	if (!key_valid(key)) {
+	uint32_t gen = key_generation(key);
+
+	if (gen == 0) {
 		return EINVAL;
 	}
 	struct rt_key_value *v = &rt_key_values()[key];
 
-	v->gen = subutai_atomic_load(RT_KEY_GEN + key);
+	v->gen = gen;
 	v->value = (void *)value;
 	return 0;
 }

@@ -573,3 +573,8 @@ const char *pthread_barrier_impl_np(const pthread_barrier_t *barrier)
 {
 	return impl_name(barrier->magic, RT_MAGIC_BARRIER, barrier->impl);
 }
+
+unsigned int pthread_sw_objects_max_np(void)
+{
+	return RT_POOL_BLOCKS;
+}
