@@ -172,7 +172,19 @@ int pthread_mutex_destroy(pthread_mutex_t *mutex)
 
 static inline bool mutex_plain(const pthread_mutex_t *m)
 {
-	return LIKELY(m != NULL && m->magic == RT_MAGIC_MUTEX && m->type != PTHREAD_MUTEX_RECURSIVE);
+	return LIKELY(m != NULL && m->magic == RT_MAGIC_MUTEX && m->type == PTHREAD_MUTEX_NORMAL);
+}
+
+/*
+ * The pthread object's owner field: the owning thread of a recursive mutex (its depth beside it),
+ * and of an error-checking one, so that a timed lock by the owner says EDEADLK (the hardware's
+ * TRYLOCK says EBUSY to its owner, and a timed lock only ever tries). Only the owner writes it;
+ * another thread reads it only to compare with itself, which a stale copy cannot fool: a thread
+ * finds itself there only if it wrote it, and it clears it (write-through) before it unlocks.
+ */
+static inline bool tracks_owner(const pthread_mutex_t *m)
+{
+	return m->type != PTHREAD_MUTEX_NORMAL;
 }
 
 static int mutex_lock_slow(pthread_mutex_t *mutex);
@@ -219,7 +231,11 @@ static __attribute__((noinline)) int mutex_lock_slow(pthread_mutex_t *mutex)
 		}
 		return err;
 	}
-	return mutex_lock_raw(mutex);
+	err = mutex_lock_raw(mutex);
+	if (err == 0 && tracks_owner(mutex)) {
+		mutex->owner = pthread_self();
+	}
+	return err;
 }
 
 SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
@@ -240,7 +256,63 @@ SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 	}
 	err = mutex->impl == RT_IMPL_HW ? subutai_mutex_trylock(mutex->handle)
 					: sw_mutex_trylock(mutex->handle, is_errorcheck(mutex));
-	if (err == 0 && recursive) {
+	if (err == 0 && tracks_owner(mutex)) {
+		mutex->owner = pthread_self();
+		mutex->depth = 1;
+	}
+	return err;
+}
+
+/*
+ * A lock that gives up at an absolute CLOCK_REALTIME time. Hardware mutexes are never queued for
+ * it: the engine cannot take a waiter out of a mutex's queue, and a grant that came after the
+ * waiter had given up would be a mutex nobody unlocks. Instead the thread polls with TRYLOCK,
+ * sleeping between tries (rt_nap_until(): the core's other threads run, or the core sleeps) for
+ * 64 cycles, then twice as long each time up to 16,384, never past the deadline; a TRYLOCK either
+ * takes the mutex or leaves no trace. Software mutexes wait in their queue until the deadline and
+ * then take themselves off it (swonly.c). Either way a mutex released at the moment of the
+ * timeout is taken or left free for the others, never lost.
+ */
+#define TIMEDLOCK_NAP_MIN 64
+#define TIMEDLOCK_NAP_MAX 16384
+
+static int hw_mutex_timedlock(uint32_t handle, uint64_t deadline)
+{
+	uint64_t nap = TIMEDLOCK_NAP_MIN;
+	int err;
+
+	while ((err = subutai_mutex_trylock(handle)) == EBUSY) {
+		uint64_t now = subutai_cycles();
+
+		if (now >= deadline) {
+			return ETIMEDOUT;
+		}
+		rt_nap_until(deadline - now > nap ? now + nap : deadline);
+		nap = nap < TIMEDLOCK_NAP_MAX ? 2 * nap : TIMEDLOCK_NAP_MAX;
+	}
+	return err;
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *abstime)
+{
+	/* POSIX: a mutex that can be locked at once is, whatever the timeout says. */
+	int err = pthread_mutex_trylock(mutex);
+
+	if (err != EBUSY) {
+		return err;
+	}
+	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 ||
+	    abstime->tv_nsec >= 1000000000L) {
+		return EINVAL;
+	}
+	if (mutex->type == PTHREAD_MUTEX_ERRORCHECK && mutex->owner == pthread_self()) {
+		return EDEADLK;
+	}
+	uint64_t deadline = rt_timespec_to_cycles(abstime);
+
+	err = mutex->impl == RT_IMPL_HW ? hw_mutex_timedlock(mutex->handle, deadline)
+					: sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
+	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();
 		mutex->depth = 1;
 	}
@@ -261,6 +333,9 @@ static __attribute__((noinline)) int mutex_unlock_slow(pthread_mutex_t *mutex)
 		if (--mutex->depth > 0) {
 			return 0;
 		}
+		mutex->owner = 0;
+	} else if (tracks_owner(mutex) && mutex->owner == pthread_self()) {
+		/* Error-checking: cleared before the unlock (a non-owner's unlock gets EPERM below). */
 		mutex->owner = 0;
 	}
 	return mutex_unlock_raw(mutex);
@@ -417,6 +492,8 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 		}
 		mutex->owner = 0;
 		mutex->depth = 0;
+	} else if (tracks_owner(mutex) && owner == pthread_self()) {
+		mutex->owner = 0;
 	}
 	if (cond->impl == RT_IMPL_HW) {
 		/* A hardware condition is only ever used with the hardware mutex it was made for. */
@@ -434,6 +511,8 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 		/* Owned again on success and on a timeout; on an error the mutex was not released. */
 		mutex->owner = owner;
 		mutex->depth = 1;
+	} else if (tracks_owner(mutex) && owner == pthread_self()) {
+		mutex->owner = owner;
 	}
 	return err;
 }

@@ -179,6 +179,8 @@ int sw_mutex_destroy(uint32_t handle);
 int sw_mutex_lock(uint32_t handle, bool checked);
 int sw_mutex_trylock(uint32_t handle, bool checked);
 int sw_mutex_unlock(uint32_t handle, bool checked);
+/* As sw_mutex_lock() until the global cycle counter reaches deadline: then ETIMEDOUT. */
+int sw_mutex_timedlock(uint32_t handle, bool checked, uint64_t deadline);
 int sw_cond_init(uint32_t *handle);
 int sw_cond_destroy(uint32_t handle);
 /*

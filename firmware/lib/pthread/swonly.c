@@ -263,6 +263,27 @@ SUBUTAI_SYNC_PATH static uint32_t mutex_lock_contended(uint32_t h)
 	return old;
 }
 
+int sw_mutex_timedlock(uint32_t h, bool checked, uint64_t deadline)
+{
+	if (checked && ld(h, W_AUX) == rt_waiter() + 1) {
+		return EDEADLK;
+	}
+	uint32_t old;
+
+	/* A wake-up is no hand-over: a woken waiter tries the swap again, so one that then finds the
+	 * deadline passed leaves the mutex to the next (its state stays 2: the unlock wakes one). */
+	while (M_STATE(old = swap(h, W_STATE, 2)) != 0) {
+		if (!futex_wait(h, W_STATE, 2, deadline)) {
+			return ETIMEDOUT;
+		}
+	}
+	if (checked) {
+		st(h, W_AUX, rt_waiter() + 1);
+	}
+	subutai_dcache_invalidate_if(!M_RELEASED_BY_ME(old));
+	return 0;
+}
+
 SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
 {
 	/* Error checking: the owner word says who holds it. */

@@ -129,12 +129,22 @@ bool rt_sleep_until(uint64_t deadline)
 	return k_sem_take(&current_zthread()->waiter.sem, timeout) == 0;
 }
 
-/* A kernel sleep of the cycles left (K_CYC, as rt_sleep_until()); should it end early, the
- * global cycle counter says so and the thread sleeps again. */
+/*
+ * Kernel timeouts end on a tick (CONFIG_SYS_CLOCK_TICKS_PER_SEC; 10 ms at 100 per second), so a
+ * kernel sleep covers whole ticks short of the deadline and the last part yields (the core's other
+ * threads run) while polling the global cycle counter: a short nap, such as a timed lock's pause
+ * between tries, does not turn into a tick.
+ */
 void rt_nap_until(uint64_t deadline)
 {
+	const uint64_t tick = k_ticks_to_cyc_ceil64(1);
+
 	for (uint64_t now = subutai_cycles(); now < deadline; now = subutai_cycles()) {
-		k_sleep(K_CYC(deadline - now));
+		if (deadline - now > tick) {
+			k_sleep(K_CYC(deadline - now - tick));
+		} else {
+			k_yield();
+		}
 	}
 }
 
