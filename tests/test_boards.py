@@ -71,16 +71,17 @@ def default_l2_size(board, args):
 
 
 def test_default_l2_sizes_cost_no_tile():
-    """The L2 gets what the tiles leave of the block RAMs: 32 KiB on the ECP5-45F, which still
-    fits its 3 tiles, where 64 KiB would cost one; 64 KiB on the 85F, whose tiles are
-    LUT-bound."""
+    """The L2 gets what the tiles leave of the block RAMs: 16 KiB on the ECP5-45F, which still
+    fits its 3 tiles, where 32 KiB would cost one; 32 KiB on the 85F, where 64 KiB would cost one
+    of its 7."""
     from boards import radiona_ulx3s
     from boards.common import KiB
-    assert radiona_ulx3s.default_l2_size("LFE5U-45F") == 32*KiB
+    assert radiona_ulx3s.default_l2_size("LFE5U-45F") == 16*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-45F") == radiona_ulx3s.max_tiles("LFE5U-45F", 8*KiB) == 3
-    assert radiona_ulx3s.max_tiles("LFE5U-45F", 64*KiB) == 2
-    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 64*KiB
+    assert radiona_ulx3s.max_tiles("LFE5U-45F", 32*KiB) == 2
+    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 32*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 7
+    assert radiona_ulx3s.max_tiles("LFE5U-85F", 64*KiB) == 6
 
 
 @pytest.mark.parametrize("board,args,tiles", _configs())
