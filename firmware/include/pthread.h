@@ -26,7 +26,15 @@
  * by its tile timer, bare-metal; sched_yield() lets the core's other threads run (bare-metal a
  * core runs one thread: it returns at once).
  *
- * Not provided: cancellation, scheduling policies, process-shared objects.
+ * Cancellation is deferred: a thread acts on pthread_cancel() at its cancellation points, which
+ * are pthread_join(), pthread_cond_wait(), pthread_cond_timedwait(), nanosleep(), sleep(),
+ * usleep() and pthread_testcancel(); a thread blocked in one of them is got out (a condition
+ * waiter comes back with its mutex, as POSIX wants before its cleanup handlers run). The
+ * asynchronous type is accepted and acts at the same points, and at once when a request is
+ * pending as the type or state changes: the library cannot stop a thread between two
+ * instructions.
+ *
+ * Not provided: scheduling policies, priority protocols, process-shared objects, signals.
  */
 #ifndef SUBUTAI_PTHREAD_H
 #define SUBUTAI_PTHREAD_H
@@ -68,7 +76,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t magic;
-	clockid_t clock;   /* of pthread_cond_timedwait()'s timeouts */
+	clockid_t clock;   /* of pthread_cond_timedwait()'s timeouts (both count the same cycles) */
 } pthread_condattr_t;
 
 typedef struct {
@@ -99,7 +107,6 @@ typedef struct {
 	uint32_t magic;
 	uint32_t handle;   /* allocated at the first wait, next to its mutex's implementation */
 	uint8_t impl;
-	uint8_t monotonic; /* its timeouts are CLOCK_MONOTONIC times (else CLOCK_REALTIME) */
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_cond_t;
 
 typedef struct {
@@ -140,8 +147,21 @@ typedef uint32_t pthread_key_t;
 #define PTHREAD_THREADS_MAX N_TILES
 #endif
 
+#define PTHREAD_CANCEL_ENABLE       0
+#define PTHREAD_CANCEL_DISABLE      1
+#define PTHREAD_CANCEL_DEFERRED     0
+#define PTHREAD_CANCEL_ASYNCHRONOUS 1
+#define PTHREAD_CANCELED ((void *)-1)
+
+/* A cleanup handler, on the stack of its thread (pthread_cleanup_push()). */
+struct __subutai_cleanup {
+	void (*routine)(void *);
+	void *arg;
+	struct __subutai_cleanup *outer;
+};
+
 #define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
-#define PTHREAD_COND_INITIALIZER  {0, 0, 0, 0}
+#define PTHREAD_COND_INITIALIZER  {0, 0, 0}
 
 int pthread_attr_init(pthread_attr_t *attr);
 int pthread_attr_destroy(pthread_attr_t *attr);
@@ -161,6 +181,22 @@ int pthread_detach(pthread_t thread);
 void pthread_exit(void *retval) __attribute__((noreturn));
 pthread_t pthread_self(void);
 int pthread_equal(pthread_t t1, pthread_t t2);
+
+int pthread_cancel(pthread_t thread);
+int pthread_setcancelstate(int state, int *oldstate);
+int pthread_setcanceltype(int type, int *oldtype);
+void pthread_testcancel(void);
+
+/* pthread_cleanup_push() and pthread_cleanup_pop() are a pair in one block, as POSIX requires. */
+void __subutai_cleanup_push(struct __subutai_cleanup *cleanup, void (*routine)(void *), void *arg);
+void __subutai_cleanup_pop(struct __subutai_cleanup *cleanup, int execute);
+#define pthread_cleanup_push(routine, arg)                                                        \
+	{                                                                                         \
+		struct __subutai_cleanup __subutai_cleanup_frame;                                 \
+		__subutai_cleanup_push(&__subutai_cleanup_frame, (routine), (arg));
+#define pthread_cleanup_pop(execute)                                                              \
+		__subutai_cleanup_pop(&__subutai_cleanup_frame, (execute));                       \
+	}
 
 int pthread_mutexattr_init(pthread_mutexattr_t *attr);
 int pthread_mutexattr_destroy(pthread_mutexattr_t *attr);

@@ -9,6 +9,8 @@
  *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
  *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
  *                             claim, core it runs on
+ *   thread_cancel/wait        per thread slot: cancellation state and requests, what the thread
+ *                             blocks on at a cancellation point (pthread/cancel.c)
  *   keys                      per thread-specific data key: its generation, odd while allocated
  *   pool                      blocks of software synchronization objects (pthread/swonly.c)
  *   ATOMIC_WORDS - 1          allocation round-robin of the Subutai driver (sync.c)
@@ -40,7 +42,9 @@ enum {
 	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
 	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
 	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
-	RT_KEYS = RT_THREAD_CORE + RT_THREADS_MAX,         /* per key: generation, odd if allocated */
+	RT_THREAD_CANCEL = RT_THREAD_CORE + RT_THREADS_MAX, /* per thread slot: cancellation */
+	RT_THREAD_WAIT = RT_THREAD_CANCEL + RT_THREADS_MAX, /* per thread slot: its blocking point */
+	RT_KEYS = RT_THREAD_WAIT + RT_THREADS_MAX,          /* per key: generation, odd if allocated */
 	RT_POOL = RT_KEYS + SUBUTAI_PTHREAD_KEYS,
 	/* The last word: the Subutai driver's allocation round-robin. */
 	RT_ALLOC_RR = ATOMIC_WORDS - 1,

@@ -8,4 +8,4 @@
 # NoC messages and the Subutai driver.
 SUBUTAI_DRIVER_SRCS  := ni.c sync.c
 # The PThreads library (common part).
-SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c pthread/clock.c
+SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c pthread/clock.c pthread/cancel.c pthread/cancel_request.c

@@ -124,7 +124,7 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 	if (!issue_csr(id, op, value, want_reply, &key)) {
 		return false;
 	}
-	subutai_port_wait_reply(reply, 0, key);
+	subutai_port_wait_reply(reply, 0, key, NULL);
 	return true;
 #endif
 }
@@ -272,11 +272,11 @@ SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mut
 	unsigned int key;
 
 	issue_csr(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
-	if (!subutai_port_wait_reply(&reply, deadline, key)) {
+	if (!subutai_port_wait_reply(&reply, deadline, key, NULL)) {
 		/* Wakes every waiter, this one included: it comes back with the mutex. */
 		timed_out = true;
 		issue_csr(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
-		subutai_port_wait_reply(&reply, 0, subutai_port_lock());
+		subutai_port_wait_reply(&reply, 0, subutai_port_lock(), NULL);
 	}
 	int status = status_to_errno(reply.status);
 
@@ -286,6 +286,112 @@ SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mut
 		acquired(false, false);
 	}
 	return status == 0 && timed_out ? ETIMEDOUT : status;
+}
+
+/*
+ * The stoppable waits below are only those of programs that can cancel threads, never on the
+ * timed paths (not SUBUTAI_SYNC_PATH). They end as the waits above: woken with the mutex, or
+ * woken but the mutex's host had no queue element to requeue the waiter, which takes it itself.
+ */
+static int cond_woken(const struct subutai_reply *reply, subutai_id_t mutex, bool invalidated)
+{
+	int status = status_to_errno(reply->status);
+
+	if (status == EAGAIN && reply->id == mutex) {
+		return subutai_mutex_lock(mutex);
+	}
+	if (status == 0) {
+		acquired(invalidated, false);
+	}
+	return status;
+}
+
+/*
+ * A condition wait on the CSR path that stop can end, as a timed wait ends at its deadline: the
+ * waiter broadcasts the condition, which wakes every waiter, this one included (its own requests
+ * reach the host in order), and it comes back with the mutex.
+ */
+static int csr_cond_wait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
+			 struct subutai_stop *stop)
+{
+	struct subutai_reply reply;
+	int ended = 0;
+	unsigned int key;
+
+	issue_csr(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
+	if (!subutai_port_wait_reply(&reply, deadline, key, stop)) {
+		/* Out for its reply now: a wake-up that comes meanwhile is only noted. */
+		struct subutai_stop note = {.fn = NULL};
+
+		ended = stop->stopped ? EINTR : ETIMEDOUT;
+		issue_csr(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
+		subutai_port_wait_reply(&reply, 0, subutai_port_lock(), &note);
+		stop->stopped |= note.stopped;
+	}
+	int status = cond_woken(&reply, mutex, false);
+
+	return status == 0 ? ended : status;
+}
+
+#ifdef SUBUTAI_PORT_WINDOW
+/*
+ * An untimed wait through the window that stop can end. As subutai_window_reply_acquire(): a
+ * brief wait for the reply, then the data cache is invalidated while the core waits for the
+ * rest, here in brief loads too, asking stop every SUBUTAI_STOP_POLL_CYCLES. Between the
+ * invalidation and the reply the loop reads the window, the cycle counter and (in stop) the atomic
+ * unit, none of them cached, and its own stack, which no other core writes: the cache holds no
+ * line another core may have written when the grant comes, as if invalidated after it.
+ */
+static int window_cond_wait(subutai_id_t cond, subutai_id_t mutex, struct subutai_stop *stop)
+{
+	unsigned int key = subutai_port_lock();
+	bool invalidated = false;
+	bool stopped = false;
+
+	subutai_window_set_value(mutex);
+	subutai_window_issue(SUBUTAI_OP_COND_WAIT, false, cond);
+	uint32_t info = subutai_window_reply_brief_acquire(&invalidated);
+
+	if (invalidated) {
+		uint32_t asked = subutai_cycles32();
+
+		while (!((info = SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_REPLY_BRIEF)) &
+			 SUBUTAI_WINDOW_INFO_VALID)) {
+			if (!stopped && subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
+				asked = subutai_cycles32();
+				if (stop->fn(stop->arg)) {
+					/* Out of the queue as on a timeout (csr_cond_wait()). */
+					stopped = stop->stopped = true;
+					subutai_window_issue(SUBUTAI_OP_COND_BROADCAST, false, cond);
+				}
+			}
+		}
+	}
+	__asm__ volatile("" ::: "memory");
+	struct subutai_reply reply = {
+		.status = info & SUBUTAI_WINDOW_INFO_STATUS_MASK,
+		.id = cond,
+	};
+
+	if (reply.status != SUBUTAI_STATUS_OK) {
+		reply.id = subutai_window_reply_id();
+	}
+	subutai_port_unlock(key);
+	int status = cond_woken(&reply, mutex, invalidated);
+
+	return status == 0 && stopped ? EINTR : status;
+}
+#endif
+
+int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
+				struct subutai_stop *stop)
+{
+#ifdef SUBUTAI_PORT_WINDOW
+	if (deadline == 0) {
+		return window_cond_wait(cond, mutex, stop);
+	}
+#endif
+	return csr_cond_wait(cond, mutex, deadline, stop);
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_signal(subutai_id_t cond)

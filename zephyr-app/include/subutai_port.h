@@ -26,10 +26,13 @@ static inline void subutai_port_unlock(unsigned int key)
 }
 
 /*
- * Sleeps until the caller's reply arrives or the global cycle counter reaches deadline (0: none);
- * false on timeout. Called with the port lock held (key, taken before the request was written, so
- * a quick reply is not taken by the interrupt handler first), which it releases.
+ * Sleeps until the caller's reply arrives, the global cycle counter reaches deadline (0: none) or,
+ * woken without its reply (subutai_waiter_wake()), stop's fn says so; false then. A wake-up taken
+ * is noted in stop (NULL: ignored). Called
+ * with the port lock held (key, taken before the request was written, so a quick reply is not
+ * taken by the interrupt handler first), which it releases.
  */
-bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key);
+bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
+			     struct subutai_stop *stop);
 
 #endif /* SUBUTAI_PORT_H */

@@ -26,6 +26,19 @@ struct subutai_reply {
 	unsigned int thread; /* the requesting thread on this core */
 };
 
+/*
+ * What may end a condition wait early (subutai_cond_wait_stoppable()): fn(arg) returning true.
+ * It is asked while the caller waits, at most every SUBUTAI_STOP_POLL_CYCLES bare-metal (the
+ * core polls) and whenever the thread is woken without its reply under Zephyr. The data cache
+ * may have been invalidated already: it reads atomic-unit words, never shared memory.
+ */
+struct subutai_stop {
+	bool (*fn)(unsigned int arg);
+	unsigned int arg;
+	bool stopped; /* set when it ended the wait, or the wait took a wake-up (Zephyr) */
+};
+#define SUBUTAI_STOP_POLL_CYCLES 2048
+
 /* Pops the oldest reply of this tile (one must be waiting). For the ports' reply handling. */
 void subutai_reply_pop(struct subutai_reply *reply);
 
@@ -56,6 +69,14 @@ int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex);
  * broadcasts the condition to get itself out: the other waiters wake spuriously, as POSIX allows.
  */
 int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline);
+/*
+ * subutai_cond_wait() (deadline 0) or subutai_cond_timedwait() that also ends when stop says so
+ * (the PThreads library's cancellation): the waiter broadcasts the condition to get itself out of
+ * the engine's queue, as on a timeout, and returns EINTR with the mutex held again, leaving no
+ * entry of its own behind.
+ */
+int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
+				struct subutai_stop *stop);
 int subutai_cond_signal(subutai_id_t cond);
 int subutai_cond_broadcast(subutai_id_t cond);
 

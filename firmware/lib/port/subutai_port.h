@@ -10,6 +10,7 @@
 #define SUBUTAI_PORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <generated/csr.h>
@@ -50,23 +51,34 @@ static inline void subutai_port_unlock(unsigned int key)
 extern bool subutai_reply_irq_ready __tile_bss;
 
 /*
- * Waits for the caller's reply until the global cycle counter reaches deadline (0: no deadline);
- * false on timeout. Called with the port lock held (key), which it releases. Without a deadline
- * the core sleeps until the reply interrupt line rises (enabled in the mask, not taken); with one
- * it polls, since nothing else would wake it.
+ * Waits for the caller's reply until the global cycle counter reaches deadline (0: no deadline)
+ * or stop (NULL or without fn: none) says so; false then. Called with the port lock held (key), which it
+ * releases. Without either the core sleeps until the reply interrupt line rises (enabled in the
+ * mask, not taken); with one it polls, since nothing else would wake it, and asks stop every
+ * SUBUTAI_STOP_POLL_CYCLES.
  */
 static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline,
-					   unsigned int key)
+					   unsigned int key, struct subutai_stop *stop)
 {
+	uint32_t asked = stop ? subutai_cycles32() : 0;
+
 	if (!subutai_reply_irq_ready) {
 		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
 		subutai_reply_irq_ready = true;
 	}
 	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
 	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
-		if (deadline == 0) {
+		if (deadline == 0 && stop == NULL) {
 			__asm__ volatile("wfi");
-		} else if (subutai_cycles() >= deadline) {
+			continue;
+		}
+		bool stopped = false;
+
+		if (stop && stop->fn && subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
+			asked = subutai_cycles32();
+			stopped = stop->stopped = stop->fn(stop->arg);
+		}
+		if (stopped || (deadline != 0 && subutai_cycles() >= deadline)) {
 			subutai_port_unlock(key);
 			return false;
 		}
@@ -129,6 +141,27 @@ static inline uint32_t subutai_window_reply_acquire(bool *invalidated)
 			 : "=&r"(info), "=&r"(brief)
 			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
 			   "i"(SUBUTAI_WINDOW_INFO_VALID), "i"(SUBUTAI_WINDOW_REPLY)
+			 : "memory");
+	*invalidated = brief == 0;
+	return info;
+}
+
+/*
+ * As subutai_window_reply_acquire(), but the wait after the invalidation is the caller's: the
+ * info word of the reply if it came within SPIN cycles, else (the data cache invalidated, and
+ * *invalidated set) one without SUBUTAI_WINDOW_INFO_VALID.
+ */
+static inline uint32_t subutai_window_reply_brief_acquire(bool *invalidated)
+{
+	uint32_t info, brief;
+
+	__asm__ volatile("lw %0, %3(%2)\n"
+			 "andi %1, %0, %4\n"
+			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
+			 "1:\n"
+			 : "=&r"(info), "=&r"(brief)
+			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
+			   "i"(SUBUTAI_WINDOW_INFO_VALID)
 			 : "memory");
 	*invalidated = brief == 0;
 	return info;

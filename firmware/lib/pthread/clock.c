@@ -1,7 +1,7 @@
 /*
  * Clocks, sleeping and yielding (pthread.h): CLOCK_REALTIME and CLOCK_MONOTONIC both count the
  * global cycle counter from the SoC's reset, so a timeout of either clock is the same cycle count
- * and one cycle is their resolution. How a thread sleeps is the port's (rt_nap_until()).
+ * and one cycle is their resolution. How a thread sleeps is the port's (rt_nap_cancellable()).
  */
 #include <errno.h>
 #include <time.h>
@@ -10,11 +10,6 @@
 #include "rt.h"
 
 #define NSEC_PER_SEC 1000000000ull
-
-static bool clock_known(clockid_t clock_id)
-{
-	return clock_id == CLOCK_REALTIME || clock_id == CLOCK_MONOTONIC;
-}
 
 /* Sets errno and returns -1 (the clock and sleep functions report errors so). */
 static int fail(int err)
@@ -25,7 +20,7 @@ static int fail(int err)
 
 int clock_gettime(clockid_t clock_id, struct timespec *tp)
 {
-	if (!tp || !clock_known(clock_id)) {
+	if (!tp || !rt_clock_known(clock_id)) {
 		return fail(EINVAL);
 	}
 	uint64_t cycles = subutai_cycles();
@@ -37,7 +32,7 @@ int clock_gettime(clockid_t clock_id, struct timespec *tp)
 
 int clock_getres(clockid_t clock_id, struct timespec *res)
 {
-	if (!clock_known(clock_id)) {
+	if (!rt_clock_known(clock_id)) {
 		return fail(EINVAL);
 	}
 	if (res) {
@@ -55,16 +50,30 @@ static uint64_t duration_cycles(uint64_t sec, uint64_t nsec)
 	       (nsec * CONFIG_CLOCK_FREQUENCY + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 }
 
+/* The sleeping calls are cancellation points: the port's nap ends early for a canceller. */
 static void nap(uint64_t cycles)
 {
-	if (cycles) {
-		rt_nap_until(subutai_cycles() + cycles);
+	unsigned int slot = rt_self_slot();
+	bool woken = false;
+	uint32_t cancel = rt_cancel_enter(slot, rt_wait_tag());
+
+	if (cancel == 0) {
+		woken = rt_nap_cancellable(subutai_cycles() + cycles, slot);
+		cancel = rt_cancel_exit(slot);
+		if (cancel == 0) {
+			if (woken) {
+				rt_fatal("woken while sleeping, not by a canceller");
+			}
+			return;
+		}
 	}
+	rt_cancel_take_wake(cancel, woken);
+	rt_cancel_act();
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	if (!req || req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= (long)NSEC_PER_SEC) {
+	if (!rt_timespec_valid(req)) {
 		return fail(EINVAL);
 	}
 	nap(duration_cycles(req->tv_sec, req->tv_nsec));

@@ -301,8 +301,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 	if (err != EBUSY) {
 		return err;
 	}
-	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 ||
-	    abstime->tv_nsec >= 1000000000L) {
+	if (!rt_timespec_valid(abstime)) {
 		return EINVAL;
 	}
 	if (mutex->type == PTHREAD_MUTEX_ERRORCHECK && mutex->owner == pthread_self()) {
@@ -356,8 +355,7 @@ int pthread_condattr_init(pthread_condattr_t *attr)
 int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock_id)
 {
 	/* POSIX: not a CPU-time clock; the SoC has these two. */
-	if (!attr || attr->magic != RT_MAGIC_ATTR ||
-	    (clock_id != CLOCK_REALTIME && clock_id != CLOCK_MONOTONIC)) {
+	if (!attr || attr->magic != RT_MAGIC_ATTR || !rt_clock_known(clock_id)) {
 		return EINVAL;
 	}
 	attr->clock = clock_id;
@@ -393,7 +391,6 @@ int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr)
 	if (!cond || (attr && attr->magic != RT_MAGIC_ATTR)) {
 		return EINVAL;
 	}
-	cond->monotonic = attr && attr->clock == CLOCK_MONOTONIC;
 	return cond_static_setup(cond);
 }
 
@@ -444,23 +441,114 @@ static int cond_allocate(pthread_cond_t *cond, const pthread_mutex_t *mutex)
 	return err;
 }
 
-/* A wait on a software condition, with a mutex of either implementation. */
-SUBUTAI_SYNC_PATH static int sw_cond_wait(uint32_t cond, pthread_mutex_t *mutex, uint64_t deadline)
+/*
+ * A wait on a software condition, with a mutex of either implementation. Where cancellation can
+ * come (slot, else RT_NO_SLOT), the thread publishes its tag once it is in the condition's queue
+ * (cancel.c): a canceller's broadcast then wakes it. ECANCELED: cancelled before it released
+ * the mutex.
+ */
+#define RT_NO_SLOT (~0u)
+
+SUBUTAI_SYNC_PATH static inline __attribute__((always_inline)) int
+sw_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline, unsigned int slot)
 {
 	uint32_t sw_mutex = mutex->impl == RT_IMPL_SW ? mutex->handle : 0;
-	uint32_t seq = sw_cond_enter(cond, sw_mutex);
+	uint32_t seq = sw_cond_enter(cond->handle, sw_mutex);
+
+	if (slot != RT_NO_SLOT &&
+	    rt_cancel_enter(slot, (uint32_t)(uintptr_t)cond | RT_WAIT_COND) != 0) {
+		sw_cond_leave(cond->handle);
+		return ECANCELED;
+	}
 	int err = mutex_unlock_raw(mutex);
 
 	if (err != 0) {
-		sw_cond_leave(cond);
+		sw_cond_leave(cond->handle);
 		return err;
 	}
-	int result = sw_cond_sleep(cond, seq, deadline, sw_mutex, is_errorcheck(mutex));
+	int result = sw_cond_sleep(cond->handle, seq, deadline, sw_mutex, is_errorcheck(mutex));
 
 	if (sw_mutex == 0) {
 		err = mutex_lock_raw(mutex);
 	}
 	return err != 0 ? err : result;
+}
+
+/*
+ * The owner fields of a mutex a thread waits with: a recursive or error-checking mutex forgets
+ * its owner while the thread waits (owner_release()) and has it back after (owner_restore(): on
+ * success and on a timeout the mutex is owned again; on an error it was not released).
+ */
+static inline int owner_release(pthread_mutex_t *mutex, pthread_t *owner)
+{
+	*owner = mutex->owner;
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		if (*owner != pthread_self()) {
+			return EPERM;
+		}
+		mutex->owner = 0;
+		mutex->depth = 0;
+	} else if (tracks_owner(mutex) && *owner == pthread_self()) {
+		mutex->owner = 0;
+	}
+	return 0;
+}
+
+static inline void owner_restore(pthread_mutex_t *mutex, pthread_t owner)
+{
+	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
+		mutex->owner = owner;
+		mutex->depth = 1;
+	} else if (tracks_owner(mutex) && owner == pthread_self()) {
+		mutex->owner = owner;
+	}
+}
+
+/*
+ * A condition wait of a program that can cancel threads (it links pthread_cancel()): a
+ * cancellation point. A request is acted on at the entry, with the mutex held, and on the way
+ * out, with the mutex held again (the cleanup handlers run with it, as POSIX says); a waiter of a
+ * hardware condition gets itself out of the engine's queue when cancelled
+ * (subutai_cond_wait_stoppable()).
+ */
+static __attribute__((noinline)) int cond_wait_cancellable(pthread_cond_t *cond,
+							   pthread_mutex_t *mutex, uint64_t deadline)
+{
+	unsigned int slot = rt_self_slot();
+	bool hw = cond->impl == RT_IMPL_HW;
+	uint32_t cancel = rt_cancel_enter(slot, hw ? rt_wait_tag() : 0);
+
+	if (cancel != 0) {
+		rt_cancel_take_wake(cancel, false);
+		rt_cancel_act();
+	}
+	pthread_t owner;
+	int err = owner_release(mutex, &owner);
+
+	if (err != 0) {
+		return err;
+	}
+	struct subutai_stop stop = {.fn = rt_cancel_stop, .arg = slot};
+
+	if (!hw) {
+		err = sw_cond_wait(cond, mutex, deadline, slot);
+	} else if (mutex->impl != RT_IMPL_HW) {
+		err = EINVAL;
+	} else {
+		err = subutai_cond_wait_stoppable(cond->handle, mutex->handle, deadline, &stop);
+		if (err == EINTR) {
+			err = 0; /* stopped by cancellation, acted on below */
+		}
+	}
+	owner_restore(mutex, owner);
+	cancel = rt_cancel_exit(slot);
+	if (cancel != 0) {
+		rt_cancel_take_wake(cancel, stop.stopped);
+		if (err == 0 || err == ETIMEDOUT || err == ECANCELED) {
+			rt_cancel_act();
+		}
+	}
+	return err;
 }
 
 /* deadline: global cycles, 0 for none. */
@@ -484,16 +572,14 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 			return err;
 		}
 	}
-	pthread_t owner = mutex->owner;
+	if (rt_cancel_linked()) {
+		return cond_wait_cancellable(cond, mutex, deadline);
+	}
+	pthread_t owner;
 
-	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
-		if (owner != pthread_self()) {
-			return EPERM;
-		}
-		mutex->owner = 0;
-		mutex->depth = 0;
-	} else if (tracks_owner(mutex) && owner == pthread_self()) {
-		mutex->owner = 0;
+	err = owner_release(mutex, &owner);
+	if (err != 0) {
+		return err;
 	}
 	if (cond->impl == RT_IMPL_HW) {
 		/* A hardware condition is only ever used with the hardware mutex it was made for. */
@@ -505,15 +591,9 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 			err = subutai_cond_timedwait(cond->handle, mutex->handle, deadline);
 		}
 	} else {
-		err = sw_cond_wait(cond->handle, mutex, deadline);
+		err = sw_cond_wait(cond, mutex, deadline, RT_NO_SLOT);
 	}
-	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
-		/* Owned again on success and on a timeout; on an error the mutex was not released. */
-		mutex->owner = owner;
-		mutex->depth = 1;
-	} else if (tracks_owner(mutex) && owner == pthread_self()) {
-		mutex->owner = owner;
-	}
+	owner_restore(mutex, owner);
 	return err;
 }
 
@@ -525,10 +605,10 @@ SUBUTAI_SYNC_PATH int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *m
 SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 			   const struct timespec *abstime)
 {
-	if (!abstime || abstime->tv_sec < 0 || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L) {
+	if (!rt_timespec_valid(abstime)) {
 		return EINVAL;
 	}
-	/* A time of the condition's clock (cond->monotonic): both count the same cycles. */
+	/* A time of the condition's clock (its attribute): both clocks count the same cycles. */
 	uint64_t deadline = rt_timespec_to_cycles(abstime);
 
 	if (deadline <= subutai_cycles()) {

@@ -44,6 +44,7 @@ struct rt_thread {
 	void *retval;
 	unsigned int core;
 	size_t stacksize;
+	struct __subutai_cleanup *cleanup; /* the thread's own: its innermost cleanup handler */
 };
 extern struct rt_thread rt_threads[RT_THREADS_MAX];
 
@@ -155,7 +156,19 @@ struct rt_key_value *rt_key_values(void);
 /* Runs the destructors of the calling thread's values (at its exit). */
 void rt_keys_exit(void);
 
-/* CLOCK_REALTIME (see pthread.h) to global cycles. */
+/* The clocks there are (clock.c): CLOCK_REALTIME and CLOCK_MONOTONIC, both the cycle counter. */
+static inline bool rt_clock_known(clockid_t clock_id)
+{
+	return clock_id == CLOCK_REALTIME || clock_id == CLOCK_MONOTONIC;
+}
+
+/* A time or duration POSIX accepts: not NULL, not negative, nanoseconds below a second. */
+static inline bool rt_timespec_valid(const struct timespec *t)
+{
+	return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000L;
+}
+
+/* A time of either clock (see pthread.h) to global cycles. */
 static inline uint64_t rt_timespec_to_cycles(const struct timespec *t)
 {
 	return (uint64_t)t->tv_sec * CONFIG_CLOCK_FREQUENCY +
@@ -171,6 +184,93 @@ void rt_wake(unsigned int waiter, uint32_t what);
 /* Sleeps the calling thread until the global cycle counter reaches deadline, whatever arrives
  * meanwhile (sleep(), nanosleep()): the core's other threads run (Zephyr), or the core sleeps. */
 void rt_nap_until(uint64_t deadline);
+
+/*
+ * Deferred cancellation (cancel.c). Two atomic-unit words per thread slot:
+ *
+ *   cancel  RT_CANCEL_DISABLED and RT_CANCEL_ASYNC, the thread's state and type (changed by the
+ *           thread alone); the requests, counted from RT_CANCEL_REQ; RT_CANCEL_DONE once the
+ *           first canceller is done with the thread, RT_CANCEL_TOOK if it found the thread
+ *           blocked and woke it (one wake-up the thread must take, RT_WAIT_WAKE).
+ *   wait    what the thread blocks on while at a cancellation point, 0 elsewhere: a tag telling
+ *           the canceller how to get it out.
+ *
+ * The thread stores its tag, then reads its cancel word (rt_cancel_enter()); the canceller adds
+ * its request, then swaps the tag out: one of them sees the other. A thread that sees a request
+ * waits for RT_CANCEL_DONE before it goes on (the canceller is then done with the object it
+ * blocked on), and takes the canceller's wake-up if there was one, so nothing of the cancellation
+ * is left behind: no wake-up, no waiter in a queue, no request in an engine.
+ */
+#define RT_CANCEL_DISABLED 0x01u
+#define RT_CANCEL_ASYNC    0x02u
+#define RT_CANCEL_DONE     0x04u
+#define RT_CANCEL_TOOK     0x08u
+#define RT_CANCEL_REQ      0x100u
+
+#define RT_WAIT_WAKE 1u /* (waiter << 2) | 1: woken by rt_wake(waiter) */
+#define RT_WAIT_COND 2u /* address of a software condition | 2: woken by its broadcast */
+#define RT_WAIT_POLL 3u /* the thread polls its cancel word while it waits */
+#define RT_WAIT_KIND_MASK 3u
+#define RT_WAIT_WAKE_TAG(waiter) (((uint32_t)(waiter) << 2) | RT_WAIT_WAKE)
+
+/* A request the thread acts on now (it is at a cancellation point). */
+static inline bool rt_cancel_acts(uint32_t cancel)
+{
+	return cancel >= RT_CANCEL_REQ && !(cancel & RT_CANCEL_DISABLED);
+}
+
+/*
+ * Whether the program can cancel threads: pthread_cancel() is alone in its object (cancel_request.c)
+ * and referenced weakly here, so a program that never calls it links none, no request can ever
+ * come, and its condition waits go without the protocol (and its cost).
+ */
+#pragma weak pthread_cancel
+static inline bool rt_cancel_linked(void)
+{
+	return pthread_cancel != NULL;
+}
+
+/* Waits for the canceller to be done; the cancel word then. */
+uint32_t rt_cancel_settle(unsigned int slot);
+
+/*
+ * The slot of the calling thread, and the two ends of a cancellation point: each returns 0, or
+ * (settled) the cancel word when the thread is to act: it then undoes what it started, takes the
+ * canceller's wake-up (rt_cancel_take_wake()) and calls rt_cancel_act().
+ */
+static inline unsigned int rt_self_slot(void)
+{
+	return RT_HANDLE_SLOT(rt_current());
+}
+
+static inline uint32_t rt_cancel_enter(unsigned int slot, uint32_t tag)
+{
+	subutai_atomic_store(RT_THREAD_WAIT + slot, tag);
+	return rt_cancel_acts(subutai_atomic_load(RT_THREAD_CANCEL + slot)) ? rt_cancel_settle(slot)
+									      : 0;
+}
+
+static inline uint32_t rt_cancel_exit(unsigned int slot)
+{
+	return rt_cancel_enter(slot, 0);
+}
+
+/* Takes the canceller's wake-up (RT_WAIT_WAKE points) unless the thread took it (taken). */
+void rt_cancel_take_wake(uint32_t cancel, bool taken);
+/* Acts on the request: the cleanup handlers, then the thread exits with PTHREAD_CANCELED. */
+void rt_cancel_act(void) __attribute__((noreturn));
+/* What a canceller does to a thread in a wait of the port's own (rt_nap_cancellable(), a
+ * hardware condition wait): RT_WAIT_POLL bare-metal, RT_WAIT_WAKE under Zephyr. */
+uint32_t rt_wait_tag(void);
+/* A cancellation stop for the Subutai driver's waits (subutai_cond_wait_stoppable()). */
+bool rt_cancel_stop(unsigned int slot);
+/* A new thread in slot: cancellation enabled and deferred, no request, no cleanup handler. */
+void rt_cancel_reset(unsigned int slot);
+/* First step of pthread_exit(): cancellation disabled, the cleanup handlers run. */
+void rt_exit_cleanup(void);
+/* The port's cancellable sleep (nanosleep() and the like): until deadline, or earlier once
+ * cancellation acts; whether it took a wake-up of rt_wake(). */
+bool rt_nap_cancellable(uint64_t deadline, unsigned int slot);
 
 /* Software implementation (swonly.c). Handles are pool block + 1. */
 int sw_mutex_init(uint32_t *handle);
@@ -215,6 +315,7 @@ int sw_barrier_wait(uint32_t handle);
 #pragma weak subutai_barrier_wait
 #pragma weak subutai_cond_wait
 #pragma weak subutai_cond_timedwait
+#pragma weak subutai_cond_wait_stoppable
 #pragma weak subutai_cond_signal
 #pragma weak subutai_cond_broadcast
 int rt_hw_mutex_init(uint32_t *handle, bool errorcheck) __attribute__((weak));

@@ -10,7 +10,7 @@
  * joiner sleeps, JOIN_DETACHED once detached, JOIN_EXITED once it has exited. A swap decides the
  * race between the exit and the join (or detach), so exactly one wake-up is sent when, and only
  * when, the joiner sleeps, and exactly one side frees the slot of a detached thread. The claim
- * word lets only one join or detach through.
+ * word lets only one join or detach through. A join is a cancellation point (join_sleep()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -171,6 +171,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
 	subutai_atomic_store(RT_THREAD_CORE + slot, core);
 	subutai_atomic_store(RT_THREAD_JOIN + slot, detached ? JOIN_DETACHED : 0);
 	subutai_atomic_store(RT_THREAD_CLAIM + slot, detached ? 1 : 0);
+	rt_cancel_reset(slot);
 	subutai_atomic_fetch_add(RT_LIVE, 1);
 	*thread = RT_HANDLE(slot, gen);
 	/* The thread table is written through to memory before the thread is started. */
@@ -196,6 +197,43 @@ void rt_thread_finish(unsigned int slot, void *retval)
 	}
 }
 
+/*
+ * The joiner sleeps until the thread exits: a cancellation point. Cancelled, the joiner takes
+ * its join back (a swap, which the exit's swap orders): if the thread has not exited, it never
+ * wakes the joiner and stays joinable; if it has, its wake-up is on the way and the join is
+ * complete after all (the request is acted on at the next cancellation point). Either way the
+ * joiner takes every wake-up sent to it, the exit's and the canceller's.
+ */
+static void join_sleep(unsigned int slot)
+{
+	unsigned int self = rt_self_slot();
+	uint32_t waiting = JOIN_WAITING | rt_waiter();
+	unsigned int taken = 0;
+	uint32_t cancel = rt_cancel_enter(self, RT_WAIT_WAKE_TAG(rt_waiter()));
+
+	if (cancel == 0) {
+		rt_sleep();
+		taken = 1;
+		cancel = rt_cancel_exit(self);
+		if (cancel == 0) {
+			return; /* the exit's wake-up */
+		}
+	}
+	uint32_t state = subutai_atomic_swap(RT_THREAD_JOIN + slot, 0);
+	unsigned int sent = ((cancel & RT_CANCEL_TOOK) ? 1 : 0) + (state == JOIN_EXITED ? 1 : 0);
+
+	if (state != JOIN_EXITED && state != waiting) {
+		rt_fatal("corrupt join state");
+	}
+	for (; taken < sent; taken++) {
+		rt_sleep();
+	}
+	if (state != JOIN_EXITED) {
+		subutai_atomic_store(RT_THREAD_CLAIM + slot, 0);
+		rt_cancel_act();
+	}
+}
+
 int pthread_join(pthread_t thread, void **retval)
 {
 	int slot = rt_slot_of(thread);
@@ -213,7 +251,7 @@ int pthread_join(pthread_t thread, void **retval)
 	uint32_t old = subutai_atomic_swap(RT_THREAD_JOIN + slot, JOIN_WAITING | rt_waiter());
 
 	if (old == 0) {
-		rt_sleep();
+		join_sleep(slot);
 	} else if (old != JOIN_EXITED) {
 		rt_fatal("corrupt join state");
 	}

@@ -131,6 +131,28 @@ void rt_nap_until(uint64_t deadline)
 	irq_setmask(mask);
 }
 
+/*
+ * Only a NoC message could wake a core in wfi from another core, and messages other than the
+ * runtime's are the program's to take: a canceller does not wake a core in a nap or a hardware
+ * condition wait (RT_WAIT_POLL), the core looks at its cancel word every millisecond of a nap
+ * (and every SUBUTAI_STOP_POLL_CYCLES of a condition wait, sync.c).
+ */
+#define NAP_POLL_CYCLES (CONFIG_CLOCK_FREQUENCY / 1000)
+
+uint32_t rt_wait_tag(void)
+{
+	return RT_WAIT_POLL;
+}
+
+bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
+{
+	for (uint64_t now = subutai_cycles(); now < deadline && !rt_cancel_stop(slot);
+	     now = subutai_cycles()) {
+		rt_nap_until(deadline - now > NAP_POLL_CYCLES ? now + NAP_POLL_CYCLES : deadline);
+	}
+	return false;
+}
+
 SUBUTAI_SYNC_PATH void rt_wake(unsigned int core, uint32_t what)
 {
 	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &what, 1) != 0) {
@@ -175,6 +197,7 @@ void subutai_pthread_init(void)
 	subutai_atomic_store(RT_THREAD_CLAIM + 0, 1); /* the main thread cannot be joined */
 	subutai_atomic_store(RT_CORE_BUSY + 0, 1);
 	subutai_atomic_store(RT_LIVE, 1);
+	rt_cancel_reset(0);
 	current = RT_HANDLE(0, gen);
 }
 
@@ -217,6 +240,7 @@ void tile_main(unsigned int tile)
 
 void pthread_exit(void *retval)
 {
+	rt_exit_cleanup();
 	if (rt_core() != 0) {
 		rt_threads[RT_HANDLE_SLOT(current)].retval = retval;
 		longjmp(thread_exit_jmp, 1);

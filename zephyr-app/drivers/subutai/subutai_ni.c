@@ -94,7 +94,20 @@ static void deliver(const struct subutai_reply *reply)
 		return;
 	}
 	waiter->reply = *reply;
+	waiter->replied = true;
 	k_sem_give(&waiter->sem);
+}
+
+/* Takes a give of the waiter's semaphore: its reply (true) or a wake-up (*woken). */
+static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+{
+	if (!waiter->replied) {
+		*woken = true;
+		return false;
+	}
+	waiter->replied = false;
+	*reply = waiter->reply;
+	return true;
 }
 
 /*
@@ -104,15 +117,13 @@ static void deliver(const struct subutai_reply *reply)
  * for other threads met meanwhile go to them. Past the spin (a queued lock, a barrier, a
  * condition) the caller sleeps.
  */
-static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply)
+static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
 {
 	uint32_t start = subutai_cycles32();
-	/* A reply (or wake-up) the handler gave before this request: take it first. */
-	bool mine = k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0;
+	/* A reply or a wake-up the handler gave before this request: take it first. */
+	bool mine = k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0 &&
+		    take_given(waiter, reply, woken);
 
-	if (mine) {
-		*reply = waiter->reply;
-	}
 	while (!mine && subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES) {
 		if (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
 			continue;
@@ -127,26 +138,39 @@ static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *
 	return mine;
 }
 
-bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key)
+bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
+			     struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
-	k_timeout_t timeout = K_FOREVER;
-	bool mine = spin_for_reply(waiter, reply);
+	bool woken = false;
+	bool mine = spin_for_reply(waiter, reply, &woken);
 
 	irq_unlock(key);
-	if (mine) {
-		return true;
-	}
-	if (deadline != 0) {
-		uint64_t now = subutai_cycles();
+	for (;;) {
+		/* A wake-up is noted in stop, and ends the wait if its fn says so; without stop it
+		 * is ignored. */
+		if (woken && stop) {
+			stop->stopped = true;
+			if (!mine && stop->fn && stop->fn(stop->arg)) {
+				return false;
+			}
+		}
+		if (mine) {
+			return true;
+		}
+		k_timeout_t timeout = K_FOREVER;
 
-		timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
+		if (deadline != 0) {
+			uint64_t now = subutai_cycles();
+
+			timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
+		}
+		if (k_sem_take(&waiter->sem, timeout) != 0) {
+			return false;
+		}
+		woken = false;
+		mine = take_given(waiter, reply, &woken);
 	}
-	if (k_sem_take(&waiter->sem, timeout) != 0) {
-		return false;
-	}
-	*reply = waiter->reply;
-	return true;
 }
 
 int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)

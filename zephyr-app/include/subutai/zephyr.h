@@ -19,6 +19,7 @@
 struct subutai_waiter {
 	struct k_sem sem;
 	struct subutai_reply reply;
+	bool replied; /* reply holds a reply not yet taken (a give of sem without it: a wake-up) */
 	unsigned int id;
 };
 

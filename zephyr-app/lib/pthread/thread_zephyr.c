@@ -148,6 +148,35 @@ void rt_nap_until(uint64_t deadline)
 	}
 }
 
+/* A canceller wakes a thread in a nap or a hardware condition wait (the driver tells a wake-up
+ * from its reply). */
+uint32_t rt_wait_tag(void)
+{
+	return RT_WAIT_WAKE_TAG(rt_waiter());
+}
+
+/* As rt_nap_until(), but a wake-up of rt_wake() ends it (and is taken). */
+bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
+{
+	struct k_sem *sem = &current_zthread()->waiter.sem;
+	const uint64_t tick = k_ticks_to_cyc_ceil64(1);
+
+	ARG_UNUSED(slot);
+	for (uint64_t now = subutai_cycles(); now < deadline; now = subutai_cycles()) {
+		k_timeout_t timeout = K_NO_WAIT;
+
+		if (deadline - now > tick) {
+			timeout = K_CYC(deadline - now - tick);
+		} else {
+			k_yield();
+		}
+		if (k_sem_take(sem, timeout) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 void rt_wake(unsigned int waiter, uint32_t what)
 {
 	unsigned int core = subutai_atomic_load(RT_THREAD_CORE + waiter);
@@ -265,6 +294,7 @@ int rt_spawn(unsigned int core, unsigned int slot)
 
 void pthread_exit(void *retval)
 {
+	rt_exit_cleanup();
 	thread_end(current_zthread(), retval);
 	k_thread_abort(k_current_get());
 	CODE_UNREACHABLE;
@@ -363,6 +393,7 @@ int main(void)
 	subutai_atomic_store(RT_THREAD_CORE + 0, 0);
 	subutai_atomic_store(RT_CORE_BUSY + 0, 1);
 	subutai_atomic_store(RT_LIVE, 1);
+	rt_cancel_reset(0);
 	/* Round-robin placement starts after the main thread's core. */
 	subutai_atomic_store(RT_PLACE_RR, 1);
 	rt_threads[0].start = main_thread;
