@@ -813,6 +813,13 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
 
 # Simulation of the board SoC ----------------------------------------------------------------------
 
+# Seconds the serial boot waits for each acknowledgement of the simulated BIOS (scripts/board_run.py
+# --reply-timeout): a simulation answers in tens of milliseconds where a board does in microseconds.
+# The upload is --safe, one frame and its acknowledgement at a time: litex_term's calibration
+# times the acknowledgements of a burst of frames in wall-clock time, which a simulation misses.
+SIM_REPLY_TIMEOUT = 60
+
+
 def sim_output_dir(args, mesh_x, mesh_y):
     return os.path.abspath(args.output_dir or
         os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}_sim"))
@@ -876,9 +883,13 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
             code = proc.wait()
         else:
             capture = os.path.abspath(args.capture or os.path.join(run_dir, "capture.txt"))
+            # Its complaint about a port that closed under it is noise when the model's cycle
+            # limit closed it: its error output is shown only otherwise.
+            runner_err = open(os.path.join(run_dir, "board_run.err"), "w+")
             runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "board_run.py"),
                 "--port", port, "--image", image, "--csr-json", model.csr_json,
-                "--output", capture], cwd=ROOT)
+                "--output", capture, "--reply-timeout", str(SIM_REPLY_TIMEOUT), "--safe"], cwd=ROOT,
+                stderr=runner_err)
             while runner.poll() is None and proc.poll() is None:
                 time.sleep(0.2)
             if runner.poll() is None:
@@ -887,6 +898,11 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
                 runner.wait()
             code = runner.returncode if proc.poll() is None or proc.returncode != EXIT_TIMEOUT \
                 else EXIT_TIMEOUT
+            runner_err.seek(0)
+            errors = runner_err.read()
+            runner_err.close()
+            if errors and code != EXIT_TIMEOUT:
+                sys.stderr.write(errors)
             progress(f"capture: {capture}")
     finally:
         try:
