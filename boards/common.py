@@ -284,6 +284,11 @@ def add_sim_args(parser):
     sim.add_argument("--backend", default="subutai", choices=["subutai", "swonly"],
         help="PThreads backend of the firmware.")
     sim.add_argument("--app-args", default="", help="Arguments of a benchmark program.")
+    sim.add_argument("--zephyr", action="store_true",
+        help="--app is a zephyr-app application (pthreadtest, program...): Zephyr on every tile, "
+             "booted the same way (needs ZEPHYR_BASE).")
+    sim.add_argument("--program", default=None,
+        help="With --zephyr --app program: the benchmark program (firmware/programs/).")
     sim.add_argument("--max-cycles", type=_positive_int, default=2_000_000_000,
         help="Cycles after which the simulation stops (exit status 124).")
     sim.add_argument("--capture", default=None,
@@ -870,7 +875,16 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     from soc.simulation import EXIT_TIMEOUT
     model = build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq)
     image = None
-    if args.app:
+    if args.app and args.zephyr:
+        from soc import zephyr
+        try:
+            zephyr.zephyr_environment()
+        except zephyr.ZephyrUnavailable as e:
+            raise BoardError(str(e)) from None
+        progress(f"building the Zephyr application {args.app} ({args.backend}) for the model")
+        image = zephyr.build_app(model, args.app, backend=args.backend, program=args.program,
+            program_args=args.app_args)
+    elif args.app:
         progress(f"building {args.app} ({args.backend}) against the model's headers")
         image = model.build_firmware(args.app, backend=args.backend, program_args=args.app_args)
     run_dir = tempfile.mkdtemp(prefix="subutai-board-sim-")
