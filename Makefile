@@ -21,7 +21,7 @@ BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
-	test-bitstream zephyr-sim zephyr-test zephyr-bench clean
+	test-bitstream board-sim zephyr-sim zephyr-test zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -52,6 +52,11 @@ help:
 	@echo "                           results/bitstream_<board>_<X>x<Y>.* + results/boards.*; Xilinx:"
 	@echo "                           the Vivado project (Vivado runs it); BOARD_ARGS=\"--device ...\""
 	@echo "make test-bitstream        the test that builds a 1-tile ULX3S bitstream (slow, see README)"
+	@echo "make board-sim BOARD=radiona_ulx3s TILES=4 APP=prodcons"
+	@echo "                           the board's own SoC (BIOS, SDRAM controller and L2 with a model of"
+	@echo "                           its SDRAM chip) in Verilator: serial boot of APP through a"
+	@echo "                           pseudo-terminal with scripts/board_run.py, exit status APP's"
+	@echo "                           (BACKEND=..., ARGS=\"...\" of a program, BOARD_ARGS=\"--capture F\")"
 	@echo "make zephyr-sim TILES=4 ZAPP=pthreadtest"
 	@echo "                           Zephyr on every tile: build a zephyr-app application and run it in"
 	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...)"
@@ -114,6 +119,12 @@ bitstream: | $(PYTHON)
 	  if [ $$status -eq 0 ] || [ $$status -eq 3 ]; then \
 	    $(PYTHON) scripts/board_report.py --board $(BOARD) --tiles $(TILES) || status=$$?; fi; \
 	  exit $$status
+
+board-sim: | $(PYTHON)
+	@case " $(BOARDS) " in *" $(BOARD) "*) ;; \
+	  *) echo "error: unknown BOARD=$(BOARD) (boards: $(BOARDS))" >&2; exit 2;; esac
+	$(PYTHON) boards/$(BOARD).py --tiles $(TILES) --sim --app $(APP) --backend $(BACKEND) \
+	  $(if $(ARGS),--app-args "$(ARGS)") $(BOARD_ARGS)
 
 test-bitstream: | $(PYTHON)
 	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest -q -m bitstream $(PYTEST_ARGS)

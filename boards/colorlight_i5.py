@@ -17,8 +17,8 @@ from litex_boards.targets.colorlight_i5 import _CRG
 from litedram.modules import M12L64322A   # Compatible with the board's EM638325-6H.
 from litedram.phy import GENSDRPHY
 
-from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
-    ECP5_DEVICES, ECP5_BUDGET, KiB)
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board, sim_platform,
+    sdram_phy_model, ECP5_DEVICES, ECP5_BUDGET, KiB)
 
 BOARD = "colorlight_i5"
 # Module: (revision, FPGA device).
@@ -35,17 +35,28 @@ SYS_CLK_FREQ = 40e6
 
 # SoC ----------------------------------------------------------------------------------------------
 
+# The module's SDRAM: one 32-bit chip.
+SDRAM_DATA_WIDTH = 32
+
+
 class ColorlightSoC(BoardSoC):
-    def __init__(self, board="i5", sys_clk_freq=SYS_CLK_FREQ, **kwargs):
+    def __init__(self, board="i5", sys_clk_freq=SYS_CLK_FREQ, sim=False, **kwargs):
         revision, device = MODULES[board]
-        platform = colorlight_i5.Platform(board=board, revision=revision, toolchain="trellis")
-        # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
-        self.crg = _CRG(platform, sys_clk_freq)
+        if sim:
+            platform = sim_platform(self)
+        else:
+            platform = colorlight_i5.Platform(board=board, revision=revision, toolchain="trellis")
+            # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
+            self.crg = _CRG(platform, sys_clk_freq)
         kwargs.setdefault("integrated_rom_size", ROM_SIZE)
         BoardSoC.__init__(self, platform, sys_clk_freq,
-            ident=f"Subutai SoC on Colorlight {board.upper()}", **kwargs)
-        self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
-        self.add_main_ram_sdram(self.sdrphy, M12L64322A(sys_clk_freq, "1:1"))
+            ident=f"Subutai SoC on Colorlight {board.upper()}", sim=sim, **kwargs)
+        module = M12L64322A(sys_clk_freq, "1:1")
+        if sim:
+            self.sdrphy = sdram_phy_model(module, SDRAM_DATA_WIDTH, sys_clk_freq)
+        else:
+            self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
+        self.add_main_ram_sdram(self.sdrphy, module)
 
 
 def limits(board):
@@ -70,10 +81,10 @@ def main():
     if args.module != "i5":
         args.board = f"colorlight_{args.module}"    # Build directory and report row.
 
-    def make_soc(mesh_x, mesh_y, sys_clk_freq):
+    def make_soc(mesh_x, mesh_y, sys_clk_freq, sim=False):
         return ColorlightSoC(board=args.module, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
             mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size,
-            l2_size=args.l2_size)
+            l2_size=args.l2_size, sim=sim)
 
     # The extension board's CMSIS-DAP probe; openFPGALoader knows the module.
     run_board(parser, args, make_soc, BOARD, "trellis", limits(args.module),

@@ -134,22 +134,34 @@ class BoardSoC(SubutaiSoC):
 
     A board's ``__init__`` creates its platform and ``self.crg``, calls this ``__init__``, then
     :meth:`add_main_ram_sdram` with its PHY and module.
+
+    In simulation (``sim``, :mod:`soc.board_sim`) the same SoC runs in Verilator: the board's
+    platform and CRG give way to :func:`sim_platform` (one clock, a stream UART that the
+    harness bridges to a pseudo-terminal) and its SDRAM PHY to LiteDRAM's model of the same chip
+    (:func:`sdram_phy_model`); the BIOS, the controller, the L2 and the tiles are the board's.
     """
     def __init__(self, platform, sys_clk_freq,
         integrated_rom_size  = 64*KiB,
         integrated_sram_size = 8*KiB,
         l2_size              = L2_MEASURED,
+        sim                  = False,
         **kwargs):
         self.l2_size = l2_size
+        self.sim     = sim
         SubutaiSoC.__init__(self, platform, int(sys_clk_freq),
             # Core 0 starts in the BIOS (SubutaiSoC defaults to main RAM, for the simulator).
             cpu_reset_address    = self.mem_map["rom"],
             integrated_rom_size  = integrated_rom_size,
             integrated_sram_size = integrated_sram_size,
-            uart_name            = "serial",
+            uart_name            = "sim" if sim else "serial",
             # Event counters are for simulation: on an FPGA they are a third of each engine.
             with_counters        = False,
             **kwargs)
+        if sim:
+            # The BIOS's memory test of the SDRAM, cut to what a simulation can afford (as
+            # litex_sim does).
+            self.add_constant("MEMTEST_DATA_SIZE", 8*KiB)
+            self.add_constant("MEMTEST_ADDR_SIZE", 8*KiB)
 
     def check_bios_requirements(self):
         # The BIOS's timer0 is each tile's own LiteX Timer, exported as the tile-local CSR region
@@ -179,6 +191,24 @@ class BoardSoC(SubutaiSoC):
         self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
             register_response=True)
         self.comb += self.l2_bridge.source.connect(l2_port)
+
+
+def sim_platform(soc):
+    """The Verilator platform of a board SoC in simulation, with its clock domain (``soc.crg``):
+    the simulated SoC's own (:class:`soc.simulation.Platform`)."""
+    from litex.build.io import CRG
+    from soc.simulation import Platform
+    platform = Platform()
+    soc.crg = CRG(platform.request("sys_clk"))
+    return platform
+
+
+def sdram_phy_model(module, data_width, sys_clk_freq):
+    """LiteDRAM's model of an SDRAM chip behind a PHY of ``data_width`` bits: what a board's
+    SDRAM and PHY are in simulation (the model's PHY settings are LiteDRAM's for the memory type,
+    the controller's timings the module's, as on the board)."""
+    from litedram.phy.model import SDRAMPHYModel
+    return SDRAMPHYModel(module=module, data_width=data_width, clk_freq=sys_clk_freq)
 
 # Command line -------------------------------------------------------------------------------------
 
@@ -235,8 +265,34 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         parser.add_argument("--yosys-widelut", dest="yosys_nowidelut", action="store_false",
             help="Map to wide LUTs (synth_ecp5's default; this target uses -nowidelut).")
         parser.set_defaults(yosys_nowidelut=True)
+    add_sim_args(parser)
     parser.set_defaults(board=board, toolchain=toolchain)
     return parser
+
+
+def add_sim_args(parser):
+    """Options of the board SoC in simulation (--sim, :func:`run_board_sim`)."""
+    sim = parser.add_argument_group(title="Simulation of the board SoC (--sim)")
+    sim.add_argument("--sim", action="store_true",
+        help="Build this board's SoC (BIOS, SDRAM controller and L2 with a model of the board's "
+             "SDRAM chip, UART, tiles) as a Verilator model instead of a bitstream, and run it "
+             "with its UART on a pseudo-terminal.")
+    sim.add_argument("--app", default=None,
+        help="Firmware to serial-boot through the BIOS (firmware/apps/ or firmware/programs/), "
+             "with scripts/board_run.py as on a board; without it the model waits on its "
+             "pseudo-terminal for a terminal (litex_term, scripts/board_run.py --port).")
+    sim.add_argument("--backend", default="subutai", choices=["subutai", "swonly"],
+        help="PThreads backend of the firmware.")
+    sim.add_argument("--app-args", default="", help="Arguments of a benchmark program.")
+    sim.add_argument("--zephyr", action="store_true",
+        help="--app is a zephyr-app application (pthreadtest, program...): Zephyr on every tile, "
+             "booted the same way (needs ZEPHYR_BASE).")
+    sim.add_argument("--program", default=None,
+        help="With --zephyr --app program: the benchmark program (firmware/programs/).")
+    sim.add_argument("--max-cycles", type=_positive_int, default=2_000_000_000,
+        help="Cycles after which the simulation stops (exit status 124).")
+    sim.add_argument("--capture", default=None,
+        help="Where scripts/board_run.py writes the capture (default: in the run directory).")
 
 
 def _positive_int(text):
@@ -683,6 +739,16 @@ def run_board(parser, args, make_soc, build_name, toolchain, limits, loader_boar
         args.l2_size = limits.default_l2_size()
     mesh_x, mesh_y = parse_mesh(parser, args, limits.max_tiles(args.l2_size), device)
     sys_clk_freq = check_sys_clk_freq(parser, args.sys_clk_freq)
+    if args.sim:
+        if args.build or args.load:
+            parser.error("--sim builds a simulation model, not a bitstream: no --build or --load")
+        try:
+            sys.exit(run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq))
+        except BoardError as e:
+            sys.exit(f"error: {e}")
+    elif args.app:
+        parser.error("--app runs firmware on the board SoC in simulation: add --sim (on a board, "
+            "scripts/board_run.py)")
     output_dir = output_dir_of(parser, args, mesh_x, mesh_y)
     gateware_dir = os.path.join(output_dir, "gateware")
     if args.load and loader_board is None:
@@ -749,3 +815,121 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             if not args.timing_allow_fail:
                 raise TimingMiss(miss + " (--timing-allow-fail keeps such a bitstream without error)")
             progress(miss + " (allowed by --timing-allow-fail)")
+
+# Simulation of the board SoC ----------------------------------------------------------------------
+
+# Seconds the serial boot waits for each acknowledgement of the simulated BIOS (scripts/board_run.py
+# --reply-timeout): a simulation answers in tens of milliseconds where a board does in microseconds.
+# The upload is --safe, one frame and its acknowledgement at a time: litex_term's calibration
+# times the acknowledgements of a burst of frames in wall-clock time, which a simulation misses.
+SIM_REPLY_TIMEOUT = 60
+
+
+def sim_output_dir(args, mesh_x, mesh_y):
+    return os.path.abspath(args.output_dir or
+        os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}_sim"))
+
+
+def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
+    """The Verilator model of this board's SoC (``make_soc(..., sim=True)``), built once and
+    reused while the sources and options that shape it match (as the plain model,
+    :func:`soc.simulation.build_model`). The BIOS is compiled into its ROM."""
+    from soc.firmware import build_lock
+    from soc.simulation import (SimModel, harness_knobs, model_stamp_matches, verilate,
+        write_model_stamp)
+    from gateware.build import source_digest
+    output_dir = sim_output_dir(args, mesh_x, mesh_y)
+    model = SimModel(output_dir)
+    params = dict(board=args.board, mesh=[mesh_x, mesh_y], sys_clk_freq=sys_clk_freq,
+        cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size,
+        digest=source_digest(["gateware", "soc", "boards"], exclude=("tb",), length=64))
+    with build_lock(output_dir):
+        if model_stamp_matches(model, "obj_dir", params):
+            progress(f"{args.board} {mesh_x}x{mesh_y} simulation model up to date: "
+                f"{os.path.relpath(model.binary, ROOT)}")
+            return model
+        progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
+            f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz, in "
+            f"simulation: generating gateware and the BIOS in {output_dir}")
+        _quiet_litex()
+        _venv_on_path()
+        t0 = time.time()
+        soc = make_soc(mesh_x, mesh_y, sys_clk_freq, sim=True)
+        log_path = os.path.join(output_dir, "litex.log")
+        try:
+            with open(log_path, "w") as log, _redirect_fds(log):
+                verilate(soc, model, dict(harness_knobs(), SIM_CTRL=0), compile_software=True,
+                    log=log.write)
+        except Exception as e:
+            raise BoardError(f"the simulation model did not build ({e}; log: {log_path})") from e
+        write_model_stamp(model, "obj_dir", params)
+        progress(f"model ready in {time.time() - t0:.0f} s: {os.path.relpath(model.binary, ROOT)}")
+    return model
+
+
+def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
+    """--sim: build the model, start it with its UART on a pseudo-terminal and, with --app,
+    serial-boot the firmware with scripts/board_run.py, exactly as on a board. Returns the exit
+    status: the firmware's, 124 when the cycle limit stopped it."""
+    import tempfile
+    from soc.simulation import EXIT_TIMEOUT
+    model = build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq)
+    image = None
+    if args.app and args.zephyr:
+        from soc import zephyr
+        try:
+            zephyr.zephyr_environment()
+        except zephyr.ZephyrUnavailable as e:
+            raise BoardError(str(e)) from None
+        progress(f"building the Zephyr application {args.app} ({args.backend}) for the model")
+        image = zephyr.build_app(model, args.app, backend=args.backend, program=args.program,
+            program_args=args.app_args)
+    elif args.app:
+        progress(f"building {args.app} ({args.backend}) against the model's headers")
+        image = model.build_firmware(args.app, backend=args.backend, program_args=args.app_args)
+    run_dir = tempfile.mkdtemp(prefix="subutai-board-sim-")
+    proc, port = model.start_serial(run_dir, args.max_cycles)
+    progress(f"the board SoC runs; its serial port is {port} (UART log: {run_dir}/uart.log)")
+    try:
+        if image is None:
+            progress("waiting for it to end (a terminal on the port: litex_term, "
+                "scripts/board_run.py --port)")
+            code = proc.wait()
+        else:
+            capture = os.path.abspath(args.capture or os.path.join(run_dir, "capture.txt"))
+            # Its complaint about a port that closed under it is noise when the model's cycle
+            # limit closed it: its error output is shown only otherwise.
+            runner_err = open(os.path.join(run_dir, "board_run.err"), "w+")
+            runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "board_run.py"),
+                "--port", port, "--image", image, "--csr-json", model.csr_json,
+                "--output", capture, "--reply-timeout", str(SIM_REPLY_TIMEOUT), "--safe"], cwd=ROOT,
+                stderr=runner_err)
+            while runner.poll() is None and proc.poll() is None:
+                time.sleep(0.2)
+            if runner.poll() is None:
+                # The model ended first: its cycle limit (or a crash) stopped the firmware.
+                runner.terminate()
+                runner.wait()
+            code = runner.returncode if proc.poll() is None or proc.returncode != EXIT_TIMEOUT \
+                else EXIT_TIMEOUT
+            runner_err.seek(0)
+            errors = runner_err.read()
+            runner_err.close()
+            if errors and code != EXIT_TIMEOUT:
+                sys.stderr.write(errors)
+            progress(f"capture: {capture}")
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    with open(os.path.join(run_dir, "sim.log")) as f:
+        summary = f.read().strip().splitlines()
+    for line in summary[1:]:
+        progress(line)
+    if proc.returncode == EXIT_TIMEOUT:
+        progress(f"stopped by the cycle limit ({args.max_cycles:,} cycles, --max-cycles) before "
+            f"the firmware ended")
+        return EXIT_TIMEOUT
+    return code

@@ -17,8 +17,8 @@ from litex_boards.targets.digilent_arty import _CRG
 from litedram.modules import MT41K128M16
 from litedram.phy import s7ddrphy
 
-from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
-    XILINX_DEVICES, XILINX_BUDGET)
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board, sim_platform,
+    sdram_phy_model, XILINX_DEVICES, XILINX_BUDGET)
 
 BOARD = "digilent_arty"
 VARIANTS = {
@@ -28,18 +28,30 @@ VARIANTS = {
 
 # SoC ----------------------------------------------------------------------------------------------
 
+# The board's DDR3: one 16-bit chip.
+SDRAM_DATA_WIDTH = 16
+
+
 class ArtySoC(BoardSoC):
-    def __init__(self, variant="a7-100", sys_clk_freq=75e6, **kwargs):
-        platform = digilent_arty.Platform(variant=variant, toolchain="vivado")
-        # litex-boards' CRG: PLL from the 100 MHz clock, 4x and 4x/90° clocks for the DDR3 PHY,
-        # IDELAYCTRL reference.
-        self.crg = _CRG(platform, sys_clk_freq, with_dram=True)
-        BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on Arty A7", **kwargs)
-        self.ddrphy = s7ddrphy.A7DDRPHY(platform.request("ddram"),
-            memtype      = "DDR3",
-            nphases      = 4,
-            sys_clk_freq = sys_clk_freq)
-        self.add_main_ram_sdram(self.ddrphy, MT41K128M16(sys_clk_freq, "1:4"))
+    def __init__(self, variant="a7-100", sys_clk_freq=75e6, sim=False, **kwargs):
+        if sim:
+            platform = sim_platform(self)
+        else:
+            platform = digilent_arty.Platform(variant=variant, toolchain="vivado")
+            # litex-boards' CRG: PLL from the 100 MHz clock, 4x and 4x/90° clocks for the DDR3
+            # PHY, IDELAYCTRL reference.
+            self.crg = _CRG(platform, sys_clk_freq, with_dram=True)
+        BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on Arty A7", sim=sim,
+            **kwargs)
+        module = MT41K128M16(sys_clk_freq, "1:4")
+        if sim:
+            self.ddrphy = sdram_phy_model(module, SDRAM_DATA_WIDTH, sys_clk_freq)
+        else:
+            self.ddrphy = s7ddrphy.A7DDRPHY(platform.request("ddram"),
+                memtype      = "DDR3",
+                nphases      = 4,
+                sys_clk_freq = sys_clk_freq)
+        self.add_main_ram_sdram(self.ddrphy, module)
 
 
 def limits(variant):
@@ -66,10 +78,10 @@ def main():
     if args.variant != "a7-100":
         args.board = f"digilent_arty_{args.variant.replace('-', '')}"   # Build directory.
 
-    def make_soc(mesh_x, mesh_y, sys_clk_freq):
+    def make_soc(mesh_x, mesh_y, sys_clk_freq, sim=False):
         return ArtySoC(variant=args.variant, sys_clk_freq=sys_clk_freq, mesh_x=mesh_x,
             mesh_y=mesh_y, cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size,
-            l2_size=args.l2_size)
+            l2_size=args.l2_size, sim=sim)
 
     # After the Vivado build (elsewhere): the board's FTDI JTAG.
     run_board(parser, args, make_soc, BOARD, "vivado", limits(args.variant),

@@ -17,8 +17,8 @@ from litex_boards.targets.radiona_ulx3s import _CRG
 from litedram import modules as litedram_modules
 from litedram.phy import GENSDRPHY
 
-from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board,
-    ECP5_DEVICES, ECP5_BUDGET, KiB)
+from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board, sim_platform,
+    sdram_phy_model, ECP5_DEVICES, ECP5_BUDGET, KiB)
 
 BOARD   = "radiona_ulx3s"
 DEVICES = ["LFE5U-12F", "LFE5U-25F", "LFE5U-45F", "LFE5U-85F"]
@@ -35,17 +35,28 @@ SYS_CLK_FREQ = 50e6
 
 # SoC ----------------------------------------------------------------------------------------------
 
+# The board's SDRAM: one 16-bit chip.
+SDRAM_DATA_WIDTH = 16
+
+
 class ULX3SSoC(BoardSoC):
     def __init__(self, device="LFE5U-85F", revision="2.0", sys_clk_freq=SYS_CLK_FREQ,
-        sdram_module="MT48LC16M16", **kwargs):
-        platform = radiona_ulx3s.Platform(device=device, revision=revision, toolchain="trellis")
-        # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
-        self.crg = _CRG(platform, sys_clk_freq)
+        sdram_module="MT48LC16M16", sim=False, **kwargs):
+        if sim:
+            platform = sim_platform(self)
+        else:
+            platform = radiona_ulx3s.Platform(device=device, revision=revision, toolchain="trellis")
+            # litex-boards' CRG: PLL from the 25 MHz clock, phase-shifted SDRAM clock.
+            self.crg = _CRG(platform, sys_clk_freq)
         kwargs.setdefault("integrated_rom_size", ROM_SIZE)
-        BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on ULX3S", **kwargs)
-        self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
-        self.add_main_ram_sdram(self.sdrphy,
-            getattr(litedram_modules, sdram_module)(sys_clk_freq, "1:1"))
+        BoardSoC.__init__(self, platform, sys_clk_freq, ident="Subutai SoC on ULX3S", sim=sim,
+            **kwargs)
+        module = getattr(litedram_modules, sdram_module)(sys_clk_freq, "1:1")
+        if sim:
+            self.sdrphy = sdram_phy_model(module, SDRAM_DATA_WIDTH, sys_clk_freq)
+        else:
+            self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
+        self.add_main_ram_sdram(self.sdrphy, module)
 
 
 def limits(device):
@@ -69,10 +80,11 @@ def main():
         help="SDRAM chip of the board.")
     args = parser.parse_args()
 
-    def make_soc(mesh_x, mesh_y, sys_clk_freq):
+    def make_soc(mesh_x, mesh_y, sys_clk_freq, sim=False):
         return ULX3SSoC(device=args.device, revision=args.revision, sys_clk_freq=sys_clk_freq,
             sdram_module=args.sdram_module, mesh_x=mesh_x, mesh_y=mesh_y,
-            cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size)
+            cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size,
+            sim=sim)
 
     # openFPGALoader drives the board's FTDI JTAG.
     run_board(parser, args, make_soc, BOARD, "trellis", limits(args.device), loader_board="ulx3s",

@@ -102,6 +102,9 @@ def main():
         help="load and jump address instead of csr.json's main RAM")
     p.add_argument("--timeout", type=float, default=None,
         help="seconds to wait for the boot, then again for @exit (default: wait)")
+    p.add_argument("--reply-timeout", type=float, default=None,
+        help="seconds the upload waits for each acknowledgement of the BIOS (default: the port's "
+            "0.2 s; a board SoC in simulation answers far slower)")
     p.add_argument("--safe", action="store_true",
         help="upload one frame at a time without calibration (slow, for unreliable links)")
     p.add_argument("--no-command", action="store_true",
@@ -112,6 +115,8 @@ def main():
         p.error(f"--image {args.image}: no such file")
     if args.baud <= 0:
         p.error("--baud must be positive")
+    if args.reply_timeout is not None and args.reply_timeout <= 0:
+        p.error("--reply-timeout must be positive")
     output = args.output or os.path.splitext(args.image)[0] + ".capture.txt"
     address = args.address
     if address is None:
@@ -140,9 +145,13 @@ def main():
                 port.write(b"\nserialboot\n")
             print(f"[board_run] waiting for the BIOS serial boot on {args.port} "
                 f"(reset the board if nothing happens)", flush=True)
+            port_timeout = port.timeout
+            if args.reply_timeout is not None:
+                port.timeout = args.reply_timeout
             if not boot.wait_and_boot(args.timeout, echo_bytes):
                 print(f"[board_run] no serial-boot request within {args.timeout} s", file=sys.stderr)
                 return EXIT_TIMEOUT
+            port.timeout = port_timeout
             lines = read_serial_lines(port, args.port, args.timeout, echo_line)
     except CaptureError as e:
         p.exit(2, f"{p.prog}: error: {e}\n")

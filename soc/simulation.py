@@ -198,6 +198,35 @@ class SimModel:
         return SimResult(code, "".join(out), cycles, seconds, err)
 
 
+    def start_serial(self, run_dir, max_cycles=0):
+        """Start the model with its UART on a pseudo-terminal, as a board's serial port (a
+        board SoC in simulation: its firmware comes through the BIOS's serial boot). The UART's
+        output also goes to ``run_dir``/uart.log, the harness's messages to sim.log. Returns the
+        running process and the terminal's path; the run ends at the firmware's ``@exit N``
+        (status N) or after ``max_cycles`` (0: none; status :data:`EXIT_TIMEOUT`)."""
+        if not os.path.exists(self.binary):
+            raise FileNotFoundError(f"no model at {self.binary}: build it first")
+        os.makedirs(run_dir, exist_ok=True)
+        for f in os.listdir(self.gateware_dir):
+            if f.endswith(".init"):
+                shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
+        sim_log = os.path.join(run_dir, "sim.log")
+        with open(os.path.join(run_dir, "uart.log"), "w") as out, open(sim_log, "w") as err:
+            proc = subprocess.Popen([self.binary, "--dir", run_dir, "--max-cycles",
+                str(max_cycles), "--pty"], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(sim_log) as f:
+                for line in f:
+                    if line.startswith("[sim] serial: "):
+                        return proc, line.split(": ", 1)[1].strip()
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.kill()
+        raise RuntimeError(f"the model gave no serial port (see {sim_log})")
+
+
 def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
     """Convert a little-endian binary image into the $readmemh files of main RAM (32-bit words):
     ``sim_main_ram.init``, or with ``mem_banks`` one ``sim_main_ram_bank<k>.init`` per bank."""
@@ -243,19 +272,15 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
     if registered_uplinks is not None:
         # Not the default of its memory system (the board's: registered uplinks on the shared bus).
         params["registered_uplinks"] = registered_uplinks
-    stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
-    if not force and os.path.exists(model.binary) and os.path.exists(stamp):
-        if json.load(open(stamp)) == params:
-            log(f"[build] {mesh_x}x{mesh_y} model up to date: {model.binary}")
-            return model
+    if not force and model_stamp_matches(model, obj_dir, params):
+        log(f"[build] {mesh_x}x{mesh_y} model up to date: {model.binary}")
+        return model
     for tool, package in [("verilator", "verilator"), ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf")]:
         if shutil.which(tool) is None:
             raise RuntimeError(f"{tool} not found: install the Debian package {package} (make setup)")
 
     t0 = time.time()
-    knobs = {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
-        "EXIT_TIMEOUT": EXIT_TIMEOUT,
-        "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
+    knobs = harness_knobs(obj_dir, jobs, trace, opt, cxxopt, pgo)
     if pgo == "use":
         # Recompile the C++ of the PGO=gen build with its recorded profile: new Verilog would
         # no longer match the profile.
@@ -268,19 +293,45 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
         soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
             tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}))
-        builder = Builder(soc, output_dir=output_dir, compile_software=False, compile_gateware=False,
-            csr_json=model.csr_json, csr_csv=os.path.join(output_dir, "csr.csv"))
-        builder.build(run=False, build_name="sim")
-        soc.export_software(model.generated_dir)
-        sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
-        knobs["SOURCES"] = " ".join(["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"])
-        log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
-        if os.path.exists(os.path.join(model.gateware_dir, obj_dir)):
-            shutil.rmtree(os.path.join(model.gateware_dir, obj_dir))
-        _harness_make(model, "model", knobs)
-    json.dump(params, open(stamp, "w"))
+        verilate(soc, model, knobs, log=log, t0=t0)
+    write_model_stamp(model, obj_dir, params)
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
+
+
+def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
+    """Generate ``soc`` into the model's directory (Verilog, csr.json, headers; with
+    ``compile_software`` LiteX's BIOS too, in its ROM) and build its Verilator model with the
+    harness."""
+    t0 = t0 or time.time()
+    builder = Builder(soc, output_dir=model.output_dir, compile_software=compile_software,
+        compile_gateware=False, csr_json=model.csr_json,
+        csr_csv=os.path.join(model.output_dir, "csr.csv"))
+    builder.build(run=False, build_name="sim")
+    soc.export_software(model.generated_dir)
+    sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
+    knobs = dict(knobs, SOURCES=" ".join(["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]))
+    log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
+    if os.path.exists(os.path.join(model.gateware_dir, knobs["OBJ_DIR"])):
+        shutil.rmtree(os.path.join(model.gateware_dir, knobs["OBJ_DIR"]))
+    _harness_make(model, "model", knobs)
+
+
+def harness_knobs(obj_dir="obj_dir", jobs=None, trace=None, opt=None, cxxopt=None, pgo=None):
+    """The harness Makefile's variables (soc/sim_harness/Makefile)."""
+    return {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
+        "EXIT_TIMEOUT": EXIT_TIMEOUT, "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
+
+
+def model_stamp_matches(model, obj_dir, params):
+    """Whether the model in its directory was built with ``params`` (its stamp beside it)."""
+    stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
+    return (os.path.exists(model.binary) and os.path.exists(stamp) and
+        json.load(open(stamp)) == params)
+
+
+def write_model_stamp(model, obj_dir, params):
+    json.dump(params, open(os.path.join(model.gateware_dir, obj_dir + ".stamp"), "w"))
 
 
 def _harness_make(model, target, knobs):
