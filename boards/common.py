@@ -292,7 +292,8 @@ def add_sim_args(parser):
     sim.add_argument("--max-cycles", type=_positive_int, default=2_000_000_000,
         help="Cycles after which the simulation stops (exit status 124).")
     sim.add_argument("--capture", default=None,
-        help="Where scripts/board_run.py writes the capture (default: in the run directory).")
+        help="Where scripts/board_run.py writes the capture (default: runs/<app>-<backend>"
+             ".capture.txt in the model's directory, beside the UART's log).")
 
 
 def _positive_int(text):
@@ -872,7 +873,6 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     serial-boot the firmware with scripts/board_run.py, exactly as on a board. Returns the exit
     status: the firmware's, 124 when the cycle limit stopped it."""
     import tempfile
-    from soc.simulation import EXIT_TIMEOUT
     model = build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq)
     image = None
     if args.app and args.zephyr:
@@ -887,16 +887,33 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     elif args.app:
         progress(f"building {args.app} ({args.backend}) against the model's headers")
         image = model.build_firmware(args.app, backend=args.backend, program_args=args.app_args)
+    # What stays of a run (the capture, the UART's output) goes beside the model, the rest (the
+    # memories' init files) into a directory removed afterwards.
+    name = "-".join(filter(None, [args.app or "terminal", args.program, args.backend]))
+    keep = os.path.join(model.output_dir, "runs")
+    os.makedirs(keep, exist_ok=True)
+    uart_log = os.path.join(keep, f"{name}.uart.log")
     run_dir = tempfile.mkdtemp(prefix="subutai-board-sim-")
+    try:
+        return _run_board_sim(args, model, image, name, keep, uart_log, run_dir)
+    finally:
+        if os.path.exists(os.path.join(run_dir, "uart.log")):
+            shutil.copy(os.path.join(run_dir, "uart.log"), uart_log)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _run_board_sim(args, model, image, name, keep, uart_log, run_dir):
+    from soc.simulation import EXIT_TIMEOUT
     proc, port = model.start_serial(run_dir, args.max_cycles)
-    progress(f"the board SoC runs; its serial port is {port} (UART log: {run_dir}/uart.log)")
+    progress(f"the board SoC runs; its serial port is {port} (UART log, after the run: "
+        f"{os.path.relpath(uart_log, ROOT)})")
     try:
         if image is None:
             progress("waiting for it to end (a terminal on the port: litex_term, "
                 "scripts/board_run.py --port)")
             code = proc.wait()
         else:
-            capture = os.path.abspath(args.capture or os.path.join(run_dir, "capture.txt"))
+            capture = os.path.abspath(args.capture or os.path.join(keep, f"{name}.capture.txt"))
             # Its complaint about a port that closed under it is noise when the model's cycle
             # limit closed it: its error output is shown only otherwise.
             runner_err = open(os.path.join(run_dir, "board_run.err"), "w+")
