@@ -212,6 +212,27 @@ def test_prodcons_unchanged(zephyr, backend):
 
 
 @needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+def test_kernel_path_costs(zephyr, backend):
+    """The Zephyr costs app: every piece of a sleeping wait's path measured, in an order that
+    holds on any build (a hand-off is a give, a block and a switch; a cold instruction cache only
+    adds; the uncontended pair is a request to the engine under subutai)."""
+    r = zephyr.run(2, 1, "costs", backend)
+    assert r.exit_code == 0, r.output[-2000:]
+    costs = {rec["what"]: rec["min"] for rec in parse_lines(r.output.splitlines())
+        if rec.get("program") == "costs"}
+    assert len(costs) == 15 and all(v > 0 for v in costs.values()), costs
+    switch = costs["context switch (k_yield to another thread and back, half)"]
+    handoff = costs["hand-off: give to a waiting thread, block, until it runs"]
+    assert costs["k_sem_give, no waiter"] < handoff and switch < handoff
+    assert costs["context switch, kernel code not cached (half)"] >= switch
+    assert costs["hand-off, kernel code not cached"] >= handoff
+    assert costs["interrupt entry (own NoC message, send to handler)"] > 0
+    pair = costs["pthread lock+unlock, uncontended"]
+    assert pair > costs["pthread unlock"]
+
+
+@needs_zephyr
 def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
     """One application built in two directories: identical zephyr.bin and zephyr.elf (debug
     information included)."""
