@@ -836,8 +836,7 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     reused while the sources and options that shape it match (as the plain model,
     :func:`soc.simulation.build_model`). The BIOS is compiled into its ROM."""
     from soc.firmware import build_lock
-    from soc.simulation import (SimModel, harness_knobs, model_stamp_matches, verilate,
-        write_model_stamp)
+    from soc.simulation import SimModel, harness_knobs, verilate
     from gateware.build import source_digest
     output_dir = sim_output_dir(args, mesh_x, mesh_y)
     model = SimModel(output_dir)
@@ -845,7 +844,7 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
         cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size,
         digest=source_digest(["gateware", "soc", "boards"], exclude=("tb",), length=64))
     with build_lock(output_dir):
-        if model_stamp_matches(model, "obj_dir", params):
+        if model.built_with(params):
             progress(f"{args.board} {mesh_x}x{mesh_y} simulation model up to date: "
                 f"{os.path.relpath(model.binary, ROOT)}")
             return model
@@ -863,7 +862,7 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
                     log=log.write)
         except Exception as e:
             raise BoardError(f"the simulation model did not build ({e}; log: {log_path})") from e
-        write_model_stamp(model, "obj_dir", params)
+        model.write_stamp(params)
         progress(f"model ready in {time.time() - t0:.0f} s: {os.path.relpath(model.binary, ROOT)}")
     return model
 

@@ -142,6 +142,19 @@ class SimModel:
         self.generated_dir = os.path.join(self.output_dir, "software", "include", "generated")
         self.csr_json      = os.path.join(self.output_dir, "csr.json")
         self.binary        = os.path.join(self.gateware_dir, obj_dir, "Vsim")
+        # The parameters the model was built with, beside it (build_model(), a board's --sim).
+        self.stamp         = os.path.join(self.gateware_dir, obj_dir + ".stamp")
+
+    def built_with(self, params):
+        """Whether the model is built, and with ``params``."""
+        if not (os.path.exists(self.binary) and os.path.exists(self.stamp)):
+            return False
+        with open(self.stamp) as f:
+            return json.load(f) == params
+
+    def write_stamp(self, params):
+        with open(self.stamp, "w") as f:
+            json.dump(params, f)
 
     @property
     def config(self):
@@ -159,18 +172,22 @@ class SimModel:
         return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args,
             layout_pad=layout_pad)
 
-    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=()):
-        """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse."""
+    def _prepare_run(self, run_dir):
+        """A run directory with the design's initialised memories (LiteX's identifier ROM, a
+        board SoC's BIOS ROM): the model reads them there when it starts."""
         if not os.path.exists(self.binary):
             raise FileNotFoundError(f"no model at {self.binary}: build it first (--build)")
-        tmp = None
-        if run_dir is None:
-            tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
         os.makedirs(run_dir, exist_ok=True)
-        # Other initialised memories of the design (e.g. LiteX's identifier ROM).
         for f in os.listdir(self.gateware_dir):
             if f.endswith(".init"):
                 shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
+
+    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=()):
+        """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse."""
+        tmp = None
+        if run_dir is None:
+            tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
+        self._prepare_run(run_dir)
         constants = self.config["constants"]
         write_ram_init(image, run_dir, constants.get("mem_banks", 0), constants.get("mem_line_bytes", 32),
             self.config["memories"]["main_ram"]["size"])
@@ -197,19 +214,13 @@ class SimModel:
                 cycles, seconds = int(fields["cycles"]), float(fields["seconds"])
         return SimResult(code, "".join(out), cycles, seconds, err)
 
-
     def start_serial(self, run_dir, max_cycles=0):
         """Start the model with its UART on a pseudo-terminal, as a board's serial port (a
         board SoC in simulation: its firmware comes through the BIOS's serial boot). The UART's
         output also goes to ``run_dir``/uart.log, the harness's messages to sim.log. Returns the
         running process and the terminal's path; the run ends at the firmware's ``@exit N``
         (status N) or after ``max_cycles`` (0: none; status :data:`EXIT_TIMEOUT`)."""
-        if not os.path.exists(self.binary):
-            raise FileNotFoundError(f"no model at {self.binary}: build it first")
-        os.makedirs(run_dir, exist_ok=True)
-        for f in os.listdir(self.gateware_dir):
-            if f.endswith(".init"):
-                shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
+        self._prepare_run(run_dir)
         sim_log = os.path.join(run_dir, "sim.log")
         with open(os.path.join(run_dir, "uart.log"), "w") as out, open(sim_log, "w") as err:
             proc = subprocess.Popen([self.binary, "--dir", run_dir, "--max-cycles",
@@ -272,7 +283,7 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
     if registered_uplinks is not None:
         # Not the default of its memory system (the board's: registered uplinks on the shared bus).
         params["registered_uplinks"] = registered_uplinks
-    if not force and model_stamp_matches(model, obj_dir, params):
+    if not force and model.built_with(params):
         log(f"[build] {mesh_x}x{mesh_y} model up to date: {model.binary}")
         return model
     for tool, package in [("verilator", "verilator"), ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf")]:
@@ -294,7 +305,7 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*Ki
             tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}))
         verilate(soc, model, knobs, log=log, t0=t0)
-    write_model_stamp(model, obj_dir, params)
+    model.write_stamp(params)
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
 
@@ -321,17 +332,6 @@ def harness_knobs(obj_dir="obj_dir", jobs=None, trace=None, opt=None, cxxopt=Non
     """The harness Makefile's variables (soc/sim_harness/Makefile)."""
     return {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
         "EXIT_TIMEOUT": EXIT_TIMEOUT, "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
-
-
-def model_stamp_matches(model, obj_dir, params):
-    """Whether the model in its directory was built with ``params`` (its stamp beside it)."""
-    stamp = os.path.join(model.gateware_dir, obj_dir + ".stamp")
-    return (os.path.exists(model.binary) and os.path.exists(stamp) and
-        json.load(open(stamp)) == params)
-
-
-def write_model_stamp(model, obj_dir, params):
-    json.dump(params, open(os.path.join(model.gateware_dir, obj_dir + ".stamp"), "w"))
 
 
 def _harness_make(model, target, knobs):
