@@ -110,15 +110,24 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 	uint32_t info = (how & X_ACQUIRE) ? subutai_window_reply_acquire(invalidated)
 					  : subutai_window_reply();
 
-	reply->status = info & SUBUTAI_WINDOW_INFO_STATUS_MASK;
-	reply->value = info >> SUBUTAI_WINDOW_INFO_VALUE_SHIFT;
-	reply->thread = subutai_port_thread();
-	reply->id = id;
-	if ((how & X_FULL) || reply->status != SUBUTAI_STATUS_OK) {
-		reply->value = subutai_window_reply_value();
-		reply->id = subutai_window_reply_id();
-	}
+	subutai_window_take(info, (how & X_FULL) != 0, id, subutai_port_thread(), reply);
 	subutai_port_unlock(key);
+	return true;
+#elif defined(SUBUTAI_PORT_SHARED_WINDOW)
+	/* The threads of the core share the window: the port waits for the reply (through the window
+	 * when no other thread's reply can come first). */
+	key = subutai_port_lock();
+	subutai_window_set_thread(subutai_port_thread());
+	if (how & X_VALUE) {
+		subutai_window_set_value(value);
+	}
+	subutai_window_issue(op, want_reply, id);
+	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
+		subutai_port_unlock(key);
+		return false;
+	}
+	subutai_port_window_wait(reply, id, (how & X_ACQUIRE) != 0, (how & X_FULL) != 0,
+				 invalidated, key);
 	return true;
 #else
 	if (!issue_csr(id, op, value, want_reply, &key)) {

@@ -1,7 +1,10 @@
 /*
  * Zephyr port of the OS-agnostic drivers (firmware/lib/ni.c, sync.c): several threads per core.
- * A request carries the caller's thread slot; the reply interrupt hands each reply to its thread,
- * which sleeps in the scheduler meanwhile (drivers/subutai/subutai_ni.c).
+ * A request carries the caller's thread slot. Requests go through the direct window, shared by
+ * the threads of the core (SUBUTAI_PORT_SHARED_WINDOW); a reply is taken through the window by
+ * its thread, spinning, while no other thread of the core waits for one, and otherwise the reply
+ * interrupt hands each reply to its thread, which sleeps in the scheduler meanwhile
+ * (drivers/subutai/subutai_ni.c). Timed and stoppable waits take the CSR path.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H
@@ -11,6 +14,9 @@
 
 #include <zephyr/irq.h>
 #include <subutai/sync.h>
+#include <subutai/window.h>
+
+#define SUBUTAI_PORT_SHARED_WINDOW 1
 
 /* Thread slot of the calling thread (the PThreads library's, or a kernel thread's own). */
 unsigned int subutai_port_thread(void);
@@ -34,5 +40,14 @@ static inline void subutai_port_unlock(unsigned int key)
  */
 bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
 			     struct subutai_stop *stop);
+
+/*
+ * Waits for the reply of the caller's request on id, just written through the window with the
+ * port lock held (key), which it releases. acquire: a lock, barrier or condition wait, after which
+ * the data cache must be clean (*invalidated says whether it was while waiting); full: the whole
+ * reply value is needed.
+ */
+void subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+			      bool full, bool *invalidated, unsigned int key);
 
 #endif /* SUBUTAI_PORT_H */

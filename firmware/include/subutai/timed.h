@@ -8,13 +8,22 @@
  * data SUBUTAI_TIMED_DATA (.bss.timed, zero-initialised) and constants those paths read
  * SUBUTAI_TIMED_CONST (.rodata.timed): the bare-metal linker script (lib/linker.ld) places each
  * first among its kind at a fixed address (the code right after the start-up code, the data at
- * 4 KiB boundaries), so that only a change to them moves them in the caches. Under Zephyr they are
- * ordinary code and data.
+ * 4 KiB boundaries), so that only a change to them moves them in the caches. Under Zephyr the code
+ * is one block at the start of the image, and the data is ordinary data.
  */
 #ifndef SUBUTAI_TIMED_H
 #define SUBUTAI_TIMED_H
 
+#ifdef SUBUTAI_ZEPHYR
+/* Under Zephyr the same paths are one block at the start of the image
+ * (zephyr-app/linker/hot_text.ld). */
+/* A section per function (__COUNTER__), so that the linker drops the ones an image does not use. */
+#define SUBUTAI_SECTION_NAME(n) ".subutai_hot." #n
+#define SUBUTAI_SECTION_OF(n)   SUBUTAI_SECTION_NAME(n)
+#define SUBUTAI_SYNC_PATH   __attribute__((hot, section(SUBUTAI_SECTION_OF(__COUNTER__))))
+#else
 #define SUBUTAI_SYNC_PATH   __attribute__((hot))
+#endif
 #define SUBUTAI_TIMED_DATA  __attribute__((section(".bss.timed")))
 #define SUBUTAI_TIMED_CONST __attribute__((section(".rodata.timed")))
 

@@ -4,7 +4,8 @@
  * Subutai port's direct window (SUBUTAI_PORT_WINDOW; gateware/ni/subutai_window.py), unless the
  * image is built with -DSUBUTAI_SYNC_CSR, which keeps the CSR path, where waiting for a reply
  * means sleeping until the reply interrupt line rises. The Zephyr port
- * (zephyr-app/include/subutai_port.h) has the same functions, without the window.
+ * (zephyr-app/include/subutai_port.h) has the same functions and shares the window among the
+ * threads of a core.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H
@@ -16,7 +17,6 @@
 #include <generated/csr.h>
 #include <generated/mem.h>
 #include <generated/soc.h>
-#include <generated/subutai_window.h>
 #include <irq.h>
 #include <subutai/ni.h>   /* SUBUTAI_FIELD_GET */
 #include <subutai/soc.h>
@@ -90,82 +90,7 @@ static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t
 
 #ifndef SUBUTAI_SYNC_CSR
 #define SUBUTAI_PORT_WINDOW 1
-
-#define SUBUTAI_WINDOW_REG(offset) (*(volatile uint32_t *)(TILE_SYNC_BASE + (offset)))
-
-/* A request: one store of the id to the op's address (its value is the VALUE register's). */
-static inline void subutai_window_issue(unsigned int op, bool want_reply, subutai_id_t id)
-{
-	SUBUTAI_WINDOW_REG((want_reply ? SUBUTAI_WINDOW_OP_REPLY_BASE : SUBUTAI_WINDOW_OP_BASE) +
-			   4 * op) = id;
-}
-
-static inline void subutai_window_set_value(uint32_t value)
-{
-	SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_VALUE) = value;
-}
-
-/* The info word of the next reply: the core waits on the bus until it comes. */
-static inline uint32_t subutai_window_reply(void)
-{
-	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_REPLY);
-}
-
-/* Id and value of the last reply taken. */
-static inline subutai_id_t subutai_window_reply_id(void)
-{
-	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_ID);
-}
-
-static inline uint32_t subutai_window_reply_value(void)
-{
-	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_VALUE);
-}
-
-/*
- * The info word of the reply to an acquire: waits SPIN cycles for it; if it has not come by
- * then, the wait is a long one, and the data cache is invalidated while the core waits for the
- * rest (*invalidated then says so). Both loads and the invalidation are one asm block: between
- * the invalidation and the reply the core touches no memory that could bring back a stale line
- * (no spill, no call), so the cache is as clean at the grant as if invalidated after it.
- */
-static inline uint32_t subutai_window_reply_acquire(bool *invalidated)
-{
-	uint32_t info, brief;
-
-	__asm__ volatile("lw %0, %3(%2)\n"
-			 "andi %1, %0, %4\n"
-			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
-			 "lw %0, %5(%2)\n"
-			 "1:\n"
-			 : "=&r"(info), "=&r"(brief)
-			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
-			   "i"(SUBUTAI_WINDOW_INFO_VALID), "i"(SUBUTAI_WINDOW_REPLY)
-			 : "memory");
-	*invalidated = brief == 0;
-	return info;
-}
-
-/*
- * As subutai_window_reply_acquire(), but the wait after the invalidation is the caller's: the
- * info word of the reply if it came within SPIN cycles, else (the data cache invalidated, and
- * *invalidated set) one without SUBUTAI_WINDOW_INFO_VALID.
- */
-static inline uint32_t subutai_window_reply_brief_acquire(bool *invalidated)
-{
-	uint32_t info, brief;
-
-	__asm__ volatile("lw %0, %3(%2)\n"
-			 "andi %1, %0, %4\n"
-			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
-			 "1:\n"
-			 : "=&r"(info), "=&r"(brief)
-			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
-			   "i"(SUBUTAI_WINDOW_INFO_VALID)
-			 : "memory");
-	*invalidated = brief == 0;
-	return info;
-}
+#include <subutai/window.h>
 #endif
 
 #endif /* SUBUTAI_PORT_H */

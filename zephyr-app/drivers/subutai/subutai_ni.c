@@ -19,6 +19,7 @@
 #include <zephyr/logging/log.h>
 
 #include <subutai/soc.h>
+#include <subutai/timed.h>
 #include <subutai/zephyr.h>
 #include <subutai_port.h>
 
@@ -26,10 +27,20 @@ LOG_MODULE_REGISTER(subutai_ni, CONFIG_SUBUTAI_NI_LOG_LEVEL);
 
 #define HANDLER_TYPES 256
 #define ENGINE_NODE DT_INST_PHANDLE(0, engine)
+#define INTC_NODE DT_IRQ_INTC(ENGINE_NODE)
+/* How long a spinning thread unmasks a pending interrupt at most (one whose source a handler
+ * does not clear must not keep it there). */
+#define LET_IN_CYCLES 64
 
 struct subutai_ni_data {
 	/* Waiters of this core by id (kernel data: private to the core). */
 	struct subutai_waiter *waiters[CONFIG_SUBUTAI_THREADS_MAX];
+	/* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
+	 * While there are none, the next reply of this core is the one of the thread that runs. */
+	unsigned int awaiting_delivery;
+	/* Application threads of this core that can run: created and not ended, less those asleep
+	 * in an untimed wait that only a give of this file ends. A thread alone may spin. */
+	volatile unsigned int runnable;
 	subutai_msg_handler_t handlers[HANDLER_TYPES];
 	uint32_t lost_replies;
 	uint32_t lost_messages;
@@ -56,12 +67,53 @@ void subutai_waiter_unregister(struct subutai_waiter *waiter)
 	irq_unlock(key);
 }
 
-struct subutai_waiter *subutai_waiter_current(void)
+SUBUTAI_SYNC_PATH struct subutai_waiter *subutai_waiter_current(void)
 {
 	return k_current_get()->custom_data;
 }
 
-void subutai_waiter_wake(unsigned int id)
+void subutai_thread_runs(int change)
+{
+	unsigned int key = irq_lock();
+
+	ni_data.runnable += change;
+	irq_unlock(key);
+}
+
+/* Gives the waiter's semaphore; it can run again. Interrupts locked or in an interrupt. */
+SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
+{
+	if (waiter->asleep) {
+		waiter->asleep = false;
+		ni_data.runnable++;
+	}
+	k_sem_give(&waiter->sem);
+}
+
+SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_timeout_t timeout)
+{
+	unsigned int key = irq_lock();
+
+	/* Only an untimed wait is sure to end with a give of this file (a timeout would not say). */
+	if (K_TIMEOUT_EQ(timeout, K_FOREVER) && k_sem_count_get(&waiter->sem) == 0) {
+		waiter->asleep = true;
+		ni_data.runnable--;
+	}
+	irq_unlock(key);
+	return k_sem_take(&waiter->sem, timeout);
+}
+
+SUBUTAI_SYNC_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
+{
+	uint32_t start = subutai_cycles32();
+
+	while (k_sem_count_get(&waiter->sem) == 0 &&
+	       (ni_data.runnable <= 1 ||
+		subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
+	}
+}
+
+SUBUTAI_SYNC_PATH void subutai_waiter_wake(unsigned int id)
 {
 	struct subutai_waiter *waiter = id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
 
@@ -69,10 +121,13 @@ void subutai_waiter_wake(unsigned int id)
 		LOG_ERR("wake-up for unknown waiter %u on tile %u", id, subutai_tile_id());
 		return;
 	}
-	k_sem_give(&waiter->sem);
+	unsigned int key = irq_lock();
+
+	give(waiter);
+	irq_unlock(key);
 }
 
-unsigned int subutai_port_thread(void)
+SUBUTAI_SYNC_PATH unsigned int subutai_port_thread(void)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 
@@ -84,10 +139,13 @@ unsigned int subutai_port_thread(void)
 }
 
 /* Hands a popped reply to its waiter. Called with interrupts locked or in the reply interrupt. */
-static void deliver(const struct subutai_reply *reply)
+SUBUTAI_SYNC_PATH static void deliver(const struct subutai_reply *reply)
 {
 	struct subutai_waiter *waiter = reply->thread < CONFIG_SUBUTAI_THREADS_MAX
 						? ni_data.waiters[reply->thread] : NULL;
+	if (ni_data.awaiting_delivery > 0) {
+		ni_data.awaiting_delivery--;
+	}
 	if (waiter == NULL) {
 		ni_data.lost_replies++;
 		LOG_ERR("reply for unknown thread %u (id 0x%08x)", reply->thread, reply->id);
@@ -95,11 +153,11 @@ static void deliver(const struct subutai_reply *reply)
 	}
 	waiter->reply = *reply;
 	waiter->replied = true;
-	k_sem_give(&waiter->sem);
+	give(waiter);
 }
 
 /* Takes a give of the waiter's semaphore: its reply (true) or a wake-up (*woken). */
-static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_SYNC_PATH static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
 {
 	if (!waiter->replied) {
 		*woken = true;
@@ -117,7 +175,7 @@ static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *repl
  * for other threads met meanwhile go to them. Past the spin (a queued lock, a barrier, a
  * condition) the caller sleeps.
  */
-static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_SYNC_PATH static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
 {
 	uint32_t start = subutai_cycles32();
 	/* A reply or a wake-up the handler gave before this request: take it first. */
@@ -138,13 +196,17 @@ static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *
 	return mine;
 }
 
-bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
-			     struct subutai_stop *stop)
+/*
+ * The rest of a wait whose caller stopped watching for its reply, with interrupts locked (key):
+ * the reply comes from deliver(), asleep.
+ */
+SUBUTAI_SYNC_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply,
+			    uint64_t deadline, unsigned int key, struct subutai_stop *stop, bool mine,
+			    bool woken)
 {
-	struct subutai_waiter *waiter = subutai_waiter_current();
-	bool woken = false;
-	bool mine = spin_for_reply(waiter, reply, &woken);
-
+	if (!mine) {
+		ni_data.awaiting_delivery++;
+	}
 	irq_unlock(key);
 	for (;;) {
 		/* A wake-up is noted in stop, and ends the wait if its fn says so; without stop it
@@ -165,11 +227,117 @@ bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, uns
 
 			timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
 		}
-		if (k_sem_take(&waiter->sem, timeout) != 0) {
+		if (subutai_waiter_sleep(waiter, timeout) != 0) {
 			return false;
 		}
 		woken = false;
 		mine = take_given(waiter, reply, &woken);
+	}
+}
+
+SUBUTAI_SYNC_PATH bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
+			     struct subutai_stop *stop)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+	bool woken = false;
+	bool mine = spin_for_reply(waiter, reply, &woken);
+
+	return sleep_for_reply(waiter, reply, deadline, key, stop, mine, woken);
+}
+
+/* An interrupt other than the reply's waits: the spinning thread lets it in. */
+static inline bool other_interrupt_pending(void)
+{
+	uint32_t pending, mask;
+
+	__asm__ volatile("csrr %0, %1" : "=r"(pending) : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_pending)));
+	__asm__ volatile("csrr %0, %1" : "=r"(mask) : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_mask)));
+	return (pending & mask & ~BIT(DT_IRQN(ENGINE_NODE))) != 0;
+}
+
+/*
+ * Unmasks interrupts (key) until the pending ones have been taken: VexRiscv takes an interrupt a
+ * few instructions after its enable, so an unmask followed at once by a mask would let none in.
+ */
+SUBUTAI_SYNC_PATH static void let_interrupts_in(unsigned int key)
+{
+	uint32_t start = subutai_cycles32();
+
+	irq_unlock(key);
+	while (other_interrupt_pending() && subutai_cycles32() - start < LET_IN_CYCLES) {
+	}
+}
+
+/*
+ * Takes what the reply interrupt gave the caller meanwhile: true with its reply; a wake-up is
+ * ignored (the wait is not stoppable).
+ */
+SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply)
+{
+	bool woken;
+
+	while (k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0) {
+		if (take_given(waiter, reply, &woken)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Spin, then block. While no other thread of the core waits for a reply, the next reply is the
+ * caller's: it watches the window for it, as bare metal does, for as long as it is the only
+ * thread of its core that can run, or else for CONFIG_SUBUTAI_REPLY_SPIN_CYCLES (about what
+ * sleeping and being woken costs), and then sleeps. A wait that ends within the spin costs no
+ * interrupt and no context switch. Another interrupt is let in as if the caller slept (its
+ * handler may deliver the reply or switch threads), and the watch goes on if the reply is still
+ * to come. An acquire invalidates the data cache once its brief load has not brought the reply:
+ * the loop then touches the window, CSRs, kernel data in tile RAM and its own stack, so the cache
+ * is as clean at the grant as if invalidated after it.
+ */
+SUBUTAI_SYNC_PATH void subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+			      bool full, bool *invalidated, unsigned int key)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+	/* Read before an invalidation: the waiter is in the shared heap. */
+	unsigned int thread = waiter->id;
+	uint32_t start = subutai_cycles32();
+
+	*invalidated = false;
+	for (;;) {
+		if (ni_data.awaiting_delivery != 0) {
+			/* Replies of other threads may come first: the CSRs say whose each one is. */
+			subutai_port_wait_reply(reply, 0, key, NULL);
+			return;
+		}
+		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
+					: subutai_window_reply_brief();
+
+		while (!(info & SUBUTAI_WINDOW_INFO_VALID) && !other_interrupt_pending() &&
+		       (ni_data.runnable <= 1 ||
+			subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
+			info = subutai_window_reply_brief();
+		}
+		if (info & SUBUTAI_WINDOW_INFO_VALID) {
+			subutai_window_take(info, full, id, thread, reply);
+			irq_unlock(key);
+			return;
+		}
+		/* Other code runs before the reply: the cache is invalidated after it. */
+		*invalidated = false;
+		if (!other_interrupt_pending()) {
+			sleep_for_reply(waiter, reply, 0, key, NULL, false, false);
+			return;
+		}
+		ni_data.awaiting_delivery++;
+		let_interrupts_in(key);
+		key = irq_lock();
+		if (take_delivered(waiter, reply)) {
+			irq_unlock(key);
+			return;
+		}
+		/* Still to come (deliver() would have counted it). */
+		ni_data.awaiting_delivery--;
 	}
 }
 
@@ -182,7 +350,7 @@ int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)
 	return 0;
 }
 
-static void subutai_reply_isr(const void *arg)
+SUBUTAI_SYNC_PATH static void subutai_reply_isr(const void *arg)
 {
 	ARG_UNUSED(arg);
 	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) != 0) {
@@ -193,7 +361,7 @@ static void subutai_reply_isr(const void *arg)
 	}
 }
 
-static void subutai_rx_isr(const void *arg)
+SUBUTAI_SYNC_PATH static void subutai_rx_isr(const void *arg)
 {
 	struct subutai_ni_msg msg;
 

@@ -20,6 +20,7 @@ struct subutai_waiter {
 	struct k_sem sem;
 	struct subutai_reply reply;
 	bool replied; /* reply holds a reply not yet taken (a give of sem without it: a wake-up) */
+	bool asleep;  /* in subutai_waiter_sleep() without a timeout: not runnable */
 	unsigned int id;
 };
 
@@ -31,6 +32,17 @@ void subutai_waiter_unregister(struct subutai_waiter *waiter);
 struct subutai_waiter *subutai_waiter_current(void);
 /* Wakes the waiter of this id on this core (from a thread or an interrupt handler). */
 void subutai_waiter_wake(unsigned int id);
+/* Sleeps on the waiter's semaphore (k_sem_take), counted out of the core's runnable threads
+ * while it waits without a timeout. */
+int subutai_waiter_sleep(struct subutai_waiter *waiter, k_timeout_t timeout);
+/*
+ * Spin, then block: returns once the waiter's semaphore has been given, or after
+ * CONFIG_SUBUTAI_REPLY_SPIN_CYCLES unless the caller is the only thread of its core that can run.
+ */
+void subutai_waiter_spin(struct subutai_waiter *waiter);
+/* An application thread of this core is created (+1) or ends (-1): the count of threads that
+ * can run, which decides whether a waiting thread may keep its core spinning. */
+void subutai_thread_runs(int change);
 
 /*
  * Handler of the NoC messages of one type arriving at this core (normal class), called in the NI

@@ -22,6 +22,7 @@
 #include <zephyr/kernel.h>
 #include <zephyr/logging/log.h>
 
+#include <subutai/timed.h>
 #include <subutai/zephyr.h>
 
 #include "rt.h"
@@ -62,7 +63,7 @@ void rt_fatal(const char *what)
 	subutai_exit(4);
 }
 
-static struct zthread *current_zthread(void)
+SUBUTAI_SYNC_PATH static struct zthread *current_zthread(void)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 
@@ -72,12 +73,12 @@ static struct zthread *current_zthread(void)
 	return CONTAINER_OF(waiter, struct zthread, waiter);
 }
 
-unsigned int rt_waiter(void)
+SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
 {
 	return current_zthread()->slot;
 }
 
-pthread_t rt_current(void)
+SUBUTAI_SYNC_PATH pthread_t rt_current(void)
 {
 	return current_zthread()->self;
 }
@@ -112,9 +113,14 @@ bool rt_core_can_host(unsigned int core)
 	return core < subutai_num_tiles();
 }
 
-void rt_sleep(void)
+/* Spin, then block (the driver's subutai_waiter_spin()): a wake-up that comes within the spin
+ * costs its interrupt but no context switch. */
+SUBUTAI_SYNC_PATH void rt_sleep(void)
 {
-	k_sem_take(&current_zthread()->waiter.sem, K_FOREVER);
+	struct subutai_waiter *waiter = &current_zthread()->waiter;
+
+	subutai_waiter_spin(waiter);
+	subutai_waiter_sleep(waiter, K_FOREVER);
 }
 
 bool rt_sleep_until(uint64_t deadline)
@@ -126,7 +132,7 @@ bool rt_sleep_until(uint64_t deadline)
 	uint64_t now = subutai_cycles();
 	k_timeout_t timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
 
-	return k_sem_take(&current_zthread()->waiter.sem, timeout) == 0;
+	return subutai_waiter_sleep(&current_zthread()->waiter, timeout) == 0;
 }
 
 /*
@@ -177,7 +183,7 @@ bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
 	return false;
 }
 
-void rt_wake(unsigned int waiter, uint32_t what)
+SUBUTAI_SYNC_PATH void rt_wake(unsigned int waiter, uint32_t what)
 {
 	unsigned int core = subutai_atomic_load(RT_THREAD_CORE + waiter);
 
@@ -242,6 +248,7 @@ static void thread_end(struct zthread *z, void *retval)
 		/* The process ends with its last thread (the main thread may have exited already). */
 		exit(0);
 	}
+	subutai_thread_runs(-1);
 }
 
 static void thread_entry(void *p1, void *p2, void *p3)
@@ -274,6 +281,8 @@ static int create_local(unsigned int slot)
 	z->self = RT_HANDLE(slot, subutai_atomic_load(RT_THREAD_GEN + slot));
 	z->stack = (k_thread_stack_t *)((char *)z + head);
 	z->stack_size = rt_threads[slot].stacksize;
+	/* Counted before it can run, so no thread of this core spins while it waits to. */
+	subutai_thread_runs(1);
 	k_thread_create(&z->thread, z->stack, z->stack_size, thread_entry, z, NULL, NULL,
 			CONFIG_SUBUTAI_PTHREAD_PRIORITY, 0, K_NO_WAIT);
 	return 0;
@@ -300,7 +309,7 @@ void pthread_exit(void *retval)
 	CODE_UNREACHABLE;
 }
 
-static void on_wake(const struct subutai_ni_msg *msg)
+SUBUTAI_SYNC_PATH static void on_wake(const struct subutai_ni_msg *msg)
 {
 	subutai_waiter_wake(msg->payload[0]);
 }
