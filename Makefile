@@ -142,7 +142,7 @@ zephyr-test: | $(PYTHON)
 # Zephyr programs up to 8 tiles: a 16-tile Zephyr run takes minutes per program.
 zephyr-bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --os zephyr $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --os zephyr --tiles 1 2 4 8 $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --os zephyr --tiles 1 2 4 8 16 $(JOBS_ARG)
 
 clean:
 	rm -rf build

@@ -88,7 +88,7 @@ def run_checked(model, image, what, max_cycles, tag):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiles", type=int, nargs="+", default=None,
-        help="SoC sizes (tiles, 2 to 16; default 2 4 8 16 bare metal, 2 4 8 under Zephyr).")
+        help="SoC sizes (tiles, 2 to 16; default 2 4 8 16).")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="prodcons rounds per run.")
     parser.add_argument("--os", choices=("baremetal", "zephyr"), default="baremetal", dest="os_name",
@@ -100,7 +100,7 @@ def main():
     add_jobs_argument(parser)
     args = parser.parse_args()
     if args.tiles is None:
-        args.tiles = [2, 4, 8, 16] if args.os_name == "baremetal" else [2, 4, 8]
+        args.tiles = [2, 4, 8, 16]
     for n in args.tiles:
         if n < 2:
             parser.error(f"--tiles {n}: prodcons needs at least 2 tiles (a producer and a consumer)")

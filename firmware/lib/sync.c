@@ -75,6 +75,22 @@ static inline bool issue_csr(subutai_id_t id, unsigned int op, uint32_t value, b
 	return false;
 }
 
+#ifdef SUBUTAI_PORT_SHARED_WINDOW
+/* A request through the window shared by the core's threads; returns with the port lock held. */
+SUBUTAI_SYNC_PATH static inline unsigned int shared_window_issue(subutai_id_t id, unsigned int op,
+								 uint32_t value, unsigned int how)
+{
+	unsigned int key = subutai_port_lock();
+
+	subutai_window_set_thread(subutai_port_thread());
+	if (how & X_VALUE) {
+		subutai_window_set_value(value);
+	}
+	subutai_window_issue(op, (how & X_REPLY) != 0, id);
+	return key;
+}
+#endif
+
 /*
  * One request and, when one comes, its reply (false if none: a posted op). *invalidated says
  * whether the data cache was invalidated while waiting (window path, X_ACQUIRE).
@@ -116,18 +132,25 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 #elif defined(SUBUTAI_PORT_SHARED_WINDOW)
 	/* The threads of the core share the window: the port waits for the reply (through the window
 	 * when no other thread's reply can come first). */
-	key = subutai_port_lock();
-	subutai_window_set_thread(subutai_port_thread());
-	if (how & X_VALUE) {
-		subutai_window_set_value(value);
-	}
-	subutai_window_issue(op, want_reply, id);
+	key = shared_window_issue(id, op, value, how);
 	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
 		subutai_port_unlock(key);
 		return false;
 	}
+	/* An immediate answer (an uncontended lock) within the brief load, as on bare metal. */
+	if (subutai_port_window_mine()) {
+		uint32_t info = (how & X_ACQUIRE) ? subutai_window_reply_brief_acquire(invalidated)
+						  : subutai_window_reply_brief();
+
+		if (info & SUBUTAI_WINDOW_INFO_VALID) {
+			subutai_window_take(info, (how & X_FULL) != 0, id, subutai_port_thread(),
+					    reply);
+			subutai_port_unlock(key);
+			return true;
+		}
+	}
 	subutai_port_window_wait(reply, id, (how & X_ACQUIRE) != 0, (how & X_FULL) != 0,
-				 invalidated, key);
+				 invalidated, key, NULL);
 	return true;
 #else
 	if (!issue_csr(id, op, value, want_reply, &key)) {
@@ -392,12 +415,41 @@ static int window_cond_wait(subutai_id_t cond, subutai_id_t mutex, struct subuta
 }
 #endif
 
+#ifdef SUBUTAI_PORT_SHARED_WINDOW
+/* An untimed wait through the shared window that stop can end, as csr_cond_wait() does. */
+static int shared_window_cond_wait(subutai_id_t cond, subutai_id_t mutex,
+				   struct subutai_stop *stop)
+{
+	struct subutai_reply reply;
+	bool invalidated;
+	int ended = 0;
+	unsigned int key = shared_window_issue(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE);
+
+	if (!subutai_port_window_wait(&reply, cond, true, false, &invalidated, key, stop)) {
+		/* Out for its reply now: a wake-up that comes meanwhile is only noted. */
+		struct subutai_stop note = {.fn = NULL};
+
+		ended = EINTR;
+		key = shared_window_issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0);
+		subutai_port_window_wait(&reply, cond, true, false, &invalidated, key, &note);
+		stop->stopped |= note.stopped;
+	}
+	int status = cond_woken(&reply, mutex, invalidated);
+
+	return status == 0 ? ended : status;
+}
+#endif
+
 int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
 				struct subutai_stop *stop)
 {
 #ifdef SUBUTAI_PORT_WINDOW
 	if (deadline == 0) {
 		return window_cond_wait(cond, mutex, stop);
+	}
+#elif defined(SUBUTAI_PORT_SHARED_WINDOW)
+	if (deadline == 0) {
+		return shared_window_cond_wait(cond, mutex, stop);
 	}
 #endif
 	return csr_cond_wait(cond, mutex, deadline, stop);

@@ -13,13 +13,36 @@
 #include <stdint.h>
 
 #include <zephyr/irq.h>
+#include <zephyr/kernel.h>
 #include <subutai/sync.h>
+#include <subutai/zephyr.h>
 #include <subutai/window.h>
 
 #define SUBUTAI_PORT_SHARED_WINDOW 1
 
+/* Calls of the NI from a thread without a waiter id: a fatal error. */
+FUNC_NORETURN void subutai_port_no_waiter(void);
+
 /* Thread slot of the calling thread (the PThreads library's, or a kernel thread's own). */
-unsigned int subutai_port_thread(void);
+static inline unsigned int subutai_port_thread(void)
+{
+	const struct subutai_waiter *waiter = k_current_get()->custom_data;
+
+	if (waiter == NULL) {
+		subutai_port_no_waiter();
+	}
+	return waiter->id;
+}
+
+/* Replies of this core's requests the reply interrupt will hand over (drivers/subutai). */
+extern unsigned int subutai_replies_awaited;
+
+/* No other thread of the core waits for a reply: the next one through the window is the
+ * caller's. Interrupts locked. */
+static inline bool subutai_port_window_mine(void)
+{
+	return subutai_replies_awaited == 0;
+}
 
 static inline unsigned int subutai_port_lock(void)
 {
@@ -43,11 +66,14 @@ bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, uns
 
 /*
  * Waits for the reply of the caller's request on id, just written through the window with the
- * port lock held (key), which it releases. acquire: a lock, barrier or condition wait, after which
+ * port lock held (key), which it releases (after a brief load that brought nothing, when
+ * subutai_port_window_mine()). acquire: a lock, barrier or condition wait, after which
  * the data cache must be clean (*invalidated says whether it was while waiting); full: the whole
- * reply value is needed.
+ * reply value is needed. As subutai_port_wait_reply(), a wake-up ends it when stop's fn says so
+ * (false then; NULL: none).
  */
-void subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
-			      bool full, bool *invalidated, unsigned int key);
+bool subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+			      bool full, bool *invalidated, unsigned int key,
+			      struct subutai_stop *stop);
 
 #endif /* SUBUTAI_PORT_H */

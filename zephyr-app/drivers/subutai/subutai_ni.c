@@ -35,9 +35,6 @@ LOG_MODULE_REGISTER(subutai_ni, CONFIG_SUBUTAI_NI_LOG_LEVEL);
 struct subutai_ni_data {
 	/* Waiters of this core by id (kernel data: private to the core). */
 	struct subutai_waiter *waiters[CONFIG_SUBUTAI_THREADS_MAX];
-	/* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
-	 * While there are none, the next reply of this core is the one of the thread that runs. */
-	unsigned int awaiting_delivery;
 	/* Application threads of this core that can run: created and not ended, less those asleep
 	 * in an untimed wait that only a give of this file ends. A thread alone may spin. */
 	volatile unsigned int runnable;
@@ -47,6 +44,11 @@ struct subutai_ni_data {
 };
 
 static struct subutai_ni_data ni_data;
+
+/* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
+ * While there are none, the next reply of this core is the one of the thread that runs. Kernel
+ * data (tile RAM), read by the request path (subutai_port_window_mine()). */
+unsigned int subutai_replies_awaited;
 
 void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 {
@@ -127,15 +129,28 @@ SUBUTAI_SYNC_PATH void subutai_waiter_wake(unsigned int id)
 	irq_unlock(key);
 }
 
-SUBUTAI_SYNC_PATH unsigned int subutai_port_thread(void)
+void subutai_port_no_waiter(void)
 {
-	struct subutai_waiter *waiter = subutai_waiter_current();
+	LOG_ERR("a thread without a waiter id uses the Subutai NI");
+	k_panic();
+	CODE_UNREACHABLE;
+}
 
-	if (waiter == NULL) {
-		LOG_ERR("a thread without a waiter id uses the Subutai NI");
-		k_panic();
+/* The waiter's reply will come through deliver(): counted once, however often it sleeps. */
+SUBUTAI_SYNC_PATH static void awaits_delivery(struct subutai_waiter *waiter)
+{
+	if (!waiter->awaited) {
+		waiter->awaited = true;
+		subutai_replies_awaited++;
 	}
-	return waiter->id;
+}
+
+SUBUTAI_SYNC_PATH static void delivered(struct subutai_waiter *waiter)
+{
+	if (waiter->awaited) {
+		waiter->awaited = false;
+		subutai_replies_awaited--;
+	}
 }
 
 /* Hands a popped reply to its waiter. Called with interrupts locked or in the reply interrupt. */
@@ -143,8 +158,8 @@ SUBUTAI_SYNC_PATH static void deliver(const struct subutai_reply *reply)
 {
 	struct subutai_waiter *waiter = reply->thread < CONFIG_SUBUTAI_THREADS_MAX
 						? ni_data.waiters[reply->thread] : NULL;
-	if (ni_data.awaiting_delivery > 0) {
-		ni_data.awaiting_delivery--;
+	if (waiter != NULL) {
+		delivered(waiter);
 	}
 	if (waiter == NULL) {
 		ni_data.lost_replies++;
@@ -205,7 +220,7 @@ SUBUTAI_SYNC_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, str
 			    bool woken)
 {
 	if (!mine) {
-		ni_data.awaiting_delivery++;
+		awaits_delivery(waiter);
 	}
 	irq_unlock(key);
 	for (;;) {
@@ -269,15 +284,13 @@ SUBUTAI_SYNC_PATH static void let_interrupts_in(unsigned int key)
 }
 
 /*
- * Takes what the reply interrupt gave the caller meanwhile: true with its reply; a wake-up is
- * ignored (the wait is not stoppable).
+ * Takes what was given the caller meanwhile: true with its reply; a wake-up is noted in *woken.
  */
-SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply)
+SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply,
+					     bool *woken)
 {
-	bool woken;
-
 	while (k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0) {
-		if (take_given(waiter, reply, &woken)) {
+		if (take_given(waiter, reply, woken)) {
 			return true;
 		}
 	}
@@ -290,25 +303,26 @@ SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, stru
  * thread of its core that can run, or else for CONFIG_SUBUTAI_REPLY_SPIN_CYCLES (about what
  * sleeping and being woken costs), and then sleeps. A wait that ends within the spin costs no
  * interrupt and no context switch. Another interrupt is let in as if the caller slept (its
- * handler may deliver the reply or switch threads), and the watch goes on if the reply is still
- * to come. An acquire invalidates the data cache once its brief load has not brought the reply:
- * the loop then touches the window, CSRs, kernel data in tile RAM and its own stack, so the cache
- * is as clean at the grant as if invalidated after it.
+ * handler may deliver the reply, wake the caller or switch threads), and the watch goes on if the
+ * reply is still to come. A wake-up (rt_wake()) ends a wait that stop can end, as in
+ * subutai_port_wait_reply(). An acquire invalidates the data cache once its brief load has not
+ * brought the reply: the loop then touches the window, CSRs, kernel data in tile RAM and its own
+ * stack, so the cache is as clean at the grant as if invalidated after it.
  */
-SUBUTAI_SYNC_PATH void subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
-			      bool full, bool *invalidated, unsigned int key)
+SUBUTAI_SYNC_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+			      bool full, bool *invalidated, unsigned int key, struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 	/* Read before an invalidation: the waiter is in the shared heap. */
 	unsigned int thread = waiter->id;
 	uint32_t start = subutai_cycles32();
+	bool woken = false;
 
 	*invalidated = false;
 	for (;;) {
-		if (ni_data.awaiting_delivery != 0) {
+		if (subutai_replies_awaited != 0) {
 			/* Replies of other threads may come first: the CSRs say whose each one is. */
-			subutai_port_wait_reply(reply, 0, key, NULL);
-			return;
+			return subutai_port_wait_reply(reply, 0, key, stop);
 		}
 		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
 					: subutai_window_reply_brief();
@@ -321,23 +335,25 @@ SUBUTAI_SYNC_PATH void subutai_port_window_wait(struct subutai_reply *reply, sub
 		if (info & SUBUTAI_WINDOW_INFO_VALID) {
 			subutai_window_take(info, full, id, thread, reply);
 			irq_unlock(key);
-			return;
+			return true;
 		}
 		/* Other code runs before the reply: the cache is invalidated after it. */
 		*invalidated = false;
 		if (!other_interrupt_pending()) {
-			sleep_for_reply(waiter, reply, 0, key, NULL, false, false);
-			return;
+			return sleep_for_reply(waiter, reply, 0, key, stop, false, false);
 		}
-		ni_data.awaiting_delivery++;
+		awaits_delivery(waiter);
 		let_interrupts_in(key);
 		key = irq_lock();
-		if (take_delivered(waiter, reply)) {
-			irq_unlock(key);
-			return;
+		woken = false;
+		bool mine = take_delivered(waiter, reply, &woken);
+
+		if (mine || (woken && stop)) {
+			/* Its reply (deliver() counted it), or a wake-up: as asleep. */
+			return sleep_for_reply(waiter, reply, 0, key, stop, mine, woken);
 		}
-		/* Still to come (deliver() would have counted it). */
-		ni_data.awaiting_delivery--;
+		/* Still to come (deliver() would have counted it): watch again. */
+		delivered(waiter);
 	}
 }
 

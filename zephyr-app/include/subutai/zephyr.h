@@ -21,6 +21,7 @@ struct subutai_waiter {
 	struct subutai_reply reply;
 	bool replied; /* reply holds a reply not yet taken (a give of sem without it: a wake-up) */
 	bool asleep;  /* in subutai_waiter_sleep() without a timeout: not runnable */
+	bool awaited; /* its reply comes through the reply interrupt (counted in the driver) */
 	unsigned int id;
 };
 
