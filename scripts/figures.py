@@ -198,7 +198,8 @@ def zephyr_apps(d):
 def zephyr_prodcons(d):
     tiles, med, parts = _prodcons_medians(_rows(d, "zephyr_prodcons", "make zephyr-bench"))
     return (f"Zephyr: prodcons, SW-only / Subutai median cycles ({tiles} tiles)",
-            ", ".join(parts) + " (every wait that sleeps pays an interrupt and a context switch)",
+            ", ".join(parts) + " (a waiter alone on its core spins for its answer: no interrupt, no "
+            "context switch)",
             "make zephyr-bench")
 
 

@@ -5,6 +5,8 @@ The builds need a Zephyr 4.x tree (ZEPHYR_BASE); without one those tests are ski
 reason in pytest's summary. The devicetree generator and the command line are tested always.
 """
 
+import csv
+import hashlib
 import json
 import os
 import re
@@ -49,8 +51,10 @@ class ZephyrCache:
         if key not in self.images:
             out_dir = None
             if conf:
+                # The settings' names, and a digest of their values: one directory per image.
                 tag = "_".join(c.split("=")[0].replace("CONFIG_SUBUTAI_", "").lower() for c in conf)
-                out_dir = os.path.join(model.output_dir, "zephyr", f"{app}-{backend}-{tag}")
+                digest = hashlib.sha1("\n".join(conf).encode()).hexdigest()[:8]
+                out_dir = os.path.join(model.output_dir, "zephyr", f"{app}-{backend}-{tag}-{digest}")
             self.images[key] = build_app(model, app, backend, program, program_args, conf,
                 out_dir=out_dir, log=lambda m: print(m, file=sys.stderr))
         return model.run(self.images[key], max_cycles=max_cycles)
@@ -166,6 +170,21 @@ def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, ba
 
 
 @needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+@pytest.mark.parametrize("conf, per_core", [(["CONFIG_SUBUTAI_REPLY_SPIN_CYCLES=0"], 3), ([], 1)],
+    ids=["sleep-at-once", "alone-spins"])
+def test_spin_then_block_paths(zephyr, pthreadtest_groups, backend, conf, per_core):
+    """Every primitive through both ends of spin-then-block: with no spin budget and three
+    threads per tile, every wait that is not answered at once sleeps (through the window's
+    give-up, the CSR path when other threads of the tile wait, interrupts let in while spinning);
+    with one thread per tile every wait spins until its answer, letting interrupts in meanwhile."""
+    r = zephyr.run(2, 2, "pthreadtest", backend,
+        conf=conf + [f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
+    _pthreadtest_ok(r, pthreadtest_groups)
+    assert f"4 cores, {4 * per_core} threads" in r.output
+
+
+@needs_zephyr
 def test_least_loaded_placement(zephyr, pthreadtest_groups):
     r = zephyr.run(2, 2, "pthreadtest", "subutai", conf=["CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y"])
     _pthreadtest_ok(r, pthreadtest_groups)
@@ -209,6 +228,29 @@ def test_prodcons_unchanged(zephyr, backend):
     assert r.exit_code == 0, r.output[-2000:]
     records = parse_lines(r.output.splitlines())
     assert any(rec.get("backend") == backend for rec in records)
+
+
+@needs_zephyr
+def test_zephyr_prodcons_results_are_reproduced():
+    """The 2-tile prodcons of `make zephyr-bench`, rerun: its medians are those of
+    results/zephyr_prodcons.csv (a change that moves them must commit the new results). A waiter
+    alone on its core spins through the window for its grant, so the engine's hand-overs cost no
+    interrupt and no context switch (a sleeping waiter took over 3,000 cycles)."""
+    from scripts.bench import ROUNDS, run_prodcons
+    from scripts.prodcons_report import latency_rows
+
+    def medians(rows):
+        return {(int(r["tiles"]), r["backend"], r["primitive"], r["case"]): int(float(r["median"]))
+                for r in rows}
+
+    with open(os.path.join(ROOT, "results", "zephyr_prodcons.csv"), newline="") as f:
+        committed = {k: v for k, v in medians(csv.DictReader(f)).items() if k[0] == 2}
+    assert committed, "results/zephyr_prodcons.csv has no 2-tile rows: run `make zephyr-bench`"
+    rerun = medians(latency_rows(parse_lines(
+        run_prodcons([2], ["swonly", "subutai"], ROUNDS, os_name="zephyr"))))
+    assert rerun == committed
+    for case in [("barrier", "wait_released"), ("cond", "wait_queued")]:
+        assert rerun[(2, "subutai") + case] < 1000, rerun
 
 
 @needs_zephyr
