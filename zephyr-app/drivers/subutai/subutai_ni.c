@@ -158,14 +158,12 @@ SUBUTAI_SYNC_PATH static void deliver(const struct subutai_reply *reply)
 {
 	struct subutai_waiter *waiter = reply->thread < CONFIG_SUBUTAI_THREADS_MAX
 						? ni_data.waiters[reply->thread] : NULL;
-	if (waiter != NULL) {
-		delivered(waiter);
-	}
 	if (waiter == NULL) {
 		ni_data.lost_replies++;
 		LOG_ERR("reply for unknown thread %u (id 0x%08x)", reply->thread, reply->id);
 		return;
 	}
+	delivered(waiter);
 	waiter->reply = *reply;
 	waiter->replied = true;
 	give(waiter);
@@ -316,7 +314,6 @@ SUBUTAI_SYNC_PATH bool subutai_port_window_wait(struct subutai_reply *reply, sub
 	/* Read before an invalidation: the waiter is in the shared heap. */
 	unsigned int thread = waiter->id;
 	uint32_t start = subutai_cycles32();
-	bool woken = false;
 
 	*invalidated = false;
 	for (;;) {
@@ -345,7 +342,7 @@ SUBUTAI_SYNC_PATH bool subutai_port_window_wait(struct subutai_reply *reply, sub
 		awaits_delivery(waiter);
 		let_interrupts_in(key);
 		key = irq_lock();
-		woken = false;
+		bool woken = false;
 		bool mine = take_delivered(waiter, reply, &woken);
 
 		if (mine || (woken && stop)) {
