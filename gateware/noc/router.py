@@ -5,8 +5,9 @@
 
 Structure (one concern per module)::
 
-    link in --> _InputPort (a two-flit buffer per VC, route computation, drop of bad packets;
-                            the one flit the port sends this cycle) --+
+    link in --> _InputPort (a two-flit buffer per VC: routing byte in registers, the rest in
+                            one payload RAM of both VCs; route computation, drop of bad
+                            packets; the one flit the port sends this cycle) --+
                                                                       |
     link out <-- _OutputPort (per VC: wormhole lock + round-robin     <+
                               over inputs; between VCs: priority with a starvation limit;
@@ -23,11 +24,13 @@ flit per cycle.
 Back-pressure: ``ready[v]`` of an input is "the VC-``v`` buffer is not full", computed from the
 buffer's fill level only, so it never depends on ``valid`` (no combinational loop between
 routers). The outputs look at the downstream ``ready`` before choosing what to send. A depth of
-2 sustains one flit per cycle per link and is the default: in registers it is the smallest
-buffer on an FPGA (a ``SyncFIFO`` is distributed RAM, six LUT4 sites per four bits whatever the
-depth), and on a 4x4 mesh under uniform random traffic it keeps the zero-load latency and
-saturates at 0.50 flits/cycle/tile against 0.56 with depth 4 (``make bench-noc``), far above what
-synchronization traffic offers.
+2 sustains one flit per cycle per link and is the default: on a 4x4 mesh under uniform random
+traffic it keeps the zero-load latency and saturates at 0.50 flits/cycle/tile against 0.56 with
+depth 4 (``make bench-noc``), far above what synchronization traffic offers. Only the routing
+byte and ``first``/``last`` of a buffered flit are registers; its other 24 bits share one
+distributed RAM per input port with the other VC's (:class:`_InputPort`), whose asynchronous
+read selects VC and FIFO slot at once. That took the router from 1,776 to 1,201 LUT4 (1,778 to
+1,383 LUT4 sites placed, ``make resources``) with the same behaviour cycle for cycle.
 
 Routing is dimension-ordered (X first, then Y). Each VC is an independent XY network, which is
 deadlock-free on a mesh; packets never change VC.
@@ -63,8 +66,11 @@ from litex.gen import LiteXModule, Reduce
 from gateware.fifo import TwoEntryFIFO
 from gateware.noc.common import (
     N_VCS, PORTS, LOCAL, NORTH, EAST, SOUTH, WEST, PORT_OFFSETS, MAX_MESH_DIM,
-    Link, head_field,
+    Link, head_field, HEAD_FIELDS,
 )
+
+# Low bits of a flit that the routing looks at: dst_x and dst_y of a head flit.
+ROUTE_BITS = max(HEAD_FIELDS[f][0] + HEAD_FIELDS[f][1] for f in ("dst_x", "dst_y"))
 
 # Outputs an XY-routed flit may take, per input port: no U-turns, no turns from Y back to X.
 LEGAL_TURNS = {
@@ -137,23 +143,30 @@ class _OneFlitBuffer(Module):
 class _InputVC(Module):
     """FIFO of one VC of an input port, with the XY route of the flit at its head.
 
-    ``valid``/``first``/``last``/``data``: flit at the head of the FIFO (first-word fall-through).
-    ``request[o]``: the head flit is a well-formed head that asks for output ``o``.
-    ``pop``: the head flit leaves (forwarded by an output, asserted by the router).
+    The FIFO holds the flit's routing byte (``dst_x``/``dst_y``, bits 7:0) and its
+    ``first``/``last``; the rest of the flit waits in the input port's payload RAM (see
+    :class:`_InputPort`), written and read in step with this FIFO.
+
+    ``valid``/``first``/``last``/``head``: flit at the head of the FIFO (first-word fall-through);
+    ``request[o]``: the head flit is a well-formed head that asks for output ``o``;
+    ``pop``: the head flit leaves (forwarded by an output, asserted by the router);
+    ``push``/``popped``: a flit enters / leaves this VC this cycle (for the payload RAM).
     """
     def __init__(self, link, vc, x, y, port, depth, outputs, mesh_x, mesh_y):
         self.valid   = Signal()
         self.first   = Signal()
         self.last    = Signal()
-        self.data    = Signal(len(link.data))
+        self.head    = Signal(ROUTE_BITS)
         self.request = Signal(len(PORTS))
         self.pop     = Signal()
         self.drop    = Signal()  # A flit of a bad packet is consumed this cycle.
         self.dropped = Signal()  # The tail of a bad packet is consumed this cycle.
+        self.push    = Signal()
+        self.popped  = Signal()
 
         # # #
 
-        width = len(link.data) + 2
+        width = ROUTE_BITS + 2
         if depth == 1:
             fifo = _OneFlitBuffer(width)
         elif depth == 2:
@@ -163,17 +176,19 @@ class _InputVC(Module):
         self.fifo = fifo
         self.submodules += fifo
         self.comb += [
-            fifo.din.eq(Cat(link.data, link.first, link.last)),
+            fifo.din.eq(Cat(link.data[:ROUTE_BITS], link.first, link.last)),
             fifo.we.eq(link.valid & (link.vc == vc)),
             # Depends on the fill level only, never on valid (see the link protocol).
             link.ready[vc].eq(fifo.writable),
             self.valid.eq(fifo.readable),
-            Cat(self.data, self.first, self.last).eq(fifo.dout),
+            Cat(self.head, self.first, self.last).eq(fifo.dout),
+            self.push.eq(fifo.we & fifo.writable),
+            self.popped.eq(fifo.re & fifo.readable),
         ]
 
         # XY route of the head flit.
-        dst_x = head_field(self.data, "dst_x")
-        dst_y = head_field(self.data, "dst_y")
+        dst_x = head_field(self.head, "dst_x")
+        dst_y = head_field(self.head, "dst_y")
         route = Signal(len(PORTS), name="route")
         self.comb += [
             route[EAST ].eq(dst_x > x),
@@ -214,6 +229,14 @@ class _InputPort(Module):
     VC) pairs: half the crossbar of the router (the router's largest part on an FPGA). The router
     settles the rare cycle where two outputs want both VCs of one input (see
     :class:`MeshRouter`).
+
+    The flits' payload (bits 31:8, which no routing decision looks at) of both VCs is one
+    distributed RAM of ``2*depth`` words (``{vc, slot}``), written with the link's flit and read
+    asynchronously at the head of the VC the port sends: the RAM's read is the VC multiplexer and
+    the FIFO's head choice at once, where registers need a LUT4 per bit for each (an ECP5
+    ``DPR16X4`` holds 4 bits of up to 16 words in six LUT4 sites). Only the routing byte and
+    ``first``/``last`` stay in registers, where every cycle's route computation reads them for
+    both VCs.
     """
     def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y):
         self.vcs = [_InputVC(link, vc, x, y, port, depth, outputs, mesh_x, mesh_y)
@@ -228,10 +251,34 @@ class _InputPort(Module):
 
         vc0, vc1 = self.vcs
         self.comb += If(self.send_vc1,
-            self.data.eq(vc1.data), self.first.eq(vc1.first), self.last.eq(vc1.last),
+            self.data[:ROUTE_BITS].eq(vc1.head), self.first.eq(vc1.first), self.last.eq(vc1.last),
         ).Else(
-            self.data.eq(vc0.data), self.first.eq(vc0.first), self.last.eq(vc0.last),
+            self.data[:ROUTE_BITS].eq(vc0.head), self.first.eq(vc0.first), self.last.eq(vc0.last),
         )
+
+        # Payload RAM: slot ``wp``/``rp`` of VC ``v`` is word ``{v, slot}``; each VC's pointers
+        # follow its FIFO's pushes and pops, so the RAM word of a FIFO's head is at ``rp``.
+        slots = max(depth, 2)
+        wp = [Signal(max=slots, name=f"wp{vc}") for vc in range(N_VCS)]
+        rp = [Signal(max=slots, name=f"rp{vc}") for vc in range(N_VCS)]
+        for vc, ivc in enumerate(self.vcs):
+            self.sync += [
+                If(ivc.push, wp[vc].eq(Mux(wp[vc] == depth - 1, 0, wp[vc] + 1))),
+                If(ivc.popped, rp[vc].eq(Mux(rp[vc] == depth - 1, 0, rp[vc] + 1))),
+            ]
+        self.specials.payload = payload = Memory(len(link.data) - ROUTE_BITS, N_VCS*slots,
+            name="payload")
+        wr = payload.get_port(write_capable=True)
+        rd = payload.get_port(async_read=True)
+        self.specials += wr, rd
+        in_vc = link.vc
+        self.comb += [
+            wr.adr.eq(Cat(Array(wp)[in_vc], in_vc)),
+            wr.dat_w.eq(link.data[ROUTE_BITS:]),
+            wr.we.eq(vc0.push | vc1.push),
+            rd.adr.eq(Cat(Array(rp)[self.send_vc1], self.send_vc1)),
+            self.data[ROUTE_BITS:].eq(rd.dat_r),
+        ]
 
 # Output port --------------------------------------------------------------------------------------
 
