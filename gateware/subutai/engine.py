@@ -65,6 +65,31 @@ QNIL = P.QUEUE_NIL
 
 # Submodules --------------------------------------------------------------------------------------
 
+class SourceSelect(Module):
+    """A datapath field whose source the FSM states choose by name.
+
+    ``sources``: name -> value, in order; the first is the default of a state that chooses none.
+    ``select(name)`` is the statement a state uses; ``value`` is the field. Why not assign the
+    field in each state: the FSM's next-state Case then builds one multiplexer tree per field *per
+    state and condition*, where this is one multiplexer over the distinct sources behind a small
+    select code. On an ECP5 the engine's packet and SPM-write fields built the first way took
+    about half of its LUT4.
+    """
+    def __init__(self, width, sources):
+        self.names = list(sources)
+        self.sel   = Signal(max=max(2, len(self.names)))
+        self.value = Signal(width)
+
+        # # #
+
+        cases = {i: self.value.eq(v) for i, v in enumerate(sources.values())}
+        cases["default"] = cases[len(self.names) - 1]
+        self.comb += Case(self.sel, cases)
+
+    def select(self, name):
+        return self.sel.eq(self.names.index(name))
+
+
 class EngineScratchpad(LiteXModule):
     """The scratchpad (SPM) and its free lists.
 
@@ -94,18 +119,31 @@ class EngineScratchpad(LiteXModule):
         self.d_alloc, self.d_val = d[30], d[32:64]
         self.qd_next, self.qd_core, self.qd_thread, self.qd_aux = d[0:8], d[8:16], d[16:32], d[32:64]
 
-    def write_ctrl(self, idx, head, tail, gen, kind, alloc, value):
-        wr = self.wr
-        return [wr.adr.eq(self.cbase + idx), wr.we.eq(0xff),
-            wr.dat_w.eq(Cat(head, tail, gen, kind, alloc, C(0, 1), value))]
+    def add_write_datapath(self, adr, byte0, byte1, middle, value):
+        """The write port's address and data, each a :class:`SourceSelect` (dicts of sources
+        by name): ``adr``, ``byte0`` (a control word's head, a queue element's next), ``byte1``
+        (tail, core), ``middle`` (bits 31:16: generation, kind, alloc; a queue element's
+        thread) and ``value`` (bits 63:32). The write helpers below name their sources."""
+        self.w_adr    = SourceSelect(len(self.wr.adr), adr)
+        self.w_byte0  = SourceSelect(8, byte0)
+        self.w_byte1  = SourceSelect(8, byte1)
+        self.w_middle = SourceSelect(16, middle)
+        self.w_value  = SourceSelect(32, value)
+        self.submodules += self.w_adr, self.w_byte0, self.w_byte1, self.w_middle, self.w_value
+        self.comb += [
+            self.wr.adr.eq(self.w_adr.value),
+            self.wr.dat_w.eq(Cat(self.w_byte0.value, self.w_byte1.value, self.w_middle.value,
+                self.w_value.value)),
+        ]
 
-    def write_qe(self, q, nxt, core, thread, aux):
-        wr = self.wr
-        return [wr.adr.eq(q), wr.we.eq(0xff), wr.dat_w.eq(Cat(nxt, core, thread, aux))]
+    def write(self, adr, byte0, byte1, middle, value, we=0xff):
+        """Write the word made of the named sources at the named address."""
+        return [self.wr.we.eq(we), self.w_adr.select(adr), self.w_byte0.select(byte0),
+            self.w_byte1.select(byte1), self.w_middle.select(middle), self.w_value.select(value)]
 
-    def write_next(self, q, nxt):
-        wr = self.wr
-        return [wr.adr.eq(q), wr.we.eq(0x01), wr.dat_w[0:8].eq(nxt)]
+    def write_next(self, adr, nxt):
+        """Rewrite the ``next`` byte of the queue element at the named address."""
+        return [self.wr.we.eq(0x01), self.w_adr.select(adr), self.w_byte0.select(nxt)]
 
 
 class EngineRequestInput(LiteXModule):
@@ -173,10 +211,26 @@ class EnginePacketOutput(LiteXModule):
                 source.payload.eq(o),
             ).Elif(source.ready, source.valid.eq(0))
 
-    def send(self, dest, sync_id, op, core, thread, value, reply=0):
+    def add_datapath(self, who, sync_id, value, ni_bits):
+        """The packet's fields from :class:`SourceSelect` s: ``who`` (24 bits: thread, core),
+        ``sync_id`` and ``value`` (dicts of sources by name). A reply goes to its thread's core;
+        any other packet to the host of its sync id (bits ``ni_bits``)."""
+        self.o_sync  = SourceSelect(32, sync_id)
+        self.o_value = SourceSelect(32, value)
+        self.submodules += self.o_sync, self.o_value
         o = self.o
-        return [self.emit.eq(1), o.dest.eq(dest), o.sync_id.eq(sync_id), o.op.eq(op),
-            o.core.eq(core), o.thread.eq(thread), o.value.eq(value), self.o_reply.eq(reply)]
+        self.comb += [
+            o.sync_id.eq(self.o_sync.value),
+            o.value.eq(self.o_value.value),
+            Cat(o.thread, o.core).eq(who.value),
+            o.dest.eq(Mux(o.op[7], o.core, o.sync_id[ni_bits])),
+        ]
+
+    def send(self, op, sync_id, value, reply=0):
+        """Emit a packet: ``op``, the named sources of ``sync_id`` and ``value``; its thread
+        and core are the engine's current ``who``."""
+        return [self.emit.eq(1), self.o.op.eq(op), self.o_sync.select(sync_id),
+            self.o_value.select(value), self.o_reply.eq(reply)]
 
 
 class EngineCounters(LiteXModule):
@@ -298,8 +352,7 @@ class SubutaiEngine(LiteXModule):
         r_sync, r_op, r_core = request.r_sync, request.r_op, request.r_core
         r_thread, r_value, r_reply = request.r_thread, request.r_value, request.r_reply
         emit, o, o_self, can_emit = output.emit, output.o, output.o_self, output.can_emit
-        send = output.send
-        write_ctrl, write_qe, write_next = spm.write_ctrl, spm.write_qe, spm.write_next
+        write, write_next = spm.write, spm.write_next
         grant_inc, error_inc, silent_inc = events.grant_inc, events.error_inc, events.silent_inc
 
         id_idx  = r_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
@@ -334,16 +387,23 @@ class SubutaiEngine(LiteXModule):
         d_head, d_gen, d_kind, d_alloc, d_val = spm.d_head, spm.d_gen, spm.d_kind, spm.d_alloc, spm.d_val
         qd_next, qd_core, qd_thread, qd_aux = spm.qd_next, spm.qd_core, spm.qd_thread, spm.qd_aux
 
-        def reply(st, value=0, sync_id=r_sync, core=r_core, thread=r_thread):
-            return send(core, sync_id, C(P.OP_REPLY, 8) | st, core, thread, value)
+        # Packets and SPM writes name their sources (see the datapath below). ``who``: whose
+        # thread and core a packet carries and an owner tag is made of: the requester's
+        # ("req"), the queue element's in the read register ("queue") or the first waiter a
+        # broadcast kept ("held").
+        def send(op, sync_id="req", value="zero", who="req", reply=0):
+            return output.send(op, sync_id, value, reply) + [self.who.select(who)]
 
-        def lock_for(core, thread, mutex):
-            # Requeue of a woken condition waiter onto its mutex (at the mutex's host).
-            return send(mutex[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS], mutex, P.OP_LOCK_FOR,
-                core, thread, r_sync)
+        def reply(st, value="zero", sync_id="req", who="req"):
+            return send(C(P.OP_REPLY, 8) | st, sync_id, value, who)
 
-        def write_cw(value=cw_val, head=cw_head, tail=cw_tail):
-            return write_ctrl(id_idx, head, tail, cw_gen, cw_kind, C(1, 1), value)
+        def lock_for():
+            # Requeue of the woken condition waiter at the queue head onto its mutex (at the
+            # mutex's host).
+            return send(P.OP_LOCK_FOR, sync_id="aux", value="req", who="queue")
+
+        def write_cw(value="cw", head="cw_head", tail="cw_tail"):
+            return write("ctrl", head, tail, "cw", value) + [ctrl("id")]
 
         # Default read address: the current queue element (holding it keeps its word readable).
         self.comb += rd.adr.eq(qptr)
@@ -355,7 +415,7 @@ class SubutaiEngine(LiteXModule):
         def enqueue(aux):
             # The free element qptr (prefetched in DECODE) becomes the new tail.
             return [
-                write_qe(qptr, QNIL, r_core, r_thread, aux),
+                write("qptr", "nil", "req_core", "req_thread", aux),
                 NextValue(qfree_head, qd_next),
                 NextValue(free_queue, free_queue - 1),
                 NextValue(cw_tail, qptr),
@@ -451,10 +511,17 @@ class SubutaiEngine(LiteXModule):
             "default": want_reply.eq(r_reply),
         })
 
-        # FSM ------------------------------------------------------------------------------------
-        self.fsm = fsm = FSM(reset_state="INIT")
+        # Broadcast fast path: the waiters' mutex and the first waiter (below).
+        bmutex = cw_val                       # The waiters' mutex id.
+        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        mw = Signal(64)                       # The mutex's control word.
+        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
+        mw_locked = mw[56]
+        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
+        hw_thread = Signal(16)
+        hw_next   = Signal(8)
 
-        # INIT: build both free lists (one word per cycle).
+        # INIT's free-list builder: word init_cnt links to init_next.
         init_cnt  = Signal(max=depth + 1)
         init_next = Signal(16)
         self.comb += If(init_cnt < n_queue,
@@ -462,12 +529,86 @@ class SubutaiEngine(LiteXModule):
         ).Else(
             init_next.eq(Mux(init_cnt == n_queue + n_ctrl - 1, P.CTRL_NIL, init_cnt - n_queue + 1)),
         )
+
+        # Datapath -------------------------------------------------------------------------------
+        # Every packet field and SPM write field is one multiplexer over its distinct sources,
+        # chosen by name in the states (SourceSelect). Owner tags, packets' thread and core.
+        self.who = who = SourceSelect(24, {
+            "req":   Cat(r_thread, r_core),
+            "queue": Cat(qd_thread, qd_core),
+            "held":  Cat(hw_thread, hw_core),
+        })
+        self.submodules += who
+        output.add_datapath(who, ni_bits=slice(P.ID_NI_SHIFT, P.ID_NI_SHIFT + P.ID_NI_BITS),
+            sync_id={
+                "req":   r_sync,
+                "new":   new_id,
+                "value": r_value,             # Engine-to-engine requests about the mutex/cond.
+                "aux":   qd_aux,              # Requeue onto the waiter's mutex.
+                "cw":    bmutex,              # Grant of the broadcast's mutex.
+            }, value={
+                "zero":  0,
+                "req":   r_sync,
+                "new":   new_id,
+                "grant": Mux(grant_local, P.GRANT_LOCAL, 0),
+                "ones":  P.SERIAL_VALUE,
+            })
+        # Control word ``idx`` is at ``cbase + idx`` (one adder behind the index's choice).
+        w_idx = SourceSelect(P.ID_INDEX_BITS, {"id": id_idx, "free": ctrl_free_head, "mutex": b_idx})
+        self.submodules += w_idx
+        spm.add_write_datapath(adr={
+                "qptr":  qptr,
+                "ctrl":  cbase + w_idx.value,
+                "link":  link,
+                "tail":  cw_tail,
+                "mtail": mw_tail,
+                "init":  init_cnt,
+            }, byte0={
+                "cw_head":    cw_head,
+                "nil":        QNIL,
+                "qd_next":    qd_next,
+                "hw_next":    hw_next,
+                "qptr":       qptr,
+                "mw_head":    mw_head,
+                "cw_tail":    cw_tail,
+                "qfree_head": qfree_head,
+                "init":       init_next[0:8],
+            }, byte1={
+                "cw_tail":  cw_tail,
+                "nil":      QNIL,
+                "req_core": r_core,           # A queue element's core.
+            }, middle={                       # gen, kind, alloc, 0 (a queue element: thread)
+                "cw":         Cat(cw_gen, cw_kind, C(1, 1), C(0, 1)),
+                "alloc":      Cat(cw_gen, alloc_kind, C(1, 1), C(0, 1)),
+                "free":       Cat(gen_inc, cw_kind, C(0, 1), C(0, 1)),
+                "mutex":      Cat(mw_gen, mw_kind, C(1, 1), C(0, 1)),
+                "req_thread": r_thread,
+            }, value={
+                "cw":        cw_val,
+                "alloc":     alloc_val,
+                "free_list": ctrl_free_head,
+                "owner":     Cat(who.value, C(1, 1)),            # Locked by ``who``.
+                "released":  Cat(C(0, 16), r_core, C(0, 1), C(1, 1)),
+                "barrier":   Cat(b_max, b_max),
+                "mutex":     mw[32:64],
+                "zero":      0,
+                "req_value": r_value,
+                "init":      init_next,
+            })
+
+        def ctrl(idx):
+            return w_idx.select(idx)
+
+        # FSM ------------------------------------------------------------------------------------
+        self.fsm = fsm = FSM(reset_state="INIT")
+
+        # INIT: build both free lists (one word per cycle). r_core and r_thread are still 0, so a
+        # queue element's word is its next byte and zeros, as written here.
         fsm.act("INIT",
-            wr.adr.eq(init_cnt), wr.we.eq(0xff),
             If(init_cnt < n_queue,
-                wr.dat_w.eq(init_next[0:8]),
+                write("init", "init", "req_core", "req_thread", "zero"),
             ).Else(
-                wr.dat_w.eq(Cat(C(QNIL, 8), C(QNIL, 8), C(0, 12), C(0, 2), C(0, 2), init_next)),
+                write("init", "nil", "nil", "req_thread", "init"),
             ),
             NextValue(init_cnt, init_cnt + 1),
             If(init_cnt == n_queue + n_ctrl - 1, NextState("IDLE")),
@@ -526,8 +667,8 @@ class SubutaiEngine(LiteXModule):
         # ALLOC: pop the first free control structure (its word was read at IDLE).
         fsm.act("ALLOC",
             If(can_emit,
-                write_ctrl(ctrl_free_head, QNIL, QNIL, cw_gen, alloc_kind, C(1, 1), alloc_val),
-                reply(0, value=new_id, sync_id=new_id),
+                write("ctrl", "nil", "nil", "alloc", "alloc"), ctrl("free"),
+                reply(0, value="new", sync_id="new"),
                 NextValue(ctrl_free_head, cw_val[0:16]),
                 NextValue(free_ctrl, free_ctrl - 1),
                 NextState("IDLE"),
@@ -542,7 +683,7 @@ class SubutaiEngine(LiteXModule):
                 If((cw_head != QNIL) | (~cw_kind[1] & locked),
                     *err(P.EBUSY),
                 ).Elif(can_emit,
-                    write_ctrl(id_idx, QNIL, QNIL, gen_inc, cw_kind, C(0, 1), ctrl_free_head),
+                    write("ctrl", "nil", "nil", "free", "free_list"), ctrl("id"),
                     reply(0),
                     NextValue(ctrl_free_head, id_idx),
                     NextValue(free_ctrl, free_ctrl + 1),
@@ -559,8 +700,8 @@ class SubutaiEngine(LiteXModule):
             ).Else(
                 If(~locked,
                     If(can_emit,
-                        write_cw(value=Cat(me, C(1, 1))),
-                        reply(0, value=Mux(grant_local, P.GRANT_LOCAL, 0)),
+                        write_cw(value="owner"),
+                        reply(0, value="grant"),
                         grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
@@ -571,14 +712,14 @@ class SubutaiEngine(LiteXModule):
                 ).Elif(free_queue == 0,
                     *err(P.EAGAIN),
                 ).Else(
-                    *enqueue(0),
+                    *enqueue("zero"),
                 ),
             ),
         )
 
         # Enqueue tail: link the old tail to the new element, then write the control word.
         fsm.act("ENQ_LINK",
-            write_next(link, cw_tail),
+            write_next("link", "cw_tail"),
             NextState("ENQ_CTRL"),
         )
         fsm.act("ENQ_CTRL",
@@ -597,13 +738,13 @@ class SubutaiEngine(LiteXModule):
                 ).Elif(cw_head == QNIL,
                     If(~r_reply | can_emit,
                         # Free, released by this core (UNLOCK_FOR: the condition waiter's).
-                        write_cw(value=Cat(C(0, 16), r_core, C(0, 1), C(1, 1))),
+                        write_cw(value="released"),
                         If(r_reply, reply(0)),
                         NextState("IDLE"),
                     ),
                 ).Elif(can_emit,
-                    write_cw(value=Cat(qd_thread, qd_core, C(1, 1)), head=qd_next),
-                    reply(0, core=qd_core, thread=qd_thread),
+                    write_cw(value="owner", head="qd_next"),
+                    reply(0, who="queue"),
                     grant_inc.eq(1),
                     NextState("FREE_ELEM"),
                 ),
@@ -620,11 +761,12 @@ class SubutaiEngine(LiteXModule):
         ]
         fsm.act("FREE_ELEM",
             If(~(r_reply | more) | can_emit,
-                write_next(qptr, qfree_head),
+                write_next("qptr", "qfree_head"),
                 NextValue(qfree_head, qptr),
                 NextValue(free_queue, free_queue + 1),
                 If(more,
-                    send(ni_id, r_sync, P.OP_BROADCAST_NEXT, r_core, r_thread, 0, r_reply),
+                    # To this engine (r_sync is one of its structures): the self queue.
+                    send(P.OP_BROADCAST_NEXT, reply=r_reply),
                 ).Elif(r_reply,
                     reply(0),
                 ),
@@ -641,12 +783,12 @@ class SubutaiEngine(LiteXModule):
             ).Else(
                 If(b_last,
                     If(can_emit,
-                        reply(0, value=P.SERIAL_VALUE),
+                        reply(0, value="ones"),
                         If(cw_head == QNIL,
-                            write_cw(value=Cat(b_max, b_max)),
+                            write_cw(value="barrier"),
                             NextState("IDLE"),
                         ).Else(
-                            write_next(cw_tail, qfree_head),
+                            write_next("tail", "qfree_head"),
                             NextValue(qfree_head, cw_head),
                             NextValue(link, cw_tail),
                             NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
@@ -658,7 +800,7 @@ class SubutaiEngine(LiteXModule):
                     *err(P.EAGAIN),
                 ).Else(
                     NextValue(cw_val, Cat(b_left_dec, b_max)),
-                    *enqueue(0),
+                    *enqueue("zero"),
                 ),
             ),
         )
@@ -670,7 +812,7 @@ class SubutaiEngine(LiteXModule):
                 *err(P.EINVAL),
             ).Else(
                 If(can_emit,
-                    send(v_ni, r_value, P.OP_WAIT_CHECK, r_core, r_thread, r_sync),
+                    send(P.OP_WAIT_CHECK, sync_id="value", value="req"),
                     NextState("IDLE"),
                 ),
             ),
@@ -683,7 +825,7 @@ class SubutaiEngine(LiteXModule):
             ).Else(
                 If(locked & (owner == me),
                     If(can_emit,
-                        send(v_ni, r_value, P.OP_COND_ENQUEUE, r_core, r_thread, r_sync),
+                        send(P.OP_COND_ENQUEUE, sync_id="value", value="req"),
                         NextState("IDLE"),
                     ),
                 ).Else(
@@ -702,26 +844,18 @@ class SubutaiEngine(LiteXModule):
                 If(free_queue == 0,
                     *err(P.EAGAIN),
                 ).Elif(can_emit,
-                    send(v_ni, r_value, P.OP_UNLOCK_FOR, r_core, r_thread, r_sync),
+                    send(P.OP_UNLOCK_FOR, sync_id="value", value="req"),
                     # Track the waiters' common mutex (for the broadcast fast path).
                     If(cw_head == QNIL,
                         NextValue(cw_val, r_value),
                     ).Elif(cw_val != r_value,
                         NextValue(cw_val[P.ID_F_BIT], 0),
                     ),
-                    *enqueue(r_value),
+                    *enqueue("req_value"),
                 ),
             ),
         )
 
-        bmutex = cw_val                       # The waiters' mutex id.
-        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
-        mw = Signal(64)                       # The mutex's control word.
-        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
-        mw_locked = mw[56]
-        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
-        hw_thread = Signal(16)
-        hw_next   = Signal(8)
         m_ok = Signal()
         self.comb += m_ok.eq((b_idx < n_ctrl) & d_alloc
             & (d_kind == bmutex[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS])
@@ -747,8 +881,8 @@ class SubutaiEngine(LiteXModule):
                     NextState("IDLE"),
                 ),
             ).Elif(can_emit,
-                write_cw(head=qd_next),
-                lock_for(qd_core, qd_thread, qd_aux),
+                write_cw(head="qd_next"),
+                lock_for(),
                 NextValue(link, qd_next),
                 NextState("FREE_ELEM"),
             ),
@@ -759,8 +893,8 @@ class SubutaiEngine(LiteXModule):
         # requeued at once by splicing it onto the mutex's queue; if the mutex is free its new
         # head is granted it. Constant time whatever the number of waiters. Falls back to the
         # per-waiter steps if the mutex is no longer valid (each waiter then gets EINVAL).
-        def write_mutex(head, tail, value):
-            return write_ctrl(b_idx, head, tail, mw_gen, mw_kind, C(1, 1), value)
+        def write_mutex(head, value):
+            return write("ctrl", head, "cw_tail", "mutex", value) + [ctrl("mutex")]
 
         mok_r = Signal()
         fsm.act("BC_DECIDE",
@@ -784,35 +918,35 @@ class SubutaiEngine(LiteXModule):
         # Free mutex: the first waiter owns it, the others become its queue.
         fsm.act("BC_GRANT",
             If(can_emit,
-                write_mutex(hw_next, cw_tail, Cat(hw_thread, hw_core, C(1, 1))),
-                reply(0, sync_id=bmutex, core=hw_core, thread=hw_thread),
+                write_mutex("hw_next", "owner"),
+                reply(0, sync_id="cw", who="held"),
                 grant_inc.eq(1),
                 NextState("BC_FREE_FIRST"),
             ),
         )
         fsm.act("BC_FREE_FIRST",
-            write_next(qptr, qfree_head),
+            write_next("qptr", "qfree_head"),
             NextValue(qfree_head, qptr),
             NextValue(free_queue, free_queue + 1),
             NextState("BC_END"),
         )
         # Held mutex with an empty queue: the cond queue becomes its queue.
         fsm.act("BC_TAKE",
-            write_mutex(qptr, cw_tail, mw[32:64]),
+            write_mutex("qptr", "mutex"),
             NextState("BC_END"),
         )
         # Held mutex with waiters: append the cond queue behind them.
         fsm.act("BC_LINK",
-            write_next(mw_tail, qptr),
+            write_next("mtail", "qptr"),
             NextState("BC_APPEND"),
         )
         fsm.act("BC_APPEND",
-            write_mutex(mw_head, cw_tail, mw[32:64]),
+            write_mutex("mw_head", "mutex"),
             NextState("BC_END"),
         )
         fsm.act("BC_END",
             If(~r_reply | can_emit,
-                write_cw(head=C(QNIL, 8), tail=C(QNIL, 8)),
+                write_cw(head="nil", tail="nil"),
                 If(r_reply, reply(0)),
                 NextState("IDLE"),
             ),
@@ -826,7 +960,7 @@ class SubutaiEngine(LiteXModule):
         fsm.act("WALK",
             write_cw(),
             If(can_emit,
-                reply(0, core=qd_core, thread=qd_thread),
+                reply(0, who="queue"),
                 NextValue(free_queue, free_queue + 1),
                 If(walk_end,
                     NextState("IDLE"),
