@@ -151,7 +151,7 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),
     (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
     (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
-    (["boards/radiona_ulx3s.py", "--tiles", "8"], "do not fit LFE5U-85F"),
+    (["boards/radiona_ulx3s.py", "--tiles", "9"], "do not fit LFE5U-85F"),
     (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
     (["boards/radiona_ulx3s.py", "--l2-size", "24K"], "power of two"),
     (["boards/radiona_ulx3s.py", "--l2-size", "big"], "invalid size"),
