@@ -72,16 +72,16 @@ def default_l2_size(board, args):
 
 def test_default_l2_sizes_cost_no_tile():
     """The L2 gets what the tiles leave of the block RAMs: 16 KiB on the ECP5-45F, which still
-    fits its 3 tiles, where 32 KiB would cost one; 8 KiB on the 85F, where 16 KiB would cost one
-    of its 8."""
+    fits its 3 tiles, where 32 KiB would cost one; 32 KiB on the 85F, where 64 KiB would cost one
+    of its 7."""
     from boards import radiona_ulx3s
     from boards.common import KiB
     assert radiona_ulx3s.default_l2_size("LFE5U-45F") == 16*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-45F") == radiona_ulx3s.max_tiles("LFE5U-45F", 8*KiB) == 3
     assert radiona_ulx3s.max_tiles("LFE5U-45F", 32*KiB) == 2
-    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 8*KiB
-    assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 8
-    assert radiona_ulx3s.max_tiles("LFE5U-85F", 16*KiB) == 7
+    assert radiona_ulx3s.default_l2_size("LFE5U-85F") == 32*KiB
+    assert radiona_ulx3s.max_tiles("LFE5U-85F") == radiona_ulx3s.max_tiles("LFE5U-85F", 8*KiB) == 7
+    assert radiona_ulx3s.max_tiles("LFE5U-85F", 64*KiB) == 6
 
 
 @pytest.mark.parametrize("board,args,tiles", _configs())
@@ -151,7 +151,7 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),
     (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
     (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
-    (["boards/radiona_ulx3s.py", "--tiles", "9"], "do not fit LFE5U-85F"),
+    (["boards/radiona_ulx3s.py", "--tiles", "8"], "do not fit LFE5U-85F"),
     (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
     (["boards/radiona_ulx3s.py", "--l2-size", "24K"], "power of two"),
     (["boards/radiona_ulx3s.py", "--l2-size", "big"], "invalid size"),
