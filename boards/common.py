@@ -119,9 +119,9 @@ class DeviceLimits:
 # with their payload in distributed RAM, no event counters, the atomic unit and the L2 behind a
 # registered bridge): 4 tiles (2x2) take 36,073 LUT4 sites (nextpnr TRELLIS_COMB: logic, carry,
 # distributed RAM) and 8 tiles (4x2) 69,954 to 70,237: 8,560 sites per tile (the larger of the
-# two: a 2x2 router has three ports, most 4x2 routers four), about 1,850 for the rest; 75 and 135 DP16KD with
-# a 32 KiB ROM and a 64 KiB L2: 20 per tile, 13 for the rest (the 2048-word atomic unit's 4
-# included) + the ROM + the L2 above 8 KiB.
+# two: a 2x2 router has three ports, most 4x2 routers four), about 1,850 for the rest; 75 and 135
+# DP16KD with a 32 KiB ROM and a 64 KiB L2: 20 per tile, 13 for the rest (the 2048-word atomic
+# unit's 4 included) + the ROM + the L2 above 8 KiB.
 ECP5_BUDGET   = TileBudget(lut_per_tile=8_560, lut_base=1_850, bram_per_tile=20, bram_base=13,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
