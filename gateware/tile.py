@@ -9,7 +9,7 @@ from migen import *
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import wishbone, csr_bus
-from litex.soc.interconnect.csr import CSRStatus, CSRField
+from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.cores.timer import Timer
 
@@ -32,6 +32,25 @@ class TileInfo(LiteXModule):
         # # #
 
         self.comb += self._cycles.status.eq(cycles)
+
+
+class TileTimer(Timer):
+    """LiteX's :class:`Timer` whose uptime is the SoC's global cycle counter.
+
+    ``add_shared_uptime(cycles)`` gives the registers and values of ``Timer.add_uptime()``: both
+    counters count from 0 at power-up and take no reset. Why not ``add_uptime()``: it builds a
+    64-bit counter in every tile (32 carry cells, 64 LUT4 sites on an ECP5) that would count
+    exactly as the global one."""
+    def add_shared_uptime(self, cycles):
+        assert not self.with_uptime
+        self.with_uptime    = True
+        self._uptime_latch  = CSRStorage(description="Write a ``1`` to latch current Uptime cycles to ``uptime_cycles`` register.")
+        self._uptime_cycles = CSRStatus(len(cycles), description="Latched Uptime since power-up (in ``sys_clk`` cycles).")
+
+        # # #
+
+        self.uptime_cycles = cycles
+        self.sync += If(self._uptime_latch.re, self._uptime_cycles.status.eq(cycles))
 
 
 class Tile(Module):
@@ -82,8 +101,8 @@ class Tile(Module):
 
         # Tile-local modules ---------------------------------------------------------------------
         self.submodules.ram    = wishbone.SRAM(ram_size)
-        self.submodules.timer0 = Timer()
-        self.timer0.add_uptime()
+        self.submodules.timer0 = TileTimer()
+        self.timer0.add_shared_uptime(cycles)
         self.submodules.tile   = TileInfo(tile_id, x, y, cycles)
         # Further tile-local modules given by the SoC (the NI), in the tile's CSR bank.
         for name, module in (modules or {}).items():

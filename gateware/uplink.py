@@ -128,8 +128,10 @@ class RegisteredUplink(LiteXModule):
             words.sink.valid.eq(source.ack | source.err),
             words.sink.data.eq(source.dat_r),
             words.sink.err.eq(source.err),
+            # A burst stays inside its aligned block: only the word's index in it counts up
+            # (no 30-bit adder; past the block's end the address is never used).
             If(source.ack | source.err,
-                NextValue(adr, adr + 1),
+                NextValue(adr[:line_bits], adr[:line_bits] + 1),
                 NextValue(remaining, remaining - 1),
             ),
         ]
@@ -140,7 +142,7 @@ class RegisteredUplink(LiteXModule):
                 sink.ack.eq(~words.source.err),
                 sink.err.eq(words.source.err),
                 words.source.ready.eq(1),
-                NextValue(expect, expect + 1),
+                NextValue(expect[:line_bits], expect[:line_bits] + 1),
                 If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
                     # The block's last word needs no draining: take the next access at once.
                     If((remaining == 0) & (words.level == 1),

@@ -198,7 +198,9 @@ def _ni_design(subutai, with_counters=True):
             self.bus = csr_bus.Interface(data_width=32, address_width=14)
             self.submodules.icon = csr_bus.InterconnectShared([self.bus], self.banks.get_buses())
             self.irqs = [getattr(self, n).ev.irq for n in names]
-            self.ios = all_signals_of(self.bus, ni.tx, ni.rx) | set(self.irqs)
+            # The port's window is its register interface: a bus of the tile's crossbar.
+            window = [self.subutai.window.bus] if subutai else []
+            self.ios = all_signals_of(self.bus, ni.tx, ni.rx, *window) | set(self.irqs)
     return BankedNI
 
 

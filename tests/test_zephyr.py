@@ -176,8 +176,9 @@ def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, ba
 def test_spin_then_block_paths(zephyr, pthreadtest_groups, backend, conf, per_core):
     """Every primitive through both ends of spin-then-block: with no spin budget and three
     threads per tile, every wait that is not answered at once sleeps (through the window's
-    give-up, the CSR path when other threads of the tile wait, interrupts let in while spinning);
-    with one thread per tile every wait spins until its answer, letting interrupts in meanwhile."""
+    give-up, the reply interrupt when other threads of the tile wait, interrupts let in while
+    spinning); with one thread per tile every wait spins until its answer, letting interrupts in
+    meanwhile."""
     r = zephyr.run(2, 2, "pthreadtest", backend,
         conf=conf + [f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
     _pthreadtest_ok(r, pthreadtest_groups)

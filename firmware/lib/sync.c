@@ -33,15 +33,15 @@ SUBUTAI_SYNC_PATH static int status_to_errno(unsigned int status)
 	}
 }
 
+/* Takes the reply that waits (subutai_window_reply_waits()): the load returns at once. */
 SUBUTAI_SYNC_PATH void subutai_reply_pop(struct subutai_reply *reply)
 {
-	/* Only the info register pops the reply: read the others first. */
-	reply->id = subutai_reply_id_read();
-	reply->value = subutai_reply_value_read();
-	uint32_t info = subutai_reply_info_read();
+	uint32_t info = subutai_window_reply();
 
-	reply->status = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_STATUS);
-	reply->thread = SUBUTAI_FIELD_GET(info, CSR_SUBUTAI_REPLY_INFO_THREAD);
+	reply->status = info & SUBUTAI_WINDOW_INFO_STATUS_MASK;
+	reply->id = subutai_window_reply_id();
+	reply->value = subutai_window_reply_value();
+	reply->thread = subutai_window_reply_thread();
 }
 
 /* What a request needs on its way (exchange()). */
@@ -52,44 +52,29 @@ enum {
 	X_FULL    = 1 << 3, /* the whole reply value is needed (an allocation's new id) */
 };
 
-/*
- * CSR path. Writes a request. Returns with the port lock held (its key in *key) when a reply
- * will come, so that the caller waits for it before any handler runs; otherwise released.
- */
-static inline bool issue_csr(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
-			     unsigned int *key)
-{
-	while (!SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REQ_READY)) {
-	}
-	/* The three registers form one request: no handler may issue in between. */
-	*key = subutai_port_lock();
-	subutai_req_id_write(id);
-	subutai_req_value_write(value);
-	subutai_req_op_write(SUBUTAI_FIELD_PREP(op, CSR_SUBUTAI_REQ_OP_OP) |
-			     SUBUTAI_FIELD_PREP(subutai_port_thread(), CSR_SUBUTAI_REQ_OP_THREAD) |
-			     SUBUTAI_FIELD_PREP(want_reply ? 1 : 0, CSR_SUBUTAI_REQ_OP_REPLY));
-	if (want_reply || !SUBUTAI_OP_IS_POSTED(op)) {
-		return true;
-	}
-	subutai_port_unlock(*key);
-	return false;
-}
+#if !defined(SUBUTAI_PORT_WINDOW) && !defined(SUBUTAI_PORT_SHARED_WINDOW)
+#error "subutai_port.h must choose how the core's threads use the window"
+#endif
 
-#ifdef SUBUTAI_PORT_SHARED_WINDOW
-/* A request through the window shared by the core's threads; returns with the port lock held. */
-SUBUTAI_SYNC_PATH static inline unsigned int shared_window_issue(subutai_id_t id, unsigned int op,
-								 uint32_t value, unsigned int how)
+/*
+ * A request through the window, with this core's handlers masked (the port lock) so that none
+ * issues in between or takes its reply; returns the lock's key. Each thread of a core that shares
+ * the window names itself first (the reply's thread field).
+ */
+SUBUTAI_SYNC_PATH static inline unsigned int locked_issue(subutai_id_t id, unsigned int op,
+							  uint32_t value, unsigned int how)
 {
 	unsigned int key = subutai_port_lock();
 
+#ifdef SUBUTAI_PORT_SHARED_WINDOW
 	subutai_window_set_thread(subutai_port_thread());
+#endif
 	if (how & X_VALUE) {
 		subutai_window_set_value(value);
 	}
 	subutai_window_issue(op, (how & X_REPLY) != 0, id);
 	return key;
 }
-#endif
 
 /*
  * One request and, when one comes, its reply (false if none: a posted op). *invalidated says
@@ -129,10 +114,10 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 	subutai_window_take(info, (how & X_FULL) != 0, id, subutai_port_thread(), reply);
 	subutai_port_unlock(key);
 	return true;
-#elif defined(SUBUTAI_PORT_SHARED_WINDOW)
+#else
 	/* The threads of the core share the window: the port waits for the reply (through the window
 	 * when no other thread's reply can come first). */
-	key = shared_window_issue(id, op, value, how);
+	key = locked_issue(id, op, value, how);
 	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
 		subutai_port_unlock(key);
 		return false;
@@ -151,12 +136,6 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 	}
 	subutai_port_window_wait(reply, id, (how & X_ACQUIRE) != 0, (how & X_FULL) != 0,
 				 invalidated, key, NULL);
-	return true;
-#else
-	if (!issue_csr(id, op, value, want_reply, &key)) {
-		return false;
-	}
-	subutai_port_wait_reply(reply, 0, key, NULL);
 	return true;
 #endif
 }
@@ -298,17 +277,16 @@ SUBUTAI_SYNC_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 
 SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
 {
-	/* A deadline needs the CSR path: only a poll of the clock ends the wait early. */
+	/* A deadline needs a sleeping wait: only a poll of the clock ends the wait early. */
 	struct subutai_reply reply;
 	bool timed_out = false;
-	unsigned int key;
+	unsigned int key = locked_issue(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE);
 
-	issue_csr(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
 	if (!subutai_port_wait_reply(&reply, deadline, key, NULL)) {
 		/* Wakes every waiter, this one included: it comes back with the mutex. */
 		timed_out = true;
-		issue_csr(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
-		subutai_port_wait_reply(&reply, 0, subutai_port_lock(), NULL);
+		key = locked_issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0);
+		subutai_port_wait_reply(&reply, 0, key, NULL);
 	}
 	int status = status_to_errno(reply.status);
 
@@ -339,25 +317,24 @@ static int cond_woken(const struct subutai_reply *reply, subutai_id_t mutex, boo
 }
 
 /*
- * A condition wait on the CSR path that stop can end, as a timed wait ends at its deadline: the
- * waiter broadcasts the condition, which wakes every waiter, this one included (its own requests
- * reach the host in order), and it comes back with the mutex.
+ * A sleeping condition wait that stop can end, as a timed wait ends at its deadline: the waiter
+ * broadcasts the condition, which wakes every waiter, this one included (its own requests reach
+ * the host in order), and it comes back with the mutex.
  */
-static int csr_cond_wait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
-			 struct subutai_stop *stop)
+static int sleeping_cond_wait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline,
+			      struct subutai_stop *stop)
 {
 	struct subutai_reply reply;
 	int ended = 0;
-	unsigned int key;
+	unsigned int key = locked_issue(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE);
 
-	issue_csr(cond, SUBUTAI_OP_COND_WAIT, mutex, false, &key);
 	if (!subutai_port_wait_reply(&reply, deadline, key, stop)) {
 		/* Out for its reply now: a wake-up that comes meanwhile is only noted. */
 		struct subutai_stop note = {.fn = NULL};
 
 		ended = stop->stopped ? EINTR : ETIMEDOUT;
-		issue_csr(cond, SUBUTAI_OP_COND_BROADCAST, 0, false, &key);
-		subutai_port_wait_reply(&reply, 0, subutai_port_lock(), &note);
+		key = locked_issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0);
+		subutai_port_wait_reply(&reply, 0, key, &note);
 		stop->stopped |= note.stopped;
 	}
 	int status = cond_woken(&reply, mutex, false);
@@ -392,7 +369,7 @@ static int window_cond_wait(subutai_id_t cond, subutai_id_t mutex, struct subuta
 			if (!stopped && subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
 				asked = subutai_cycles32();
 				if (stop->fn(stop->arg)) {
-					/* Out of the queue as on a timeout (csr_cond_wait()). */
+					/* Out of the queue as on a timeout (sleeping_cond_wait()). */
 					stopped = stop->stopped = true;
 					subutai_window_issue(SUBUTAI_OP_COND_BROADCAST, false, cond);
 				}
@@ -416,21 +393,21 @@ static int window_cond_wait(subutai_id_t cond, subutai_id_t mutex, struct subuta
 #endif
 
 #ifdef SUBUTAI_PORT_SHARED_WINDOW
-/* An untimed wait through the shared window that stop can end, as csr_cond_wait() does. */
+/* An untimed wait through the shared window that stop can end, as sleeping_cond_wait() does. */
 static int shared_window_cond_wait(subutai_id_t cond, subutai_id_t mutex,
 				   struct subutai_stop *stop)
 {
 	struct subutai_reply reply;
 	bool invalidated;
 	int ended = 0;
-	unsigned int key = shared_window_issue(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE);
+	unsigned int key = locked_issue(cond, SUBUTAI_OP_COND_WAIT, mutex, X_VALUE);
 
 	if (!subutai_port_window_wait(&reply, cond, true, false, &invalidated, key, stop)) {
 		/* Out for its reply now: a wake-up that comes meanwhile is only noted. */
 		struct subutai_stop note = {.fn = NULL};
 
 		ended = EINTR;
-		key = shared_window_issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0);
+		key = locked_issue(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0);
 		subutai_port_window_wait(&reply, cond, true, false, &invalidated, key, &note);
 		stop->stopped |= note.stopped;
 	}
@@ -452,7 +429,7 @@ int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t 
 		return shared_window_cond_wait(cond, mutex, stop);
 	}
 #endif
-	return csr_cond_wait(cond, mutex, deadline, stop);
+	return sleeping_cond_wait(cond, mutex, deadline, stop);
 }
 
 SUBUTAI_SYNC_PATH int subutai_cond_signal(subutai_id_t cond)

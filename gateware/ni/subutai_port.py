@@ -7,7 +7,7 @@ from migen import *
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
+from litex.soc.interconnect.csr import CSRStatus, CSRField
 from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
 
 from gateware.noc.common import head_flit
@@ -46,11 +46,15 @@ def _round_robin_merge(module, sinks, source):
 class SubutaiPort(LiteXModule):
     """Synchronization requests of a core, its tile's Subutai-HW engine and their packets.
 
-    Core side (CSRs): write ``req_id`` and ``req_value``, then ``req_op`` (op, thread, reply flag)
-    to issue a request; the core id is the tile's, set by hardware. ``status.req_ready`` says a
-    request can be issued. Replies queue in a FIFO: read ``reply_id``, ``reply_value``, then
-    ``reply_info`` (status, thread), which pops the reply. The ``reply`` event (interrupt) is
-    pending while a reply waits.
+    Core side: the direct window (:class:`gateware.ni.subutai_window.SubutaiWindow`,
+    ``self.window.bus``, a slave of the tile's crossbar): a request is one store, its reply one
+    load, as single-cycle accesses of the tile's local bus. Requests enter a FIFO (the core id is
+    the tile's, set by hardware); replies queue in a FIFO the window pops. The ``reply`` event
+    (interrupt) is pending while a reply waits: a core that cannot stall on the bus (a thread of
+    an operating system, a timed wait) sleeps until it rises and then takes the reply with a load
+    that no longer waits. There are no request or reply CSRs: each would be one more 32-bit
+    register in the tile's CSR bank, whose read multiplexer and request multiplexer took about
+    300 LUT4 per tile on an ECP5 (docs/architecture.md, Boards).
 
     Routing (TPDS'21 §III-D): the host tile of a request is bits 30:24 of its sync id. A request for
     this tile's engine (or for no valid tile, which the engine refuses with EINVAL) goes straight
@@ -69,43 +73,21 @@ class SubutaiPort(LiteXModule):
     on an FPGA is distributed RAM at about 1.5 LUT4 sites per bit. With 8-entry request, network
     and output FIFOs the port took 150 distributed-RAM blocks instead of 49, and the benchmarks'
     Subutai medians were 1 to 2 cycles higher (each FIFO adds a cycle of latency).
-
-    ``window``: the core's direct window (:class:`gateware.ni.subutai_window.SubutaiWindow`,
-    ``self.window.bus``, for the tile's crossbar): requests as single stores and replies as
-    blocking loads, beside the CSRs, into the same request FIFO and from the same reply FIFO.
     """
     def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=2,
-            net_depth=0, out_depth=0, window=True, with_counters=True):
+            net_depth=0, out_depth=0, with_counters=True):
         n_tiles = mesh_x*mesh_y
         self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes,
             with_counters=with_counters)
 
         # CSRs -----------------------------------------------------------------------------------
-        self._req_id    = CSRStorage(32, description="Sync id of the next request (host tile in bits 30:24).")
-        self._req_value = CSRStorage(32, description="Value of the next request (count, mutex id, kind).")
-        self._req_op    = CSRStorage(fields=[
-            CSRField("op",     size=8, description="Request op (``SUBUTAI_OP_*``)."),
-            CSRField("thread", size=16, offset=8, description="Requesting thread id on this core."),
-            CSRField("reply",  size=1, offset=24, description="Ask a reply even for a posted op."),
-        ], description="Writing issues the request made of ``req_id``, ``req_value`` and this.")
-        self._status = CSRStatus(fields=[
-            CSRField("req_ready", size=1, offset=0, description="A request can be issued now."),
-            CSRField("replies",   size=8, offset=8, description="Replies waiting."),
-            CSRField("overflow",  size=1, offset=16, description="Sticky: a request was issued while not ready (it was refused)."),
-        ])
-        self._reply_id    = CSRStatus(32, description="Sync id of the oldest reply (new id of an allocation).")
-        self._reply_value = CSRStatus(32, description="Value of the oldest reply.")
-        self._reply_info  = CSRStatus(fields=[
-            CSRField("status", size=7, description="0 or an errno value."),
-            CSRField("thread", size=16, offset=8, description="Thread the reply is for."),
-        ], description="Reading pops the oldest reply.")
         self._last_error = CSRStatus(fields=[
             CSRField("status", size=8, description="Status of the last refused posted request."),
             CSRField("op", size=8, offset=8, description="Its op."),
         ])
         self._last_error_id = CSRStatus(32, description="Sync id of the last refused posted request.")
         self.ev = EventManager()
-        self.ev.reply = EventSourceLevel(description="A reply waits.")
+        self.ev.reply = EventSourceLevel(description="A reply waits (the window's ``REPLY`` load takes it at once).")
         self.ev.finalize()
         # Last, so that every other register has the same address with and without them.
         for name, sig in engine.counters.items():
@@ -121,29 +103,9 @@ class SubutaiPort(LiteXModule):
             self._last_error_id.status.eq(engine.last_err_sync),
         ]
 
-        # Core requests ----------------------------------------------------------------------------
+        # Core requests (from the window) ----------------------------------------------------------
         issue = stream_fifo(P.REQUEST_LAYOUT, request_depth)
         self.issue = issue
-        overflow = Signal()
-        # A CSR write is a one-cycle strobe that cannot wait: it has the FIFO's input whenever it
-        # comes, and a window store waits (one core never issues both at once).
-        window_request = stream.Endpoint(P.REQUEST_LAYOUT)
-        self.comb += [
-            If(self._req_op.re,
-                issue.sink.valid.eq(1),
-                issue.sink.sync_id.eq(self._req_id.storage),
-                issue.sink.value.eq(self._req_value.storage),
-                issue.sink.op.eq(self._req_op.fields.op),
-                issue.sink.core.eq(tile_id),
-                issue.sink.thread.eq(self._req_op.fields.thread),
-                issue.sink.reply.eq(self._req_op.fields.reply),
-            ).Else(
-                window_request.connect(issue.sink),
-            ),
-            self._status.fields.req_ready.eq(issue.sink.ready),
-            self._status.fields.overflow.eq(overflow),
-        ]
-        self.sync += If(self._req_op.re & ~issue.sink.ready, overflow.eq(1))
 
         host = Signal(P.ID_NI_BITS)
         local = Signal()
@@ -256,31 +218,9 @@ class SubutaiPort(LiteXModule):
         ]
         self.sync += If(tx.valid & tx.ready, flit.eq(Mux(flit == SUBUTAI_PACKET_WORDS, 0, flit + 1)))
 
-        # Replies for this core ------------------------------------------------------------------
+        # Replies for this core, and the window ------------------------------------------------
         replies = stream.SyncFIFO(_REPLY_LAYOUT, reply_depth)
         self.replies = replies
         _round_robin_merge(self, [eng_reply, net_reply], replies.sink)
-        head = replies.source
-        count = Signal(8)
-        pop = Signal()
-        self.comb += [
-            self._reply_id.status.eq(Mux(head.valid, head.sync_id, 0)),
-            self._reply_value.status.eq(Mux(head.valid, head.value, 0)),
-            self._reply_info.fields.status.eq(Mux(head.valid, head.op[0:7], 0)),
-            self._reply_info.fields.thread.eq(head.thread),
-            pop.eq(self._reply_info.we & head.valid),
-            self._status.fields.replies.eq(count),
-            self.ev.reply.trigger.eq(head.valid),
-        ]
-        window_pop = Signal()
-        if window:
-            # The window reads the head without the FIFO's ready; it pops through its own.
-            head_view = stream.Endpoint(_REPLY_LAYOUT)
-            self.comb += [
-                head_view.valid.eq(head.valid),
-                head_view.payload.eq(head.payload),
-                window_pop.eq(head_view.ready & head.valid),
-            ]
-            self.window = SubutaiWindow(window_request, head_view, tile_id)
-        self.comb += head.ready.eq(pop | window_pop)
-        self.sync += count.eq(count + (replies.sink.valid & replies.sink.ready) - pop - window_pop)
+        self.comb += self.ev.reply.trigger.eq(replies.source.valid)
+        self.window = SubutaiWindow(issue.sink, replies.source, tile_id)

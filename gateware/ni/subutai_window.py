@@ -25,8 +25,13 @@ single-cycle access of the tile's local bus:
 
 The window has no time-out: the tile's crossbar has none, so a wait of any length completes when
 the reply arrives. The core takes no interrupt while its load waits, and every other source is
-served once the load completes. The CSR path stays (Zephyr's threads, timed waits, interrupts):
-both feed the same request FIFO and pop the same reply FIFO; one core never drives both at once.
+served once the load completes.
+
+The window is the port's only register interface. Code that must not stall on the bus (the
+threads of an operating system, a wait with a deadline) issues its request with the same stores
+and sleeps until the port's ``reply`` interrupt rises (``STATUS`` bit 0 says so too): a ``REPLY``
+load then returns at once, and ``ID``, ``VALUE`` and ``REPLY_THREAD`` say the rest of the reply,
+so a handler can give each reply to its thread.
 """
 
 from migen import *
@@ -45,6 +50,7 @@ SPIN          = 0x00c   # RW: cycles a REPLY_BRIEF load waits at most.
 REPLY         = 0x010   # R: waits for a reply, pops it, returns its info word.
 REPLY_BRIEF   = 0x014   # R: as REPLY, but gives up after SPIN cycles (info word without VALID).
 STATUS        = 0x018   # R: a reply waits [0]; a request can be issued now [8].
+REPLY_THREAD  = 0x01c   # R: thread of the last reply taken.
 OP_BASE       = 0x100   # W: request op (offset - OP_BASE)/4 on the sync id written.
 OP_REPLY_BASE = 0x200   # W: the same, asking a reply even for a posted op.
 OP_COUNT      = 64      # Ops 0x00..0x3f: every core and engine op.
@@ -84,6 +90,7 @@ class SubutaiWindow(LiteXModule):
         spin    = Signal(16, reset=spin_default)
         last_id = Signal(32)
         last_value = Signal(32)
+        last_thread = Signal(16)
         waited  = Signal(16)      # Cycles the current REPLY_BRIEF load has waited.
 
         self.sync += bus.ack.eq(0)
@@ -121,6 +128,7 @@ class SubutaiWindow(LiteXModule):
                 If(reply.valid,
                     bus.ack.eq(1), bus.dat_r.eq(info),
                     last_id.eq(reply.sync_id), last_value.eq(reply.value),
+                    last_thread.eq(reply.thread),
                     waited.eq(0),
                 ).Elif((word == REPLY_BRIEF >> 2) & (waited >= spin),
                     bus.ack.eq(1), bus.dat_r.eq(0),
@@ -136,6 +144,7 @@ class SubutaiWindow(LiteXModule):
                     THREAD >> 2: bus.dat_r.eq(thread),
                     SPIN   >> 2: bus.dat_r.eq(spin),
                     STATUS >> 2: bus.dat_r.eq(Cat(reply.valid, C(0, 7), request.ready)),
+                    REPLY_THREAD >> 2: bus.dat_r.eq(last_thread),
                     "default": bus.dat_r.eq(0),
                 }),
             ),
@@ -149,6 +158,7 @@ def c_header(prefix="SUBUTAI_WINDOW"):
         f"#ifndef {prefix}_H", f"#define {prefix}_H", ""]
     for name, value in [("SIZE", WINDOW_SIZE), ("VALUE", VALUE), ("ID", ID), ("THREAD", THREAD),
             ("SPIN", SPIN), ("REPLY", REPLY), ("REPLY_BRIEF", REPLY_BRIEF), ("STATUS", STATUS),
+            ("REPLY_THREAD", REPLY_THREAD),
             ("OP_BASE", OP_BASE), ("OP_REPLY_BASE", OP_REPLY_BASE), ("OP_COUNT", OP_COUNT),
             ("INFO_STATUS_MASK", INFO_STATUS_MASK), ("INFO_VALID", INFO_VALID),
             ("INFO_VALUE_SHIFT", INFO_VALUE_SHIFT), ("SPIN_DEFAULT", SPIN_DEFAULT)]:

@@ -4,7 +4,7 @@
  * the threads of the core (SUBUTAI_PORT_SHARED_WINDOW); a reply is taken through the window by
  * its thread, spinning, while no other thread of the core waits for one, and otherwise the reply
  * interrupt hands each reply to its thread, which sleeps in the scheduler meanwhile
- * (drivers/subutai/subutai_ni.c). Timed condition waits take the CSR path.
+ * (drivers/subutai/subutai_ni.c), as it does in timed condition waits.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H

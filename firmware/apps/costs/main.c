@@ -130,8 +130,7 @@ int main(void)
 		stamp_cost = b - a < stamp_cost ? b - a : stamp_cost;
 	}
 	MEASURE("tile CSR read", sink = tile_id_read());
-	MEASURE("subutai status read", sink = subutai_status_read());
-	MEASURE("subutai req_id write", subutai_req_id_write(0));
+	MEASURE("subutai last_error read", sink = subutai_last_error_read());
 	MEASURE("subutai ev_enable write", subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET));
 	MEASURE("uart txfull read", sink = uart_txfull_read());
 	MEASURE("atomic swap", sink = subutai_atomic_swap(0, 0));

@@ -1,9 +1,8 @@
 /*
  * windowtest: the request path of the Subutai driver under conditions the other tests do not
  * make: a blocking wait of more than ten million cycles, an interrupt of another source that
- * becomes pending while the core waits, every error answer, and a full scratchpad. The same
- * source runs through the direct window (default) and the CSR path (-DSUBUTAI_SYNC_CSR); both
- * must print the same lines. Needs 2 tiles or more.
+ * becomes pending while the core waits, every error answer, and a full scratchpad, all through
+ * the port's direct window. Needs 2 tiles or more.
  *
  * Core 1 computes for LONG_WAIT cycles, writes a value and arrives at a barrier; core 0 waits at
  * that barrier from the start, with its timer armed to fire during the wait.

@@ -1,8 +1,8 @@
 /*
  * The direct window of a core to its tile's Subutai port (gateware/ni/subutai_window.py): a
- * request is one store, its reply one load, on the tile's local bus. OS-agnostic: the bare-metal
- * port sends every request through it; the Zephyr port shares it among the threads of a core
- * (zephyr-app/include/subutai_port.h).
+ * request is one store, its reply one load, on the tile's local bus. It is the port's only
+ * register interface. OS-agnostic: the bare-metal port sends every request through it; the Zephyr
+ * port shares it among the threads of a core (zephyr-app/include/subutai_port.h).
  */
 #ifndef SUBUTAI_WINDOW_ACCESS_H
 #define SUBUTAI_WINDOW_ACCESS_H
@@ -46,6 +46,18 @@ static inline uint32_t subutai_window_reply(void)
 static inline uint32_t subutai_window_reply_brief(void)
 {
 	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_REPLY_BRIEF);
+}
+
+/* A reply waits: a subutai_window_reply() now returns at once. */
+static inline bool subutai_window_reply_waits(void)
+{
+	return (SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_STATUS) & 1u) != 0;
+}
+
+/* Thread of the last reply taken. */
+static inline unsigned int subutai_window_reply_thread(void)
+{
+	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_REPLY_THREAD);
 }
 
 /* Id and value of the last reply taken. */

@@ -1,9 +1,9 @@
 /*
  * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c): one thread per core, so a request
  * is thread 0's, and the core may stall on the bus until its reply: requests go through the
- * Subutai port's direct window (SUBUTAI_PORT_WINDOW; gateware/ni/subutai_window.py), unless the
- * image is built with -DSUBUTAI_SYNC_CSR, which keeps the CSR path, where waiting for a reply
- * means sleeping until the reply interrupt line rises. The Zephyr port
+ * Subutai port's direct window (SUBUTAI_PORT_WINDOW; gateware/ni/subutai_window.py), and the
+ * core waits for a reply with a load, except in a wait with a deadline, where it sleeps until
+ * the reply interrupt line rises (subutai_port_wait_reply()). The Zephyr port
  * (zephyr-app/include/subutai_port.h) has the same functions and shares the window among the
  * threads of a core.
  */
@@ -21,6 +21,9 @@
 #include <subutai/ni.h>   /* SUBUTAI_FIELD_GET */
 #include <subutai/soc.h>
 #include <subutai/sync.h>
+#include <subutai/window.h>
+
+#define SUBUTAI_PORT_WINDOW 1
 
 /* Thread id of the caller in its requests (the reply's thread field). */
 static inline unsigned int subutai_port_thread(void)
@@ -67,7 +70,7 @@ static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t
 		subutai_reply_irq_ready = true;
 	}
 	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
-	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
+	while (!subutai_window_reply_waits()) {
 		if (deadline == 0 && stop == NULL) {
 			__asm__ volatile("wfi");
 			continue;
@@ -87,10 +90,5 @@ static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t
 	subutai_port_unlock(key);
 	return true;
 }
-
-#ifndef SUBUTAI_SYNC_CSR
-#define SUBUTAI_PORT_WINDOW 1
-#include <subutai/window.h>
-#endif
 
 #endif /* SUBUTAI_PORT_H */

@@ -196,7 +196,7 @@ SUBUTAI_SYNC_PATH static bool spin_for_reply(struct subutai_waiter *waiter, stru
 		    take_given(waiter, reply, woken);
 
 	while (!mine && subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES) {
-		if (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) == 0) {
+		if (!subutai_window_reply_waits()) {
 			continue;
 		}
 		subutai_reply_pop(reply);
@@ -318,7 +318,7 @@ SUBUTAI_SYNC_PATH bool subutai_port_window_wait(struct subutai_reply *reply, sub
 	*invalidated = false;
 	for (;;) {
 		if (subutai_replies_awaited != 0) {
-			/* Replies of other threads may come first: the CSRs say whose each one is. */
+			/* Replies of other threads may come first: each says whose it is. */
 			return subutai_port_wait_reply(reply, 0, key, stop);
 		}
 		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
@@ -366,7 +366,7 @@ int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)
 SUBUTAI_SYNC_PATH static void subutai_reply_isr(const void *arg)
 {
 	ARG_UNUSED(arg);
-	while (SUBUTAI_FIELD_GET(subutai_status_read(), CSR_SUBUTAI_STATUS_REPLIES) != 0) {
+	while (subutai_window_reply_waits()) {
 		struct subutai_reply reply;
 
 		subutai_reply_pop(&reply);
