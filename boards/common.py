@@ -41,14 +41,16 @@ YOWASP_TOOLS = {
 # How many tiles fit a device, from two figures measured on real builds (results/boards.md):
 # LUTs of one tile (VexRiscv + router + NI + Subutai-HW, yosys synth_ecp5 default mapping) and of
 # the rest of the SoC (SDRAM controller + L2, BIOS ROM, SRAM, UART, global blocks). Placement
-# needs headroom, so only FILL of the device's LUTs is budgeted: eight tiles placed at 84 % of an
-# LFE5U-85F's LUT4 sites (70,237) and routed neither with nextpnr's router1 (267,000 arcs left,
-# flat, after 13 minutes) nor with router2 (overuse down to 32,000 wires, then growing again from
-# its 9th iteration), while four tiles at 43 % route in 7 to 30 minutes. Block RAMs (each tile:
+# needs headroom, so only FILL of the device's LUTs is budgeted: eight tiles placed at 79.7 % of an
+# LFE5U-85F's LUT4 sites (66,660, 197 of 208 DP16KD) and routed neither with nextpnr's router2
+# (overused wires down from 108,600 to 20,700 in 12 iterations, then up again to 43,600 at the
+# 20th, 30 minutes in) nor with router1 (188,000 of 294,000 arcs left, flat, after 11 minutes),
+# as at 84 % before, while four tiles at 43 % route in 7 to 30 minutes. No fill in between has
+# been tried: the budget stops below the smallest that did not route. Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in columns of their own and need no
 # routing slack of their own, so BRAM_FILL of them is budgeted.
 
-FILL      = 0.80
+FILL      = 0.78
 BRAM_FILL = 0.92
 
 ECP5_DEVICES = {
@@ -116,17 +118,18 @@ class DeviceLimits:
 
 
 # ECP5, measured on ULX3S 85F placements (results/boards.md; -nowidelut, two-flit router buffers
-# with their payload in distributed RAM, no event counters, the atomic unit and the L2 behind a
-# registered bridge): 4 tiles (2x2) take 36,073 LUT4 sites (nextpnr TRELLIS_COMB: logic, carry,
-# distributed RAM) and 8 tiles (4x2) 69,954 to 70,237: 8,560 sites per tile (the larger of the
-# two: a 2x2 router has three ports, most 4x2 routers four), about 1,850 for the rest; 75 and 135
+# with their payload in distributed RAM, no event counters, the Subutai port's window as its only
+# register interface, the atomic unit and the L2 behind a registered bridge): 8 tiles (4x2) take
+# 66,660 LUT4 sites (nextpnr TRELLIS_COMB: logic, carry, distributed RAM; 70,237 with the request
+# and reply CSRs beside the window and a 64-bit uptime counter per tile): 8,100 sites per tile
+# (a 2x2 router has three ports, most 4x2 routers four), about 1,850 for the rest; 75 and 135
 # DP16KD with a 32 KiB ROM and a 64 KiB L2: 20 per tile, 13 for the rest (the 2048-word atomic
 # unit's 4 included) + the ROM + the L2 above 8 KiB.
-ECP5_BUDGET   = TileBudget(lut_per_tile=8_560, lut_base=1_850, bram_per_tile=20, bram_base=13,
+ECP5_BUDGET   = TileBudget(lut_per_tile=8_100, lut_base=1_850, bram_per_tile=20, bram_base=13,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
 # LUT4 of this logic, a RAMB36 twice a DP16KD.
-XILINX_BUDGET = TileBudget(lut_per_tile=5_350, lut_base=1_160, bram_per_tile=10, bram_base=7,
+XILINX_BUDGET = TileBudget(lut_per_tile=5_060, lut_base=1_160, bram_per_tile=10, bram_base=7,
     bram_bytes=4*KiB)
 
 # SoC ----------------------------------------------------------------------------------------------
