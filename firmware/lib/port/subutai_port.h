@@ -18,7 +18,6 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 #include <irq.h>
-#include <subutai/ni.h>   /* SUBUTAI_FIELD_GET */
 #include <subutai/soc.h>
 #include <subutai/sync.h>
 #include <subutai/window.h>
