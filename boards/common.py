@@ -261,10 +261,14 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
             help="nextpnr-ecp5's router (router1 is its default).")
         parser.add_argument("--seed-attempts", type=_positive_int, default=3,
             help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
-                 "does not converge in --nextpnr-timeout or misses timing (default 3).")
+                 "does not converge (--nextpnr-stall, --nextpnr-timeout) or misses timing "
+                 "(default 3).")
         parser.add_argument("--nextpnr-timeout", type=_minutes, default=60,
             help="Minutes after which a nextpnr-ecp5 run counts as not converging (0: none; "
                  "default 60).")
+        parser.add_argument("--nextpnr-stall", type=_minutes, default=5,
+            help="Minutes without progress of nextpnr-ecp5's router (arcs left, wires overused) "
+                 "after which a run counts as not converging (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
@@ -485,15 +489,62 @@ class StageError(BoardError):
 
 
 class StageTimeout(StageError):
-    def __init__(self, name, seconds):
-        StageError.__init__(self, f"{name} exceeded its time limit ({seconds:.0f} s)", seconds)
+    """A stage stopped past its time limit, or (``reason``) because its watch saw it stall."""
+    def __init__(self, name, seconds, reason=None):
+        StageError.__init__(self, f"{name} " + (reason or "exceeded its time limit")
+            + f" ({seconds:.0f} s)", seconds)
+        self.reason = reason
 
 
-def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout=None):
+class RouterStall:
+    """Watch of nextpnr-ecp5's router: says when it has stopped converging.
+
+    router1 logs the arcs it still has to route every 1000 iterations, router2 the wires
+    overused after each iteration. A placement that cannot be routed does not fail: router1 rips
+    up and reroutes the same arcs for an hour (a 4-tile placement held about 88,000 of 150,000
+    arcs for ten minutes while each 1000 iterations went from half a second to three minutes),
+    router2's overuse falls and then grows again. A healthy run improves on its best count by
+    far more than ``margin`` of it within ``window`` seconds, so ``window`` seconds without that
+    is taken as a stall and the target moves on to the next seed."""
+    _ARCS = re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|")
+    _OVERUSED = re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)")
+
+    def __init__(self, window=300, margin=0.005):
+        self.window = window
+        self.margin = margin
+        self.best = None        # (count, time it was reached)
+        self.what = None
+
+    def feed(self, line, now):
+        m = self._ARCS.match(line)
+        what = "arcs left" if m else None
+        if not m:
+            m = self._OVERUSED.match(line)
+            what = "wires overused" if m else None
+        if not m:
+            return
+        count = int(m.group(1))
+        if self.best is None or self.what != what \
+                or count < self.best[0] - max(1, self.margin*self.best[0]):
+            self.best = (count, now)
+            self.what = what
+
+    def stalled(self, now):
+        """Why the router counts as stalled at ``now``, or None."""
+        if self.best is None or now - self.best[1] < self.window:
+            return None
+        idle = now - self.best[1]
+        return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
+            + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s"))
+
+
+def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout=None,
+        watch=None):
     """Run one shell command of the build script; output to log_path; print the elapsed time
     every ``every`` seconds and the lines matched by ``stream`` (nextpnr's placer/router steps;
-    YoWASP may buffer them, hence the timer). Past ``timeout`` seconds the command is stopped
-    and :class:`StageTimeout` raised."""
+    YoWASP may buffer them, hence the timer). Past ``timeout`` seconds, or when ``watch`` (a
+    :class:`RouterStall`, fed every line) says the command stalled, the command is stopped and
+    :class:`StageTimeout` raised."""
     progress(f"{name}: running (log: {os.path.relpath(log_path, ROOT)})")
     t0 = time.time()
     with open(log_path, "w", buffering=1) as log:      # Line-buffered: `tail -f` shows progress.
@@ -504,6 +555,8 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
         def reader():
             for line in proc.stdout:
                 log.write(line)
+                if watch is not None:
+                    watch.feed(line, time.time())
                 if stream and stream(line):
                     progress(f"{name} {time.time() - t0:6.0f} s: {line.strip()}")
         thread = threading.Thread(target=reader, daemon=True)
@@ -519,11 +572,12 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
                 raise
             except subprocess.TimeoutExpired:
                 progress(f"{name}: {time.time() - t0:.0f} s elapsed")
-                if timeout is not None and time.time() - t0 > timeout:
+                reason = watch.stalled(time.time()) if watch is not None else None
+                if reason or timeout is not None and time.time() - t0 > timeout:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
                     thread.join()
-                    raise StageTimeout(name, time.time() - t0)
+                    raise StageTimeout(name, time.time() - t0, reason)
         thread.join()
     seconds = time.time() - t0
     if code != 0:
@@ -586,15 +640,17 @@ def check_timing(report_path, sys_clk_freq):
     return clk[1], target
 
 
-def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None):
+def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None,
+        stall=None):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
     {stage: seconds}, the seed of the placement kept and its (achieved, target) system clock in
     MHz.
 
     nextpnr-ecp5 is run with up to ``attempts`` seeds (``seed``, ``seed + 1``, ...): another seed
-    is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds
-    (its router does not converge) or misses the system clock; the first run that meets timing
-    is kept, else the fastest one, and ecppack packs it."""
+    is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds,
+    stalls (its router has not improved for ``stall`` seconds, :class:`RouterStall`) or misses
+    the system clock; the first run that meets timing is kept, else the fastest one, and ecppack
+    packs it."""
     gateware_dir = builder.gateware_dir
     relative_sources(os.path.join(gateware_dir, f"{build_name}.ys"))
     env = dict(os.environ, PATH=yowasp_path() + os.pathsep + os.environ.get("PATH", ""))
@@ -617,10 +673,13 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
             retry = f": retrying with seed {s + 1}" if s + 1 < seed + attempts else ""
             try:
                 times[stage] += run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir,
-                    log_of(stage), env=env, stream=_nextpnr_progress, timeout=timeout)
+                    log_of(stage), env=env, stream=_nextpnr_progress, timeout=timeout,
+                    watch=RouterStall(stall) if stall else None)
             except StageTimeout as e:
                 times[stage] += e.seconds
-                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min{retry}")
+                why = f" (router {e.reason})" if e.reason else ""
+                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min{why}"
+                    f"{retry}")
                 continue
             except StageError as e:
                 times[stage] += e.seconds
@@ -797,7 +856,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     if toolchain == "trellis":
         stage_times, seed, (achieved, target) = run_trellis(soc, builder, build_name,
             sys_clk_freq, seed=args.nextpnr_seed, attempts=args.seed_attempts,
-            timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None)
+            timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None,
+            stall=args.nextpnr_stall*60 if args.nextpnr_stall else None)
         times.update(stage_times)
         bit = os.path.join(gateware_dir, f"{build_name}.bit")
         progress(f"bitstream: {os.path.relpath(bit, ROOT)} (seed {seed}, "

@@ -232,6 +232,55 @@ def test_nextpnr_seed_of_a_command():
     assert _with_seed("nextpnr-ecp5 --json a.json", 2).endswith("--seed 2")
 
 
+def _replay_router(name, stall, seconds_per_iteration=None):
+    """Feed a router log of tests/data/boards/ to ``stall`` at the times it was written (router1:
+    its table's total seconds; router2: ``seconds_per_iteration`` an iteration); the first
+    (time, reason) the watch calls a stall, or None."""
+    now = 0.0
+    for line in open(os.path.join(DATA, name)):
+        total = re.search(r"([\d.]+)\|\s*$", line)
+        if total:
+            now = float(total.group(1))
+        elif "iter=" in line:
+            now += seconds_per_iteration
+        stall.feed(line, now)
+        reason = stall.stalled(now)
+        if reason:
+            return now, reason
+    return None
+
+
+def test_router_stall_of_real_runs():
+    """A run whose router stopped converging is called stalled, a converging one is not."""
+    from boards.common import RouterStall
+    # The 4-tile placement that did not route: best 88,038 arcs at 161 s, never 0.5 % fewer.
+    now, reason = _replay_router("nextpnr_router1_stalled.log", RouterStall(300))
+    assert now == pytest.approx(494.27) and reason == "stalled: no fewer arcs left than 88,038 for 6 min"
+    # One that routed in 166 s is never stalled, even with a 10-second window.
+    assert _replay_router("nextpnr_router1_routed.log", RouterStall(300)) is None
+    assert _replay_router("nextpnr_router1_routed.log", RouterStall(10)) is None
+    # router2: overuse at its lowest (19,796) in iteration 10, then no lower: stalled 5 min on.
+    now, reason = _replay_router("nextpnr_router2_stalled.log", RouterStall(300), 90)
+    assert now == 14*90 and "no fewer wires overused than 19,796" in reason
+    # No router line yet (placement), no stall however long.
+    assert RouterStall(1).stalled(1e6) is None
+
+
+def test_stalled_stage_is_stopped(tmp_path):
+    """run_stage stops a command its watch calls stalled (and all of it: the shell's child too),
+    with the reason, well before its time limit."""
+    from boards.common import RouterStall, StageTimeout, run_stage
+    cmd = ("for i in 1 2 3; do echo 'Info:     iter=1 wires=100 overused=50 overuse=50'; done; "
+           "sleep 60; echo done")
+    t0 = time.time()
+    with pytest.raises(StageTimeout) as e:
+        run_stage("router", cmd, str(tmp_path), str(tmp_path / "log"), every=0.2, timeout=30,
+            watch=RouterStall(1))
+    assert time.time() - t0 < 20
+    assert e.value.reason.startswith("stalled: no fewer wires overused than 50 for ")
+    assert "done" not in (tmp_path / "log").read_text()
+
+
 def test_yosys_statistics_parsing():
     cells = parse_yosys_cells(os.path.join(DATA, "radiona_ulx3s.rpt"))
     assert cells["LUT4"] > 1000 and cells["TRELLIS_FF"] > 1000
