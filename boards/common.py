@@ -643,8 +643,8 @@ def check_timing(report_path, sys_clk_freq):
 def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None,
         stall=None):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
-    {stage: seconds}, the seed of the placement kept and its (achieved, target) system clock in
-    MHz.
+    {stage: seconds}, the seed of the placement kept, its (achieved, target) system clock in
+    MHz and what each nextpnr run gave (``[{"seed", "seconds", "outcome"}]``, in order).
 
     nextpnr-ecp5 is run with up to ``attempts`` seeds (``seed``, ``seed + 1``, ...): another seed
     is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds,
@@ -661,6 +661,7 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
     # What a nextpnr run leaves: the best run's copies wait beside them as "<file>.best".
     placement = [os.path.join(gateware_dir, f"{build_name}.config"), report, log_of("nextpnr")]
     best = None   # (achieved MHz, target MHz, seed) of the best placement so far.
+    runs = []
     for cmd in script_commands(gateware_dir, build_name):
         stage = names.get(cmd.split()[0], cmd.split()[0])
         if stage != "nextpnr":
@@ -672,21 +673,26 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
         for s in range(seed, seed + attempts):
             retry = f": retrying with seed {s + 1}" if s + 1 < seed + attempts else ""
             try:
-                times[stage] += run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir,
+                seconds = run_stage(f"nextpnr (seed {s})", _with_seed(cmd, s), gateware_dir,
                     log_of(stage), env=env, stream=_nextpnr_progress, timeout=timeout,
                     watch=RouterStall(stall) if stall else None)
+                times[stage] += seconds
             except StageTimeout as e:
                 times[stage] += e.seconds
-                why = f" (router {e.reason})" if e.reason else ""
-                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min{why}"
-                    f"{retry}")
+                why = f"router {e.reason}" if e.reason else "time limit"
+                runs.append({"seed": s, "seconds": round(e.seconds), "outcome": why})
+                progress(f"nextpnr did not converge with seed {s} in {e.seconds/60:.0f} min "
+                    f"({why}){retry}")
                 continue
             except StageError as e:
                 times[stage] += e.seconds
+                runs.append({"seed": s, "seconds": round(e.seconds), "outcome": "failed"})
                 progress(f"nextpnr failed with seed {s} ({e}){retry}")
                 continue
             achieved, target = check_timing(report, sys_clk_freq)
             met = achieved >= target
+            runs.append({"seed": s, "seconds": round(seconds),
+                "outcome": f"{achieved:.1f} MHz" + ("" if met else " (missed)")})
             progress(f"seed {s}: system clock {achieved:.1f} MHz, target {target:g} MHz "
                 + ("(met)" if met else f"(missed by {target - achieved:.1f} MHz){retry}"))
             if best is None or achieved > best[0]:
@@ -704,7 +710,7 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
             if os.path.exists(path + ".best"):
                 os.replace(path + ".best", path)
     achieved, target, kept = best
-    return times, kept, (achieved, target)
+    return times, kept, (achieved, target), runs
 
 
 def parse_nextpnr_report(path):
@@ -854,7 +860,7 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         return
     gateware_dir = builder.gateware_dir
     if toolchain == "trellis":
-        stage_times, seed, (achieved, target) = run_trellis(soc, builder, build_name,
+        stage_times, seed, (achieved, target), runs = run_trellis(soc, builder, build_name,
             sys_clk_freq, seed=args.nextpnr_seed, attempts=args.seed_attempts,
             timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None,
             stall=args.nextpnr_stall*60 if args.nextpnr_stall else None)
@@ -873,7 +879,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         json.dump({"times": times, "sys_clk_freq": sys_clk_freq, "device": device,
             "mesh": [mesh_x, mesh_y], "board": args.board, "toolchain": toolchain,
             "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
-            "seed": seed if toolchain == "trellis" else None}, f, indent=1)
+            "seed": seed if toolchain == "trellis" else None,
+            "nextpnr_runs": runs if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
     if toolchain == "trellis":
         if achieved < target:

@@ -200,8 +200,10 @@ figures need Vivado. Per-build detail: `bitstream_<board>_<X>x<Y>.md`.
 
 
 def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, times,
-        cpu_variant="standard", components=True, results_dir=RESULTS_DIR, log=print):
-    """Write the per-build report and update the aggregated table; print a short table."""
+        cpu_variant="standard", components=True, results_dir=RESULTS_DIR, log=print,
+        nextpnr_runs=None):
+    """Write the per-build report and update the aggregated table; print a short table.
+    ``nextpnr_runs``: what each nextpnr seed gave (the target's ``_times.json``), if known."""
     fig = build_figures(board, device, mesh, sys_clk_freq, gateware_dir, build_name, times,
         cpu_variant)
     name = f"bitstream_{board}_{fig['mesh']}"
@@ -224,6 +226,9 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
         ["yosys (s)", fig["yosys_s"]], ["nextpnr-ecp5 (s)", fig["nextpnr_s"]],
         ["ecppack (s)", fig["ecppack_s"]],
     ]
+    if nextpnr_runs:
+        rows.append(["nextpnr runs (seed: outcome, minutes)", "; ".join(
+            f"{r['seed']}: {r['outcome']}, {r['seconds']/60:.1f}" for r in nextpnr_runs)])
     for clk, (a, c) in sorted(fig["_fmax"].items()):
         rows.append([f"Fmax {clk} (MHz)", f"{a:.1f} (target {c:.1f})"])
     if fig["_critical_path"]:
@@ -317,7 +322,7 @@ def main():
         report_build(meta["board"], meta["device"], meta["mesh"], meta["sys_clk_freq"],
             os.path.join(build_dir, "gateware"), build_name, meta["times"],
             cpu_variant=meta.get("cpu_variant", "standard"), components=not args.no_components,
-            results_dir=args.results)
+            results_dir=args.results, nextpnr_runs=meta.get("nextpnr_runs"))
     except (OSError, ValueError, KeyError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
 
