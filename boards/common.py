@@ -45,8 +45,9 @@ YOWASP_TOOLS = {
 # LFE5U-85F's LUT4 sites (66,660, 197 of 208 DP16KD) and routed neither with nextpnr's router2
 # (overused wires down from 108,600 to 20,700 in 12 iterations, then up again to 43,600 at the
 # 20th, 30 minutes in) nor with router1 (188,000 of 294,000 arcs left, flat, after 11 minutes),
-# as at 84 % before, while four tiles at 43 % route in 7 to 30 minutes. No fill in between has
-# been tried: the budget stops below the smallest that did not route. Block RAMs (each tile:
+# as at 84 % before, while four tiles at 41 % route in 4 to 30 minutes and six at 60.5 % routed
+# on one seed of three (the others' routers stalled): the budget stops below the smallest fill
+# that did not route, and the 85F's 7 tiles form no mesh (6 do). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in columns of their own and need no
 # routing slack of their own, so BRAM_FILL of them is budgeted.
 
