@@ -507,8 +507,11 @@ class RouterStall:
     router2's overuse falls and then grows again. A healthy run improves on its best count by
     far more than ``margin`` of it within ``window`` seconds, so ``window`` seconds without that
     is taken as a stall and the target moves on to the next seed."""
-    _ARCS = re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|")
-    _OVERUSED = re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)")
+    # The count each router logs, and what it counts.
+    _PROGRESS = [
+        (re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|"), "arcs left"),  # router1
+        (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),         # router2
+    ]
 
     def __init__(self, window=300, margin=0.005):
         self.window = window
@@ -517,12 +520,11 @@ class RouterStall:
         self.what = None
 
     def feed(self, line, now):
-        m = self._ARCS.match(line)
-        what = "arcs left" if m else None
-        if not m:
-            m = self._OVERUSED.match(line)
-            what = "wires overused" if m else None
-        if not m:
+        for pattern, what in self._PROGRESS:
+            m = pattern.match(line)
+            if m:
+                break
+        else:
             return
         count = int(m.group(1))
         if self.best is None or self.what != what \
@@ -532,9 +534,9 @@ class RouterStall:
 
     def stalled(self, now):
         """Why the router counts as stalled at ``now``, or None."""
-        if self.best is None or now - self.best[1] < self.window:
+        idle = None if self.best is None else now - self.best[1]
+        if idle is None or idle < self.window:
             return None
-        idle = now - self.best[1]
         return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
             + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s"))
 
