@@ -164,6 +164,11 @@ class BoardSoC(SubutaiSoC):
             uart_name            = "sim" if sim else "serial",
             # Event counters are for simulation: on an FPGA they are a third of each engine.
             with_counters        = False,
+            # Every tile is a master of the shared SoC bus: its answers are registered in the
+            # tile's uplink, so that no path runs from the bus arbiter's grant through a slave's
+            # acknowledgement into a core (the 6-tile critical path without it, 23.6 ns;
+            # docs/architecture.md, Boards).
+            uplink_register_response = True,
             **kwargs)
         if sim:
             # The BIOS's memory test of the SDRAM, cut to what a simulation can afford (as

@@ -36,7 +36,11 @@ class SubutaiSoC(SoCCore):
     tile uplinks (:class:`gateware.memory.InterleavedMainRAM`), and the SoC bus carries only
     uncached I/O. With ``registered_uplinks`` every uplink leaves its tile through a
     :class:`gateware.uplink.RegisteredUplink`, and the SoC bus (``bus_bursting``, by default the
-    same) serves refill bursts from its RAMs at one word per cycle.
+    same) serves refill bursts from its RAMs at one word per cycle. With
+    ``uplink_register_response`` the uplinks register a single access's answer too (one cycle
+    more per store and uncached load): the boards set it, where the answer of a slave of the
+    shared SoC bus, gated by its arbiter's grant, would otherwise run combinationally across the
+    device into every core's data cache.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
     mem_map = {
@@ -67,6 +71,7 @@ class SubutaiSoC(SoCCore):
         mem_banks     = 0,
         line_bytes    = 32,
         registered_uplinks = True,
+        uplink_register_response = False,
         with_counters = True,
         ident         = "Subutai SoC",
         **kwargs):
@@ -155,8 +160,8 @@ class SubutaiSoC(SoCCore):
         masters = [t.uplink for t in self.tiles]
         if registered_uplinks:
             # Only the banks' own arbiters gain from keeping a grant (RegisteredUplink.keep_grant).
-            self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4, keep_grant=bool(mem_banks))
-                for m in masters]
+            self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4, keep_grant=bool(mem_banks),
+                register_response=uplink_register_response) for m in masters]
             for i, u in enumerate(self.uplinks):
                 setattr(self.submodules, f"uplink{i}", u)
             masters = [u.source for u in self.uplinks]
