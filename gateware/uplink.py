@@ -24,7 +24,9 @@ leaves the tile:
 With ``register_response`` a single access's answer is registered too (one cycle more): then no
 combinational path crosses the bridge in either direction. The boards put one in front of their
 L2 cache, whose tag lookup and acknowledgement would otherwise reach through the shared SoC bus
-into the tiles' uplinks and back into the L2's data write enables (docs/architecture.md, Boards).
+into the tiles' uplinks and back into the L2's data write enables, and register the tiles' own
+uplinks' answers, which would otherwise run from the shared bus arbiter's grant through a
+slave's acknowledgement into every core's data cache (docs/architecture.md, Boards).
 """
 
 from migen import *
