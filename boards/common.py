@@ -539,8 +539,10 @@ class RouterStall:
 
     def stalled(self, now):
         """Why the router counts as stalled at ``now``, or None."""
-        idle = None if self.best is None else now - self.best[1]
-        if idle is None or idle < self.window:
+        if self.best is None:
+            return None
+        idle = now - self.best[1]
+        if idle < self.window:
             return None
         return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
             + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s"))
