@@ -274,7 +274,8 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
                  "default 60).")
         parser.add_argument("--nextpnr-stall", type=_minutes, default=5,
             help="Minutes without progress of nextpnr-ecp5's router (arcs left, wires overused) "
-                 "after which a run counts as not converging (0: never; default 5).")
+                 "after which a run counts as not converging, once the router has also reported "
+                 "8 times without progress (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
@@ -510,19 +511,25 @@ class RouterStall:
     up and reroutes the same arcs for an hour (a 4-tile placement held about 88,000 of 150,000
     arcs for ten minutes while each 1000 iterations went from half a second to three minutes),
     router2's overuse falls and then grows again. A healthy run improves on its best count by
-    far more than ``margin`` of it within ``window`` seconds, so ``window`` seconds without that
-    is taken as a stall and the target moves on to the next seed."""
+    far more than ``margin`` of it within ``window`` seconds and ``lines`` progress lines, so a
+    run that does neither is taken as a stall and the target moves on to the next seed. Why the
+    lines as well as the time: a run that routes can go through a congested patch where a few
+    batches of router1 take a minute or two each and gain almost nothing (a 4-tile placement:
+    four batches, 348 s, 143 arcs, then back to a second a batch and routed); a stalled one keeps
+    going round for many batches (the one above: 8 batches and 333 s when it is stopped)."""
     # The count each router logs, and what it counts.
     _PROGRESS = [
         (re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|"), "arcs left"),  # router1
         (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),         # router2
     ]
 
-    def __init__(self, window=300, margin=0.005):
+    def __init__(self, window=300, margin=0.005, lines=8):
         self.window = window
         self.margin = margin
-        self.best = None        # (count, time it was reached)
-        self.what = None
+        self.lines  = lines
+        self.best   = None      # (count, time it was reached)
+        self.what   = None
+        self.since  = 0         # Progress lines since the best.
 
     def feed(self, line, now):
         for pattern, what in self._PROGRESS:
@@ -534,18 +541,22 @@ class RouterStall:
         count = int(m.group(1))
         if self.best is None or self.what != what \
                 or count < self.best[0] - max(1, self.margin*self.best[0]):
-            self.best = (count, now)
-            self.what = what
+            self.best  = (count, now)
+            self.what  = what
+            self.since = 0
+        else:
+            self.since += 1
 
     def stalled(self, now):
         """Why the router counts as stalled at ``now``, or None."""
         if self.best is None:
             return None
         idle = now - self.best[1]
-        if idle < self.window:
+        if idle < self.window or self.since < self.lines:
             return None
         return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
-            + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s"))
+            + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s")
+            + f" ({self.since} router reports)")
 
 
 def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout=None,
