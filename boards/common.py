@@ -265,6 +265,8 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         # "Boards").
         parser.add_argument("--nextpnr-router", default="router1", choices=["router1", "router2"],
             help="nextpnr-ecp5's router (router1 is its default).")
+        parser.add_argument("--nextpnr-placer", default="heap", choices=["heap", "static"],
+            help="nextpnr-ecp5's placer: HeAP (its default) or the electrostatic one.")
         parser.add_argument("--seed-attempts", type=_positive_int, default=3,
             help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
                  "does not converge (--nextpnr-stall, --nextpnr-timeout) or misses timing "
@@ -796,11 +798,12 @@ def nextpnr_report_name(build_name):
     return f"{build_name}_report.json"
 
 
-def add_nextpnr_options(platform, build_name, router):
-    """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router``.
-    LiteX's trellis toolchain has no option for extra nextpnr arguments; its wrapper takes them
-    from the toolchain's ``_pnr_opts``, set before the build."""
-    platform.toolchain._pnr_opts += f" --report {nextpnr_report_name(build_name)} --router {router}"
+def add_nextpnr_options(platform, build_name, router, placer="heap"):
+    """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router`` and
+    ``placer``. LiteX's trellis toolchain has no option for extra nextpnr arguments; its wrapper
+    takes them from the toolchain's ``_pnr_opts``, set before the build."""
+    platform.toolchain._pnr_opts += (f" --report {nextpnr_report_name(build_name)}"
+        f" --router {router} --placer {placer}")
 
 
 def check_programmer(tool, package):
@@ -873,7 +876,7 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
     if toolchain == "trellis":
-        add_nextpnr_options(soc.platform, build_name, args.nextpnr_router)
+        add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer)
     t0 = time.time()
     builder = generate(soc, args, output_dir, build_name)
     times = {"generate": time.time() - t0}

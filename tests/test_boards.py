@@ -106,6 +106,10 @@ def test_board_elaborates(board, args, tiles):
     assert csr["constants"]["config_l2_size"] == default_l2_size(board, args)
     verilog = open(os.path.join(out, "gateware", f"{board}.v")).read()
     assert len(re.findall(r"^VexRiscv\s+\w+\s*\(", verilog, re.M)) == tiles
+    if board != "digilent_arty":
+        # nextpnr's report, router and placer on its command line (the target's defaults).
+        script = open(os.path.join(out, "gateware", f"build_{board}.sh")).read()
+        assert re.search(r"nextpnr-ecp5 .*--report \S+ --router router1 --placer heap", script)
     # Reset vectors: core 0 starts in the BIOS ROM, every other core in main RAM.
     vectors = re.findall(r"reg\s+\[31:0\]\s+\w*vexriscv\d*\s*=\s*32'd(\d+);", verilog)
     assert sorted(int(v) for v in vectors) == [0] + [MAIN_RAM]*(tiles - 1)
@@ -223,6 +227,15 @@ def test_timing_check_of_a_report():
     report = os.path.join(DATA, "radiona_ulx3s_report.json")
     achieved, target = check_timing(report, 40e6)
     assert target == 40.0 and achieved == pytest.approx(49.8, abs=0.1)   # 1 tile met 40 MHz.
+
+
+def test_nextpnr_options_reach_the_toolchain():
+    from types import SimpleNamespace
+    from boards.common import add_nextpnr_options
+    platform = SimpleNamespace(toolchain=SimpleNamespace(_pnr_opts="--seed 1"))
+    add_nextpnr_options(platform, "ulx3s", "router2", "static")
+    assert platform.toolchain._pnr_opts == \
+        "--seed 1 --report ulx3s_report.json --router router2 --placer static"
 
 
 def test_nextpnr_seed_of_a_command():
