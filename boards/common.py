@@ -277,7 +277,8 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         parser.add_argument("--nextpnr-stall", type=_minutes, default=5,
             help="Minutes without progress of nextpnr-ecp5's router (arcs left, wires overused) "
                  "after which a run counts as not converging, once the router has also reported "
-                 "8 times without progress (0: never; default 5).")
+                 "8 times without progress, or after three times as many minutes however often "
+                 "it reported (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
@@ -514,21 +515,25 @@ class RouterStall:
     arcs for ten minutes while each 1000 iterations went from half a second to three minutes),
     router2's overuse falls and then grows again. A healthy run improves on its best count by
     far more than ``margin`` of it within ``window`` seconds and ``lines`` progress lines, so a
-    run that does neither is taken as a stall and the target moves on to the next seed. Why the
-    lines as well as the time: a run that routes can go through a congested patch where a few
-    batches of router1 take a minute or two each and gain almost nothing (a 4-tile placement:
-    four batches, 348 s, 143 arcs, then back to a second a batch and routed); a stalled one keeps
-    going round for many batches (the one above: 8 batches and 333 s when it is stopped)."""
+    run that does neither is taken as a stall, and so is one that has not improved for
+    ``patience`` windows however few lines it wrote; the target then moves on to the next seed.
+    Why the lines as well as the time: a run that routes can go through a congested patch where
+    a few batches of router1 take a minute or two each and gain almost nothing (a 4-tile
+    placement: four batches, 348 s, 143 arcs, then back to a second a batch and routed); a
+    stalled one keeps going round for many batches (the one above: 8 batches and 333 s when it
+    is stopped). Why the patience: the batches of a stalled run can grow to ten minutes each (an
+    8-tile placement: 61,265 arcs left, 603 s for its last batch)."""
     # The count each router logs, and what it counts.
     _PROGRESS = [
         (re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|"), "arcs left"),  # router1
         (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),         # router2
     ]
 
-    def __init__(self, window=300, margin=0.005, lines=8):
-        self.window = window
-        self.margin = margin
-        self.lines  = lines
+    def __init__(self, window=300, margin=0.005, lines=8, patience=3):
+        self.window   = window
+        self.margin   = margin
+        self.lines    = lines
+        self.patience = patience
         self.best   = None      # (count, time it was reached)
         self.what   = None
         self.since  = 0         # Progress lines since the best.
@@ -554,7 +559,7 @@ class RouterStall:
         if self.best is None:
             return None
         idle = now - self.best[1]
-        if idle < self.window or self.since < self.lines:
+        if idle < self.window or self.since < self.lines and idle < self.patience*self.window:
             return None
         return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
             + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s")

@@ -275,6 +275,11 @@ def test_router_stall_of_real_runs():
     assert _replay_router("nextpnr_router1_recovers.log", RouterStall(300)) is None
     now, reason = _replay_router("nextpnr_router1_recovers.log", RouterStall(300, lines=1))
     assert now == pytest.approx(562.81) and "than 123,450 for 6 min" in reason
+    # One whose batches grew to ten minutes: stalled after 3 windows without progress, before
+    # its 8th report.
+    now, reason = _replay_router("nextpnr_router1_slow_stall.log", RouterStall(300))
+    assert now == pytest.approx(2253.86) and "than 61,245 for 18 min (4 router reports)" in reason
+    assert _replay_router("nextpnr_router1_slow_stall.log", RouterStall(300, patience=4)) is None
     # One that routed in 166 s is never stalled, even with a 10-second window.
     assert _replay_router("nextpnr_router1_routed.log", RouterStall(300)) is None
     assert _replay_router("nextpnr_router1_routed.log", RouterStall(10)) is None
