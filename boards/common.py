@@ -277,8 +277,8 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         parser.add_argument("--nextpnr-stall", type=_minutes, default=5,
             help="Minutes without progress of nextpnr-ecp5's router (arcs left, wires overused) "
                  "after which a run counts as not converging, once the router has also reported "
-                 "8 times without progress, or after three times as many minutes however often "
-                 "it reported (0: never; default 5).")
+                 f"{STALL_LINES} times without progress, or after {STALL_PATIENCE} times as many "
+                 "minutes however often it reported (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
@@ -506,6 +506,12 @@ class StageTimeout(StageError):
         self.reason = reason
 
 
+# Reports of the router without progress, and windows without progress however few reports
+# came, that make a stall (RouterStall, --nextpnr-stall).
+STALL_LINES    = 8
+STALL_PATIENCE = 3
+
+
 class RouterStall:
     """Watch of nextpnr-ecp5's router: says when it has stopped converging.
 
@@ -529,14 +535,14 @@ class RouterStall:
         (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),         # router2
     ]
 
-    def __init__(self, window=300, margin=0.005, lines=8, patience=3):
+    def __init__(self, window=300, margin=0.005, lines=STALL_LINES, patience=STALL_PATIENCE):
         self.window   = window
         self.margin   = margin
         self.lines    = lines
         self.patience = patience
-        self.best   = None      # (count, time it was reached)
-        self.what   = None
-        self.since  = 0         # Progress lines since the best.
+        self.best     = None    # (count, time it was reached)
+        self.what     = None
+        self.since    = 0       # Progress lines since the best.
 
     def feed(self, line, now):
         for pattern, what in self._PROGRESS:
