@@ -164,10 +164,10 @@ class BoardSoC(SubutaiSoC):
             uart_name            = "sim" if sim else "serial",
             # Event counters are for simulation: on an FPGA they are a third of each engine.
             with_counters        = False,
-            # Every tile is a master of the shared SoC bus: its answers are registered in the
-            # tile's uplink, so that no path runs from the bus arbiter's grant through a slave's
-            # acknowledgement into a core (the 6-tile critical path without it, 23.6 ns;
-            # docs/architecture.md, Boards).
+            # Every tile is a master of the shared SoC bus: its answers and burst beats are
+            # registered in the tile's uplink, so that no path runs from the bus arbiter's grant
+            # through a slave's acknowledgement into a core or the uplink's burst FIFO (6-tile
+            # critical paths without them: 23.6 and 21.1 ns; docs/architecture.md, Boards).
             uplink_register_response = True,
             **kwargs)
         if sim:

@@ -21,12 +21,13 @@ leaves the tile:
   sequence (another address, a write, the end of its burst) gets its next access issued anew once
   the block's remaining words are drained.
 
-With ``register_response`` a single access's answer is registered too (one cycle more): then no
-combinational path crosses the bridge in either direction. The boards put one in front of their
-L2 cache, whose tag lookup and acknowledgement would otherwise reach through the shared SoC bus
-into the tiles' uplinks and back into the L2's data write enables, and register the tiles' own
-uplinks' answers, which would otherwise run from the shared bus arbiter's grant through a
-slave's acknowledgement into every core's data cache (docs/architecture.md, Boards).
+With ``register_response`` a single access's answer and every burst beat are registered too (one
+cycle more each; a refill keeps one word per cycle): then no combinational path crosses the
+bridge in either direction. The boards put one in front of their L2 cache, whose tag lookup and
+acknowledgement would otherwise reach through the shared SoC bus into the tiles' uplinks and back
+into the L2's data write enables, and register the tiles' own uplinks' answers, which would
+otherwise run from the shared bus arbiter's grant through a slave's acknowledgement into every
+core's data cache or into the uplink's burst FIFO (docs/architecture.md, Boards).
 """
 
 from migen import *
@@ -47,7 +48,7 @@ class RegisteredUplink(LiteXModule):
     ``keep_grant``: keep the bus cycle open for one idle cycle after each access (see ``hold``),
     right where each bank has its own arbiter; on one bus shared by every tile that idle cycle
     would be lost to all the others. ``register_response``: register a single access's answer
-    (see above)."""
+    and every burst beat (see above)."""
     def __init__(self, sink, line_words=8, keep_grant=True, register_response=False):
         assert line_words >= 2
         line_bits = log2_exact(line_words, "line_words")
@@ -122,14 +123,31 @@ class RegisteredUplink(LiteXModule):
                     NextState("IDLE"),
                 ),
             )
-        # Downstream: the rest of the block, one address per cycle, into the FIFO.
+        # Downstream: the rest of the block, one address per cycle, into the FIFO; with
+        # register_response each beat passes a register first (one cycle more latency, the same
+        # throughput: the FIFO holds a whole block, so the beat in the register always fits).
+        answered = Signal()                     # A downstream beat is answered (BURST, DRAIN).
+        if register_response:
+            beat = stream.Endpoint([("data", 32), ("err", 1)])
+            self.sync += [
+                beat.valid.eq(answered),
+                beat.data.eq(source.dat_r),
+                beat.err.eq(source.err),
+            ]
+            self.comb += beat.connect(words.sink, omit={"ready"})
+        else:
+            beat = None
+        beat_pending = 0 if beat is None else beat.valid
         downstream = [
             source.cyc.eq(remaining != 0), source.stb.eq(remaining != 0),
             source.adr.eq(adr), source.sel.eq(sel),
             source.cti.eq(Mux(remaining == 1, CTI_END, CTI_INCREMENT)),
-            words.sink.valid.eq(source.ack | source.err),
-            words.sink.data.eq(source.dat_r),
-            words.sink.err.eq(source.err),
+            answered.eq(source.ack | source.err),
+            *([] if beat is not None else [
+                words.sink.valid.eq(answered),
+                words.sink.data.eq(source.dat_r),
+                words.sink.err.eq(source.err),
+            ]),
             # A burst stays inside its aligned block: only the word's index in it counts up
             # (no 30-bit adder; past the block's end the address is never used).
             If(source.ack | source.err,
@@ -147,7 +165,7 @@ class RegisteredUplink(LiteXModule):
                 NextValue(expect[:line_bits], expect[:line_bits] + 1),
                 If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
                     # The block's last word needs no draining: take the next access at once.
-                    If((remaining == 0) & (words.level == 1),
+                    If((remaining == 0) & ~beat_pending & (words.level == 1),
                         NextState("IDLE"),
                     ).Else(
                         NextState("DRAIN"),
@@ -159,5 +177,5 @@ class RegisteredUplink(LiteXModule):
         # The tile left the block: finish the downstream burst, drop the words nobody will read.
         fsm.act("DRAIN", *downstream,
             words.source.ready.eq(1),
-            If((remaining == 0) & ~words.source.valid, NextState("IDLE")),
+            If((remaining == 0) & ~beat_pending & ~words.source.valid, NextState("IDLE")),
         )

@@ -151,5 +151,5 @@ def test_cycle_costs_of_a_store_and_of_a_refill(register_response):
     # Captured, issued from the register, acknowledged by the SRAM: 3 cycles (2 unregistered),
     # one more through the response register.
     assert costs["store"] == (4 if register_response else 3)
-    # 8 words: 2 cycles more latency than the SRAM's own burst, then one word per cycle.
-    assert costs["refill"] <= LINE_WORDS + 3
+    # 8 words: 3 cycles to the first (4 through the beat register), then one word per cycle.
+    assert costs["refill"] == LINE_WORDS + 3 + (1 if register_response else 0)
