@@ -127,30 +127,23 @@ class RegisteredUplink(LiteXModule):
         # register_response each beat passes a register first (one cycle more latency, the same
         # throughput: the FIFO holds a whole block, so the beat in the register always fits).
         answered = Signal()                     # A downstream beat is answered (BURST, DRAIN).
+        beat = stream.Endpoint([("data", 32), ("err", 1)])
+        take_beat = [beat.valid.eq(answered), beat.data.eq(source.dat_r), beat.err.eq(source.err)]
         if register_response:
-            beat = stream.Endpoint([("data", 32), ("err", 1)])
-            self.sync += [
-                beat.valid.eq(answered),
-                beat.data.eq(source.dat_r),
-                beat.err.eq(source.err),
-            ]
-            self.comb += beat.connect(words.sink, omit={"ready"})
+            self.sync += take_beat
+            beat_pending = beat.valid
         else:
-            beat = None
-        beat_pending = 0 if beat is None else beat.valid
+            self.comb += take_beat
+            beat_pending = 0
+        self.comb += beat.connect(words.sink, omit={"ready"})
         downstream = [
             source.cyc.eq(remaining != 0), source.stb.eq(remaining != 0),
             source.adr.eq(adr), source.sel.eq(sel),
             source.cti.eq(Mux(remaining == 1, CTI_END, CTI_INCREMENT)),
             answered.eq(source.ack | source.err),
-            *([] if beat is not None else [
-                words.sink.valid.eq(answered),
-                words.sink.data.eq(source.dat_r),
-                words.sink.err.eq(source.err),
-            ]),
             # A burst stays inside its aligned block: only the word's index in it counts up
             # (no 30-bit adder; past the block's end the address is never used).
-            If(source.ack | source.err,
+            If(answered,
                 NextValue(adr[:line_bits], adr[:line_bits] + 1),
                 NextValue(remaining, remaining - 1),
             ),
