@@ -13,7 +13,8 @@ Scratchpad
 One Migen :class:`Memory` of ``spm_bytes/8`` 64-bit words (one BRAM pair on 7-series / ECP5),
 used as a simple dual-port RAM: one synchronous read port (read latency **m = 1 cycle**: the
 address is presented in cycle t, the word is in the read register in cycle t+1) and one write
-port with byte enables (a queue element's ``next`` byte is rewritten without a read-modify-write).
+port with byte enables (a queue element's ``next`` byte, or a control word's queue and value
+without its generation, kind and alloc bit, is rewritten without a read-modify-write).
 Words ``[0, n_queue)`` are queue elements (a queue pointer is an SPM address), words
 ``[n_queue, n_queue + n_ctrl)`` control structures.
 
@@ -38,7 +39,7 @@ a waiter from the middle of a queue, so "prev" would only cost writes)::
     bits  7:0  next       next element of the queue or of the free list (0xff: none)
          15:8  core       waiting thread's core
         31:16  thread     waiting thread's id
-        63:32  aux        condition waiters: the mutex id to requeue on (0 otherwise)
+        63:32  aux        condition waiters: the mutex id to requeue on (unused otherwise)
 
 Free lists: control structures and queue elements each form a LIFO list whose head is a
 register; ``INIT`` builds both after reset (the paper leaves this to the driver).
@@ -138,9 +139,14 @@ class EngineScratchpad(LiteXModule):
         ]
 
     def write(self, adr, byte0, byte1, middle, value, we=0xff):
-        """Write the word made of the named sources at the named address."""
-        return [self.wr.we.eq(we), self.w_adr.select(adr), self.w_byte0.select(byte0),
-            self.w_byte1.select(byte1), self.w_middle.select(middle), self.w_value.select(value)]
+        """Write the word made of the named sources at the named address (a field named
+        ``None`` is left to its default source: its bytes must be outside ``we``)."""
+        fields = [(self.w_byte0, byte0, 0x01), (self.w_byte1, byte1, 0x02),
+            (self.w_middle, middle, 0x0c), (self.w_value, value, 0xf0)]
+        for _, name, mask in fields:
+            assert name is not None or not (we & mask)
+        return [self.wr.we.eq(we), self.w_adr.select(adr)] + [
+            field.select(name) for field, name, _ in fields if name is not None]
 
     def write_next(self, adr, nxt):
         """Rewrite the ``next`` byte of the queue element at the named address."""
@@ -393,9 +399,8 @@ class SubutaiEngine(LiteXModule):
         qd_next, qd_core, qd_thread, qd_aux = spm.qd_next, spm.qd_core, spm.qd_thread, spm.qd_aux
 
         # Packets and SPM writes name their sources (see the datapath below). ``who``: whose
-        # thread and core a packet carries and an owner tag is made of: the requester's
-        # ("req"), the queue element's in the read register ("queue") or the first waiter a
-        # broadcast kept ("held").
+        # thread and core a packet carries and an owner tag is made of: the requester's ("req")
+        # or the queue element's in the read register ("queue").
         def send(op, sync_id="req", value="zero", who="req", reply=0):
             return output.send(op, sync_id, value, reply) + [self.who.select(who)]
 
@@ -407,12 +412,18 @@ class SubutaiEngine(LiteXModule):
             # mutex's host).
             return send(P.OP_LOCK_FOR, sync_id="aux", value="req", who="queue")
 
-        def write_ctrl(idx, head, tail, middle, value):
-            # A control word: the named index (w_idx, below) and the named fields.
-            return write("ctrl", head, tail, middle, value) + [w_idx.select(idx)]
+        def write_ctrl(idx, head, tail, middle, value, we=0xff):
+            # A control word: the named index (w_idx, below) and the named fields (bytes not in
+            # ``we`` keep what the SPM holds).
+            return write("ctrl", head, tail, middle, value, we) + [w_idx.select(idx)]
+
+        # Bytes of a control word (write enables): head, tail, middle (gen, kind, alloc), value.
+        WE_HEAD, WE_TAIL, WE_MIDDLE, WE_VALUE = 0x01, 0x02, 0x0c, 0xf0
 
         def write_cw(value="cw", head="cw_head", tail="cw_tail"):
-            return write_ctrl("id", head, tail, "cw", value)
+            # The structure's generation, kind and alloc bit stay as they are: not rewritten (one
+            # source less on the write port's middle field).
+            return write_ctrl("id", head, tail, None, value, we=WE_HEAD | WE_TAIL | WE_VALUE)
 
         # Default read address: the current queue element (holding it keeps its word readable).
         self.comb += rd.adr.eq(qptr)
@@ -506,7 +517,10 @@ class SubutaiEngine(LiteXModule):
                 P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
                 "default":          alloc_kind.eq(P.KIND_COND),
             }),
-            alloc_val.eq(Mux(r_op == P.OP_ALLOC_BARRIER, Cat(r_value[0:16], r_value[0:16]), 0)),
+            # A barrier's count, twice (arrivals missing, count); for a mutex (r_value <= 1) an
+            # owner that is neither locked nor released, for a cond a mutex id with no waiters:
+            # both unused until overwritten.
+            alloc_val.eq(Cat(r_value[0:16], r_value[0:16])),
             new_id.eq(Cat(ctrl_free_head[0:P.ID_INDEX_BITS], cw_gen, alloc_kind,
                 C(ni_id, P.ID_NI_BITS), C(1, 1))),
         ]
@@ -523,12 +537,11 @@ class SubutaiEngine(LiteXModule):
         # Broadcast fast path: the waiters' mutex and the first waiter (below).
         bmutex = cw_val                       # The waiters' mutex id.
         b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
-        mw = Signal(64)                       # The mutex's control word.
-        mw_head, mw_tail, mw_gen, mw_kind = mw[0:8], mw[8:16], mw[16:28], mw[28:30]
-        mw_locked = mw[56]
-        hw_core   = Signal(8)                 # First waiter (its word leaves the read register).
-        hw_thread = Signal(16)
-        hw_next   = Signal(8)
+        # The mutex's control word: only what the splice needs (its other fields are not
+        # rewritten, see write_mutex).
+        mw_empty  = Signal()                  # Its queue is empty.
+        mw_tail   = Signal(8)
+        mw_locked = Signal()
 
         # INIT's free-list builder: word init_cnt links to init_next.
         init_cnt  = Signal(max=depth + 1)
@@ -545,7 +558,6 @@ class SubutaiEngine(LiteXModule):
         self.who = who = SourceSelect(24, {
             "req":   Cat(r_thread, r_core),
             "queue": Cat(qd_thread, qd_core),
-            "held":  Cat(hw_thread, hw_core),
         })
         self.submodules += who
         output.add_datapath(who, ni_bits=slice(P.ID_NI_SHIFT, P.ID_NI_SHIFT + P.ID_NI_BITS),
@@ -554,7 +566,6 @@ class SubutaiEngine(LiteXModule):
                 "new":   new_id,
                 "value": r_value,             # Engine-to-engine requests about the mutex/cond.
                 "aux":   qd_aux,              # Requeue onto the waiter's mutex.
-                "cw":    bmutex,              # Grant of the broadcast's mutex.
             }, value={
                 "zero":  0,
                 "req":   r_sync,
@@ -576,9 +587,7 @@ class SubutaiEngine(LiteXModule):
                 "cw_head":    cw_head,
                 "nil":        QNIL,
                 "qd_next":    qd_next,
-                "hw_next":    hw_next,
                 "qptr":       qptr,
-                "mw_head":    mw_head,
                 "cw_tail":    cw_tail,
                 "qfree_head": qfree_head,
                 "init":       init_next[0:8],
@@ -587,20 +596,17 @@ class SubutaiEngine(LiteXModule):
                 "nil":      QNIL,
                 "req_core": r_core,           # A queue element's core.
             }, middle={                       # gen, kind, alloc, 0 (a queue element: thread)
-                "cw":         Cat(cw_gen, cw_kind, C(1, 1), C(0, 1)),
                 "alloc":      Cat(cw_gen, alloc_kind, C(1, 1), C(0, 1)),
                 "free":       Cat(gen_inc, cw_kind, C(0, 1), C(0, 1)),
-                "mutex":      Cat(mw_gen, mw_kind, C(1, 1), C(0, 1)),
                 "req_thread": r_thread,
             }, value={
                 "cw":        cw_val,
                 "alloc":     alloc_val,
                 "free_list": ctrl_free_head,
-                "owner":     Cat(who.value, C(1, 1)),            # Locked by ``who``.
-                "released":  Cat(C(0, 16), r_core, C(0, 1), C(1, 1)),
+                # Locked by ``who``; or free, released by ``who`` (its core: [55:48]).
+                "owner":     Cat(who.value, C(1, 1), C(0, 1)),
+                "released":  Cat(who.value, C(0, 1), C(1, 1)),
                 "barrier":   Cat(b_max, b_max),
-                "mutex":     mw[32:64],
-                "zero":      0,
                 "req_value": r_value,
                 "init":      init_next,
             })
@@ -609,10 +615,11 @@ class SubutaiEngine(LiteXModule):
         self.fsm = fsm = FSM(reset_state="INIT")
 
         # INIT: build both free lists (one word per cycle). r_core and r_thread are still 0, so a
-        # queue element's word is its next byte and zeros, as written here.
+        # queue element's word is its next byte and zeros, and a free element's aux whatever
+        # init_next is (an aux is only read from a condition waiter's element).
         fsm.act("INIT",
             If(init_cnt < n_queue,
-                write("init", "init", "req_core", "req_thread", "zero"),
+                write("init", "init", "req_core", "req_thread", "init"),
             ).Else(
                 write("init", "nil", "nil", "req_thread", "init"),
             ),
@@ -718,7 +725,7 @@ class SubutaiEngine(LiteXModule):
                 ).Elif(free_queue == 0,
                     *err(P.EAGAIN),
                 ).Else(
-                    *enqueue("zero"),
+                    *enqueue("req_value"),
                 ),
             ),
         )
@@ -806,7 +813,7 @@ class SubutaiEngine(LiteXModule):
                     *err(P.EAGAIN),
                 ).Else(
                     NextValue(cw_val, Cat(b_left_dec, b_max)),
-                    *enqueue("zero"),
+                    *enqueue("req_value"),
                 ),
             ),
         )
@@ -875,10 +882,8 @@ class SubutaiEngine(LiteXModule):
             If(~ok_r,
                 *err(P.EINVAL),
             ).Elif((r_op == P.OP_COND_BROADCAST) & splice_r,
-                # Fast path (below): keep the first waiter (its word leaves the read register)
-                # and read the mutex's word.
-                NextValue(hw_core, qd_core), NextValue(hw_thread, qd_thread),
-                NextValue(hw_next, qd_next),
+                # Fast path (below): read the mutex's word (the first waiter's is read again
+                # from BC_BRANCH on).
                 rd.adr.eq(cbase + b_idx),
                 NextState("BC_DECIDE"),
             ).Elif(cw_head == QNIL,
@@ -899,13 +904,17 @@ class SubutaiEngine(LiteXModule):
         # requeued at once by splicing it onto the mutex's queue; if the mutex is free its new
         # head is granted it. Constant time whatever the number of waiters. Falls back to the
         # per-waiter steps if the mutex is no longer valid (each waiter then gets EINVAL).
-        def write_mutex(head, value):
-            return write_ctrl("mutex", head, "cw_tail", "mutex", value)
+        # The mutex's head and tail, and its value when named; its generation, kind and alloc bit
+        # (and value, when not named) stay as the SPM holds them.
+        def write_mutex(head, value=None):
+            return write_ctrl("mutex", head, "cw_tail", None, value,
+                we=(WE_HEAD if head else 0) | WE_TAIL | (WE_VALUE if value else 0))
 
         mok_r = Signal()
         fsm.act("BC_DECIDE",
             # The mutex's word is in the read register: keep it and its validity.
-            NextValue(mw, d), NextValue(mok_r, m_ok),
+            NextValue(mw_empty, d_head == QNIL), NextValue(mw_tail, d[8:16]),
+            NextValue(mw_locked, d_val[24]), NextValue(mok_r, m_ok),
             NextState("BC_BRANCH"),
         )
         fsm.act("BC_BRANCH",
@@ -915,7 +924,7 @@ class SubutaiEngine(LiteXModule):
                 NextState("SIGNAL"),
             ).Elif(~mw_locked,
                 NextState("BC_GRANT"),
-            ).Elif(mw_head == QNIL,
+            ).Elif(mw_empty,
                 NextState("BC_TAKE"),
             ).Else(
                 NextState("BC_LINK"),
@@ -924,8 +933,10 @@ class SubutaiEngine(LiteXModule):
         # Free mutex: the first waiter owns it, the others become its queue.
         fsm.act("BC_GRANT",
             If(can_emit,
-                write_mutex("hw_next", "owner"),
-                reply(0, sync_id="cw", who="held"),
+                # The first waiter's word is in the read register again (read from BC_BRANCH
+                # on): it owns the mutex (its aux is the mutex's id), the rest are its queue.
+                write_mutex("qd_next", "owner"),
+                reply(0, sync_id="aux", who="queue"),
                 grant_inc.eq(1),
                 NextState("BC_FREE_FIRST"),
             ),
@@ -938,7 +949,7 @@ class SubutaiEngine(LiteXModule):
         )
         # Held mutex with an empty queue: the cond queue becomes its queue.
         fsm.act("BC_TAKE",
-            write_mutex("qptr", "mutex"),
+            write_mutex("qptr"),
             NextState("BC_END"),
         )
         # Held mutex with waiters: append the cond queue behind them.
@@ -947,7 +958,7 @@ class SubutaiEngine(LiteXModule):
             NextState("BC_APPEND"),
         )
         fsm.act("BC_APPEND",
-            write_mutex("mw_head", "mutex"),
+            write_mutex(None),
             NextState("BC_END"),
         )
         fsm.act("BC_END",
