@@ -110,8 +110,8 @@ class EngineScratchpad(LiteXModule):
         self.wr  = self.mem.get_port(write_capable=True, we_granularity=8)
         self.specials += rd, self.wr
 
-        self.ctrl_free_head = Signal(16, reset=0)
-        self.qfree_head     = Signal(8, reset=0)
+        self.ctrl_free_head = Signal(16, reset=P.CTRL_NIL)  # INIT builds the lists from here.
+        self.qfree_head     = Signal(8, reset=QNIL)
         self.free_ctrl      = Signal(max=n_ctrl + 1, reset=n_ctrl)
         self.free_queue     = Signal(max=n_queue + 1, reset=n_queue)
 
@@ -390,7 +390,8 @@ class SubutaiEngine(LiteXModule):
         b_max    = cw_val[16:32]
 
         qptr   = Signal(8)   # Queue element being worked on (its word is in the read register).
-        link   = Signal(8)   # Old tail (enqueue) / last element (queue walks).
+        link   = Signal(8)   # Old tail (DECODE: enqueues, barrier walks), a broadcast's next waiter, a
+                             # splice's mutex tail.
         status = Signal(7)   # Error status for the ERROR state.
 
         # Read data views.
@@ -443,8 +444,7 @@ class SubutaiEngine(LiteXModule):
                     NextValue(cw_head, qptr),
                     NextState("ENQ_CTRL"),
                 ).Else(
-                    NextValue(link, cw_tail),
-                    NextState("ENQ_LINK"),
+                    NextState("ENQ_LINK"),    # link: the old tail (DECODE).
                 ),
             ]
 
@@ -539,18 +539,11 @@ class SubutaiEngine(LiteXModule):
         b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
         # The mutex's control word: only what the splice needs (its other fields are not
         # rewritten, see write_mutex).
-        mw_empty  = Signal()                  # Its queue is empty.
-        mw_tail   = Signal(8)
+        mw_empty  = Signal()                  # Its queue is empty (its tail goes to ``link``).
         mw_locked = Signal()
 
-        # INIT's free-list builder: word init_cnt links to init_next.
-        init_cnt  = Signal(max=depth + 1)
-        init_next = Signal(16)
-        self.comb += If(init_cnt < n_queue,
-            init_next.eq(Mux(init_cnt == n_queue - 1, QNIL, init_cnt + 1)),
-        ).Else(
-            init_next.eq(Mux(init_cnt == n_queue + n_ctrl - 1, P.CTRL_NIL, init_cnt - n_queue + 1)),
-        )
+        # INIT's word, from the last down to the first (see INIT).
+        init_cnt  = Signal(max=n_queue + n_ctrl, reset=n_queue + n_ctrl - 1)
 
         # Datapath -------------------------------------------------------------------------------
         # Every packet field and SPM write field is one multiplexer over its distinct sources,
@@ -580,17 +573,13 @@ class SubutaiEngine(LiteXModule):
                 "qptr":  qptr,
                 "ctrl":  cbase + w_idx.value,
                 "link":  link,
-                "tail":  cw_tail,
-                "mtail": mw_tail,
                 "init":  init_cnt,
             }, byte0={
                 "cw_head":    cw_head,
                 "nil":        QNIL,
                 "qd_next":    qd_next,
                 "qptr":       qptr,
-                "cw_tail":    cw_tail,
                 "qfree_head": qfree_head,
-                "init":       init_next[0:8],
             }, byte1={
                 "cw_tail":  cw_tail,
                 "nil":      QNIL,
@@ -608,23 +597,26 @@ class SubutaiEngine(LiteXModule):
                 "released":  Cat(who.value, C(0, 1), C(1, 1)),
                 "barrier":   Cat(b_max, b_max),
                 "req_value": r_value,
-                "init":      init_next,
             })
 
         # FSM ------------------------------------------------------------------------------------
         self.fsm = fsm = FSM(reset_state="INIT")
 
-        # INIT: build both free lists (one word per cycle). r_core and r_thread are still 0, so a
-        # queue element's word is its next byte and zeros, and a free element's aux whatever
-        # init_next is (an aux is only read from a condition waiter's element).
+        # INIT: build both free lists, one word per cycle from the last word down, each word
+        # pushed on its list (it links to the list's head so far, then heads it): the lists
+        # leave INIT in address order with no logic of their own (the heads start at nil). r_core
+        # and r_thread are still 0, so a free queue element's core and thread are 0 (its aux,
+        # only ever read from a condition waiter's element, is whatever the value field is).
         fsm.act("INIT",
-            If(init_cnt < n_queue,
-                write("init", "init", "req_core", "req_thread", "init"),
+            If(init_cnt >= cbase,
+                write("init", "nil", "nil", "req_thread", "free_list"),
+                NextValue(ctrl_free_head, init_cnt - cbase),
             ).Else(
-                write("init", "nil", "nil", "req_thread", "init"),
+                write("init", "qfree_head", "req_core", "req_thread", "free_list"),
+                NextValue(qfree_head, init_cnt),
             ),
-            NextValue(init_cnt, init_cnt + 1),
-            If(init_cnt == n_queue + n_ctrl - 1, NextState("IDLE")),
+            NextValue(init_cnt, init_cnt - 1),
+            If(init_cnt == 0, NextState("IDLE")),
         )
 
         # IDLE: take a request (self queue first) and read its control structure (or the first
@@ -645,6 +637,7 @@ class SubutaiEngine(LiteXModule):
         # code alone (allocation arguments are checked here: they are in registers).
         fsm.act("DECODE",
             NextValue(cw_head, d_head), NextValue(cw_tail, d[8:16]), NextValue(cw_gen, d_gen),
+            NextValue(link, d[8:16]),     # The tail an enqueue links to, a walk ends at.
             NextValue(cw_kind, d_kind), NextValue(cw_val, d_val),
             rd.adr.eq(qsel), NextValue(qptr, qsel),
             NextValue(ok_r, op_ok), NextValue(splice_r, d_splice),
@@ -730,9 +723,10 @@ class SubutaiEngine(LiteXModule):
             ),
         )
 
-        # Enqueue tail: link the old tail to the new element, then write the control word.
+        # Enqueue tail: link the old tail (link) to the new element (qptr), then write the control
+        # word.
         fsm.act("ENQ_LINK",
-            write_next("link", "cw_tail"),
+            write_next("link", "qptr"),
             NextState("ENQ_CTRL"),
         )
         fsm.act("ENQ_CTRL",
@@ -801,9 +795,8 @@ class SubutaiEngine(LiteXModule):
                             write_cw(value="barrier"),
                             NextState("IDLE"),
                         ).Else(
-                            write_next("tail", "qfree_head"),
+                            write_next("link", "qfree_head"),
                             NextValue(qfree_head, cw_head),
-                            NextValue(link, cw_tail),
                             NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
                             NextValue(cw_val, Cat(b_max, b_max)),
                             NextState("WALK"),
@@ -913,7 +906,7 @@ class SubutaiEngine(LiteXModule):
         mok_r = Signal()
         fsm.act("BC_DECIDE",
             # The mutex's word is in the read register: keep it and its validity.
-            NextValue(mw_empty, d_head == QNIL), NextValue(mw_tail, d[8:16]),
+            NextValue(mw_empty, d_head == QNIL), NextValue(link, d[8:16]),
             NextValue(mw_locked, d_val[24]), NextValue(mok_r, m_ok),
             NextState("BC_BRANCH"),
         )
@@ -954,7 +947,7 @@ class SubutaiEngine(LiteXModule):
         )
         # Held mutex with waiters: append the cond queue behind them.
         fsm.act("BC_LINK",
-            write_next("mtail", "qptr"),
+            write_next("link", "qptr"),
             NextState("BC_APPEND"),
         )
         fsm.act("BC_APPEND",
