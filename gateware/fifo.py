@@ -2,7 +2,8 @@
 # A two-entry FIFO in registers, with the interface and behaviour of Migen's SyncFIFO.
 #
 """Two-entry FIFO in registers (:class:`TwoEntryFIFO`) and its LiteX stream form
-(:class:`RegisterStreamFIFO`); :func:`stream_fifo` picks it for depth 2.
+(:class:`RegisterStreamFIFO`); :func:`stream_fifo` picks it for depth 2 and LiteX's
+``PipeValid`` (one register) for depth 1.
 
 Why not Migen's ``SyncFIFO`` at depth 2: on an ECP5 a ``SyncFIFO`` becomes distributed RAM,
 16 words deep whatever the depth asked, at about six LUT4 sites per four bits, and its output is
@@ -59,6 +60,10 @@ class RegisterStreamFIFO(stream._FIFOWrapper):
 
 
 def stream_fifo(layout, depth):
-    """A stream FIFO of ``depth`` entries: in registers at depth 2, LiteX's ``SyncFIFO``
-    otherwise (depth 0 is a plain connection)."""
+    """A stream FIFO of ``depth`` entries: one register at depth 1 (LiteX's ``PipeValid``: it
+    takes a new entry in the cycle its entry leaves, where a ``SyncFIFO`` of depth 1 would not),
+    two at depth 2 (:class:`RegisterStreamFIFO`), LiteX's ``SyncFIFO`` otherwise (distributed
+    RAM on an FPGA; depth 0 is a plain connection)."""
+    if depth == 1:
+        return stream.PipeValid(layout)
     return RegisterStreamFIFO(layout) if depth == 2 else stream.SyncFIFO(layout, depth)

@@ -66,15 +66,20 @@ class SubutaiPort(LiteXModule):
     SoC; not on boards, where they would be a third of the engine), and the last error of a posted
     request always.
 
-    Buffers (entries): ``request_depth`` core requests (2), ``net_depth`` requests from the
-    network in front of the engine (0: the packet being assembled is the only one, the NI's
-    priority RX FIFO holds the next), ``out_depth`` engine packets behind its output register
-    (0), ``reply_depth`` replies for the core (8). Each FIFO entry is about a hundred bits, which
-    on an FPGA is distributed RAM at about 1.5 LUT4 sites per bit. With 8-entry request, network
-    and output FIFOs the port took 150 distributed-RAM blocks instead of 49, and the benchmarks'
-    Subutai medians were 1 to 2 cycles higher (each FIFO adds a cycle of latency).
+    Buffers (entries, :func:`gateware.fifo.stream_fifo`): ``request_depth`` core requests (1),
+    ``net_depth`` requests from the network in front of the engine (0: the packet being
+    assembled is the only one, the NI's priority RX FIFO holds the next), ``out_depth`` engine
+    packets behind its output register (0), ``reply_depth`` replies for the core (2). Each entry
+    is about a hundred bits: in registers up to 2 entries, beyond that distributed RAM at about
+    8 LUT4 sites per 4 bits (16 entries deep whatever the depth). A core has one request in
+    flight per thread and takes its replies in the order they come, so deeper buffers only
+    delay back-pressure (a full buffer holds the engine or the network, nothing is lost): with
+    8-entry request, network and output FIFOs the port took 150 distributed-RAM blocks instead
+    of 49 and the benchmarks' Subutai medians were 1 to 2 cycles higher (each FIFO adds a cycle
+    of latency); a 2-entry request FIFO and an 8-entry reply FIFO cost 82 LUT4 and 176 LUT4
+    sites more than these depths, for the same cycles in every benchmark (docs/architecture.md).
     """
-    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=2,
+    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=2, request_depth=1,
             net_depth=0, out_depth=0, with_counters=True):
         n_tiles = mesh_x*mesh_y
         self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes,
@@ -219,7 +224,7 @@ class SubutaiPort(LiteXModule):
         self.sync += If(tx.valid & tx.ready, flit.eq(Mux(flit == SUBUTAI_PACKET_WORDS, 0, flit + 1)))
 
         # Replies for this core, and the window ------------------------------------------------
-        replies = stream.SyncFIFO(_REPLY_LAYOUT, reply_depth)
+        replies = stream_fifo(_REPLY_LAYOUT, reply_depth)
         self.replies = replies
         _round_robin_merge(self, [eng_reply, net_reply], replies.sink)
         self.comb += self.ev.reply.trigger.eq(replies.source.valid)
