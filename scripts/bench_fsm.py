@@ -145,7 +145,7 @@ def scenarios(m):
     yield ("Barrier wait", "not last, waiters", "7m (best)", 7*M, r[:3])
 
     # Condition variables: the cond on engine 0, the mutex on engine 0 (local: the whole chain
-    # runs through the self queue) or on engine 1 (remote: four requests on two engines).
+    # runs through self requests) or on engine 1 (remote: four requests on two engines).
     cid = m.alloc(e, P.OP_ALLOC_COND)
     mx_remote = m.alloc(1, P.OP_ALLOC_MUTEX)
     for host, mx in ((0, mid), (1, mx_remote)):
@@ -157,7 +157,7 @@ def scenarios(m):
         t0 = next(ev[1] for ev in events if ev[0] == "A" and ev[3] == req)
         if host == 0:
             done = next(ev[1] for ev in events if ev[0] == "E" and ev[2] == e and ev[1] > t0)
-            yield ("Cond wait", "COND_WAIT..UNLOCK_FOR, local mutex (self queue)",
+            yield ("Cond wait", "COND_WAIT..UNLOCK_FOR, local mutex (self requests)",
                 "5m+c + unlock (best)", 5*M + C + 2*M, (done - t0, None, 0))
         else:
             last = t0
@@ -221,7 +221,7 @@ def scenarios(m):
                 "18m+c (worst, any rho)", 18*M + C, r[:3])
             owners += [(x[3].core, x[3].thread) for x in r[3] if x[0] == "Y"]
             release(0, mid, owners)
-    # Remote mutex: one LOCK_FOR per waiter (per-waiter step through the self queue).
+    # Remote mutex: one LOCK_FOR per waiter (per-waiter step as a self request).
     for rho in (1, 7, 63):
         waiters(1, mx_remote, rho)
         m.do(1, request(mx_remote, P.OP_LOCK, *me))
@@ -250,7 +250,7 @@ state that sends it). Table III (TPDS'21 §V-B) counts neither the FSM entry (4 
 nor the exit (1 cycle); its "n" term is a linear search for a free structure, which the free list
 avoids. A condition wait is a chain of requests (COND_WAIT at the cond's host, WAIT_CHECK at the
 mutex's host, COND_ENQUEUE at the cond's host, UNLOCK_FOR at the mutex's host, until the mutex is
-released): with both on one engine the chain runs through the engine's self queue; with a remote
+released): with both on one engine the chain runs as self requests; with a remote
 mutex the total includes the bench's ideal interconnect (1 cycle FIFO per hop; a real NoC adds
 its hop latency three times). A broadcast whose waiters all use one mutex hosted on the same
 engine splices the cond queue onto the mutex queue (constant time); otherwise it requeues one

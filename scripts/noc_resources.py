@@ -11,7 +11,8 @@ Usage::
 
 Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-port
 ``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
-does not know the mesh bounds) and with ``--mesh`` a whole 2x2 ``Mesh``, and saves it as
+does not know the mesh bounds), with ``--mesh`` a whole 2x2 ``Mesh``, then a tile's network
+interface (basic, and with its Subutai port and engine) and the Subutai engine alone, and saves it as
 results/noc_resources.{csv,md}; ``--json`` prints the same figures as JSON on stdout instead.
 Progress goes to stderr.
 
@@ -204,6 +205,19 @@ def _ni_design(subutai, with_counters=True):
     return BankedNI
 
 
+def _engine_design(with_counters):
+    """The Subutai-HW engine alone (tile 5 of a 4x4 mesh, 2 KiB SPM): its streams, status and
+    error registers (and counters) are the ports."""
+    from gateware.subutai.engine import SubutaiEngine
+
+    def factory():
+        engine = SubutaiEngine(5, 16, with_counters=with_counters)
+        engine.ios = all_signals_of(engine.sink, engine.source, engine.ready, engine.idle,
+            engine.last_err_sync, engine.last_err_op, engine.last_err_status, engine.counters)
+        return engine
+    return factory
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--buffer-depth",     type=int, default=2, help="Flits per input FIFO.")
@@ -213,7 +227,8 @@ def main():
     parser.add_argument("--mesh", action="store_true", help="Also synthesize a 2x2 Mesh.")
     parser.add_argument("--no-place", action="store_true",
         help="Skip placement (nextpnr-ecp5, LFE5U-85F, out of context: LUT4 sites and Fmax).")
-    parser.add_argument("--no-ni", action="store_true", help="Skip the network interfaces.")
+    parser.add_argument("--no-ni", action="store_true",
+        help="Skip the network interfaces and the Subutai engine.")
     parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
@@ -242,12 +257,16 @@ def main():
             _ni_design(True, with_counters=False)))
         designs.append(("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
             "(simulation)", _ni_design(True, with_counters=True)))
+        designs.append(("subutai_engine", "Subutai engine alone (2 KiB SPM), as on boards",
+            _engine_design(False)))
+        designs.append(("subutai_engine_counters", "Subutai engine alone, with event counters "
+            "(simulation)", _engine_design(True)))
     # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
     # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
     results = []
     for top, label, factory in designs:
         for flags in ("-nowidelut", ""):
-            ios_of = (lambda m: m.ios) if top.startswith("ni_") else None
+            ios_of = (lambda m: m.ios) if top.startswith(("ni_", "subutai_")) else None
             place = flags == "-nowidelut" and not args.no_place
             r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=place)
             r["label"] = label

@@ -70,7 +70,7 @@ OP_COND_ENQUEUE    = 0x22  # to the cond host: enqueue the waiter on cond sync_i
 OP_UNLOCK_FOR      = 0x23  # to the mutex host: unlock on behalf of the waiter; value = cond.
 OP_LOCK_FOR        = 0x24  # to the mutex host: lock on behalf of the woken waiter (requeue);
                            # the grant goes straight to the waiter; value = cond.
-OP_BROADCAST_NEXT  = 0x25  # engine-internal (self queue): next step of a COND_BROADCAST (wakes
+OP_BROADCAST_NEXT  = 0x25  # engine-internal (a self request): next step of a COND_BROADCAST (wakes
                            # the next waiter); carries the broadcaster and its reply flag.
 
 OP_REPLY           = 0x80  # reply packets: op = OP_REPLY | status.
@@ -204,7 +204,7 @@ COUNTERS = [
     ("grants",        "mutex grants (immediate or by hand-over at unlock/requeue)"),
     ("replies",       "reply packets sent"),
     ("e2e",           "engine-to-engine packets sent to other engines (source)"),
-    ("self_requests", "engine-to-engine requests to itself (self queue, never on source)"),
+    ("self_requests", "engine-to-engine requests to itself (self requests, never on source)"),
     ("errors",        "requests that ended with a non-zero status"),
     ("silent_errors", "errors of requests without reply (posted, reply = 0)"),
     ("queue_hwm",     "high-water mark of queue elements in use"),
