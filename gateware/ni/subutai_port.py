@@ -69,17 +69,19 @@ class SubutaiPort(LiteXModule):
     Buffers (entries, :func:`gateware.fifo.stream_fifo`): ``request_depth`` core requests (1),
     ``net_depth`` requests from the network in front of the engine (0: the packet being
     assembled is the only one, the NI's priority RX FIFO holds the next), ``out_depth`` engine
-    packets behind its output register (0), ``reply_depth`` replies for the core (2). Each entry
+    packets behind its output register (0), ``reply_depth`` replies for the core (8). Each entry
     is about a hundred bits: in registers up to 2 entries, beyond that distributed RAM at about
-    8 LUT4 sites per 4 bits (16 entries deep whatever the depth). A core has one request in
-    flight per thread and takes its replies in the order they come, so deeper buffers only
-    delay back-pressure (a full buffer holds the engine or the network, nothing is lost): with
-    8-entry request, network and output FIFOs the port took 150 distributed-RAM blocks instead
-    of 49 and the benchmarks' Subutai medians were 1 to 2 cycles higher (each FIFO adds a cycle
-    of latency); a 2-entry request FIFO and an 8-entry reply FIFO cost 82 LUT4 and 176 LUT4
-    sites more than these depths, for the same cycles in every benchmark (docs/architecture.md).
+    8 LUT4 sites per 4 bits (16 entries deep whatever the depth). A core issues one request at
+    a time, so a deeper request buffer only lets it run ahead (a 2-entry one cost 82 LUT4 more
+    for the same cycles in every benchmark); with 8-entry request, network and output FIFOs
+    the port took 150 distributed-RAM blocks instead of 49 and the benchmarks' Subutai medians
+    were 1 to 2 cycles higher (each FIFO adds a cycle of latency). Replies are different: a
+    core running several threads gets bursts of them (a barrier release sends one per cycle,
+    one per waiting thread), and a full reply FIFO holds the engine until the core's interrupt
+    handler takes one, so it keeps 8 entries (a 2-entry queue of registers would save 93 LUT4
+    sites).
     """
-    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=2, request_depth=1,
+    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=1,
             net_depth=0, out_depth=0, with_counters=True):
         n_tiles = mesh_x*mesh_y
         self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes,
