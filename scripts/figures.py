@@ -109,13 +109,19 @@ def resources(d):
     rows = [r for r in _rows(d, "noc_resources", "make resources")
         if r["flags"] == "-nowidelut" and "counters" not in r["design"]]
     def kind(design):
-        return "router" if design.startswith("MeshRouter") else "NI+Subutai" if "Subutai" in design else "NI"
+        if design.startswith("MeshRouter"):
+            return "router"
+        if design.startswith("NI"):
+            return "NI+Subutai" if "Subutai" in design else "NI"
+        return "engine" if design.startswith("Subutai engine") else design
     by = {kind(r["design"]): r for r in rows}
     def figure(k, column):
         return f"{_int(by[k][column]):,}"
-    return ("router / NI / NI with Subutai (ECP5 as on boards: `-nowidelut`, no event counters)",
-            " / ".join(figure(k, "LUT4") for k in ("router", "NI", "NI+Subutai")) + " LUT4, "
-            + " / ".join(figure(k, "LUT4 sites (placed)") for k in ("router", "NI", "NI+Subutai"))
+    parts = ("router", "NI", "NI+Subutai", "engine")
+    return ("router / NI / NI with Subutai / the engine in it (ECP5 as on boards: `-nowidelut`, "
+            "no event counters)",
+            " / ".join(figure(k, "LUT4") for k in parts) + " LUT4, "
+            + " / ".join(figure(k, "LUT4 sites (placed)") for k in parts)
             + " LUT4 sites placed alone", "make resources")
 
 
