@@ -41,17 +41,18 @@ YOWASP_TOOLS = {
 # How many tiles fit a device, from two figures measured on real builds (results/boards.md):
 # LUTs of one tile (VexRiscv + router + NI + Subutai-HW, yosys synth_ecp5 default mapping) and of
 # the rest of the SoC (SDRAM controller + L2, BIOS ROM, SRAM, UART, global blocks). Placement
-# needs headroom, so only FILL of the device's LUTs is budgeted: eight tiles placed at 79.7 % of an
-# LFE5U-85F's LUT4 sites (66,660, 197 of 208 DP16KD) and routed neither with nextpnr's router2
-# (overused wires down from 108,600 to 20,700 in 12 iterations, then up again to 43,600 at the
-# 20th, 30 minutes in) nor with router1 (188,000 of 294,000 arcs left, flat, after 11 minutes),
-# as at 84 % before, while four tiles at 41 % route in 4 to 30 minutes and six at 60.5 % routed
-# on one seed of three (the others' routers stalled): the budget stops below the smallest fill
-# that did not route, and the 85F's 7 tiles form no mesh (6 do). Block RAMs (each tile:
+# needs headroom, so only FILL of the device's LUTs is budgeted: eight tiles of 8,100 sites placed
+# at 79.7 % of an LFE5U-85F's LUT4 sites (66,660, 197 of 208 DP16KD) routed with none of
+# nextpnr's placers and routers; eight of 7,760 sites at 76.3 % (63,832) route with its
+# electrostatic placer and router2 (`--nextpnr-placer static --nextpnr-router router2`, 82
+# iterations) but reach 40.1 MHz of 50, on a path across the shared bus (results/boards.md);
+# four tiles at 39 % route in 12 to 30 minutes with the default tools. The budget stops below
+# the smallest fill that did not build at the target clock, and the 85F's 7 tiles form no mesh
+# (6 do; 8 is built by raising FILL). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in columns of their own and need no
 # routing slack of their own, so BRAM_FILL of them is budgeted.
 
-FILL      = 0.78
+FILL      = 0.75
 BRAM_FILL = 0.92
 
 ECP5_DEVICES = {
@@ -121,16 +122,17 @@ class DeviceLimits:
 # ECP5, measured on ULX3S 85F placements (results/boards.md; -nowidelut, two-flit router buffers
 # with their payload in distributed RAM, no event counters, the Subutai port's window as its only
 # register interface, the atomic unit and the L2 behind a registered bridge): 8 tiles (4x2) take
-# 66,660 LUT4 sites (nextpnr TRELLIS_COMB: logic, carry, distributed RAM; 70,237 with the request
-# and reply CSRs beside the window and a 64-bit uptime counter per tile): 8,100 sites per tile
-# (a 2x2 router has three ports, most 4x2 routers four), about 1,850 for the rest; 75 and 135
+# 63,832 LUT4 sites and 4 tiles (2x2) 32,799 (nextpnr TRELLIS_COMB: logic, carry, distributed
+# RAM; 8 tiles took 66,660 before the engine and port shed 400 sites a tile, 70,237 with the
+# request and reply CSRs beside the window and a 64-bit uptime counter per tile): 7,760 sites per
+# tile (a 2x2 router has three ports, most 4x2 routers four), about 1,750 for the rest; 75 and 135
 # DP16KD with a 32 KiB ROM and a 64 KiB L2: 20 per tile, 13 for the rest (the 2048-word atomic
 # unit's 4 included) + the ROM + the L2 above 8 KiB.
-ECP5_BUDGET   = TileBudget(lut_per_tile=8_100, lut_base=1_850, bram_per_tile=20, bram_base=13,
+ECP5_BUDGET   = TileBudget(lut_per_tile=7_760, lut_base=1_750, bram_per_tile=20, bram_base=13,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
 # LUT4 of this logic, a RAMB36 twice a DP16KD.
-XILINX_BUDGET = TileBudget(lut_per_tile=5_060, lut_base=1_160, bram_per_tile=10, bram_base=7,
+XILINX_BUDGET = TileBudget(lut_per_tile=4_850, lut_base=1_090, bram_per_tile=10, bram_base=7,
     bram_bytes=4*KiB)
 
 # SoC ----------------------------------------------------------------------------------------------
