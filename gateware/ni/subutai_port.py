@@ -73,7 +73,7 @@ class SubutaiPort(LiteXModule):
     is about a hundred bits: in registers up to 2 entries, beyond that distributed RAM at about
     8 LUT4 sites per 4 bits (16 entries deep whatever the depth). A core issues one request at
     a time, so a deeper request buffer only lets it run ahead (a 2-entry one cost 82 LUT4 more
-    for the same cycles in every benchmark); with 8-entry request, network and output FIFOs
+    for the same cycles in `make bench`); with 8-entry request, network and output FIFOs
     the port took 150 distributed-RAM blocks instead of 49 and the benchmarks' Subutai medians
     were 1 to 2 cycles higher (each FIFO adds a cycle of latency). Replies are different: a
     core running several threads gets bursts of them (a barrier release sends one per cycle,
