@@ -48,7 +48,7 @@ YOWASP_TOOLS = {
 # iterations) but reach 40.1 MHz of 50, on a path across the shared bus (results/boards.md);
 # four tiles at 39 % route in 12 to 30 minutes with the default tools. The budget stops below
 # the smallest fill that did not build at the target clock, and the 85F's 7 tiles form no mesh
-# (6 do; 8 is built by raising FILL). Block RAMs (each tile:
+# (6 do; 8 are built with --lut-fill 0.85). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in columns of their own and need no
 # routing slack of their own, so BRAM_FILL of them is budgeted.
 
@@ -88,35 +88,37 @@ class TileBudget:
         self.bram_base     = bram_base
         self.bram_bytes    = bram_bytes
 
-    def max_tiles(self, luts, brams, rom_size=64*KiB, l2_size=L2_MEASURED, limit=16):
-        by_lut  = int((FILL*luts - self.lut_base) // self.lut_per_tile)
+    def max_tiles(self, luts, brams, rom_size=64*KiB, l2_size=L2_MEASURED, limit=16, fill=FILL):
+        by_lut  = int((fill*luts - self.lut_base) // self.lut_per_tile)
         base    = self.bram_base + (rom_size + l2_size - L2_MEASURED)//self.bram_bytes
         by_bram = int((BRAM_FILL*brams - base) // self.bram_per_tile)
         return max(0, min(limit, by_lut, by_bram))
 
-    def default_l2_size(self, luts, brams, rom_size=64*KiB):
+    def default_l2_size(self, luts, brams, rom_size=64*KiB, fill=FILL):
         """The largest L2 (of ``L2_SIZES``) that costs the device no tile: the block RAMs the
         tiles leave over once the LUTs are spent go to the L2, which every refill of every core
         crosses (docs/architecture.md, "Boards")."""
-        tiles = self.max_tiles(luts, brams, rom_size)
+        tiles = self.max_tiles(luts, brams, rom_size, fill=fill)
         if tiles == 0:
             return L2_MEASURED
-        fits  = [s for s in L2_SIZES if self.max_tiles(luts, brams, rom_size, s) >= tiles]
+        fits  = [s for s in L2_SIZES if self.max_tiles(luts, brams, rom_size, s, fill=fill) >= tiles]
         return fits[-1] if fits else L2_SIZES[0]
 
 
 class DeviceLimits:
     """What one device holds with a budget: its default L2 and its tile limit for an L2 size.
-    ``luts``, ``brams``: the device's LUT4 (or LUT6) and block RAMs; ``rom_size``: its BIOS ROM."""
-    def __init__(self, budget, luts, brams, rom_size=64*KiB):
+    ``luts``, ``brams``: the device's LUT4 (or LUT6) and block RAMs; ``rom_size``: its BIOS ROM;
+    ``fill``: the share of its LUTs the tiles may take (``--lut-fill``)."""
+    def __init__(self, budget, luts, brams, rom_size=64*KiB, fill=FILL):
         self.budget, self.luts, self.brams, self.rom_size = budget, luts, brams, rom_size
+        self.fill = fill
 
     def default_l2_size(self):
-        return self.budget.default_l2_size(self.luts, self.brams, self.rom_size)
+        return self.budget.default_l2_size(self.luts, self.brams, self.rom_size, fill=self.fill)
 
     def max_tiles(self, l2_size=None):
         l2_size = self.default_l2_size() if l2_size is None else l2_size
-        return self.budget.max_tiles(self.luts, self.brams, self.rom_size, l2_size)
+        return self.budget.max_tiles(self.luts, self.brams, self.rom_size, l2_size, fill=self.fill)
 
 
 # ECP5, measured on ULX3S 85F placements (results/boards.md; -nowidelut, two-flit router buffers
@@ -258,6 +260,10 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
         help="L2 cache in front of the SDRAM, shared by every tile: bytes or KiB (e.g. 32K), a "
              "power of two from 1K to 256K, or 0 for none (default: the largest that costs the "
              "device no tile).")
+    target.add_argument("--lut-fill", type=lut_fill_arg, default=FILL,
+        help=f"Share of the device's LUTs the tile limit budgets (default {FILL}: what has built at "
+             "its clock; more admits more tiles, which may not route or may miss the clock, see "
+             "docs/architecture.md, Boards).")
     # LiteX's own builder and toolchain options (--output-dir, --no-compile-software,
     # --nextpnr-seed, ...).
     builder_args(parser)
@@ -339,6 +345,17 @@ def _minutes(text):
     return value
 
 
+def lut_fill_arg(text):
+    """--lut-fill: a share of the device's LUTs, above 0 and at most 1."""
+    try:
+        fill = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not 0 < fill <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1]")
+    return fill
+
+
 def l2_size_arg(text):
     """--l2-size: bytes, or KiB with a K suffix; LiteX would round any other size silently."""
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
@@ -366,7 +383,8 @@ def parse_mesh(parser, args, max_tiles, device):
         parser.error(f"no tile fits {device} (see docs/architecture.md, Boards)")
     if n > max_tiles:
         parser.error(f"{n} tiles do not fit {device}: at most {max_tiles} "
-            f"(estimate from measured LUTs and block RAMs per tile, see docs/architecture.md, Boards)")
+            f"(estimate from measured LUTs and block RAMs per tile, see docs/architecture.md, Boards; "
+            f"--lut-fill {args.lut_fill:g} of its LUTs: a larger share admits more)")
     return mesh_x, mesh_y
 
 
@@ -845,6 +863,7 @@ def run_board(parser, args, make_soc, build_name, toolchain, limits, loader_boar
     for --load. ``--load`` without ``--build`` loads the bitstream already built in the output
     directory.
     """
+    limits.fill = args.lut_fill
     if args.l2_size is None:
         args.l2_size = limits.default_l2_size()
     mesh_x, mesh_y = parse_mesh(parser, args, limits.max_tiles(args.l2_size), device)
