@@ -53,6 +53,9 @@ Engine-to-engine requests addressed to this engine itself are *self requests*, s
 registers the engine holds anyway (:class:`EngineRequestInput`).
 """
 
+from functools import reduce
+from operator import or_
+
 from migen import *
 from migen.genlib.fsm import FSM, NextState, NextValue
 
@@ -103,6 +106,10 @@ class EngineScratchpad(LiteXModule):
     from the SPM is an SPM address as is (no adder between the read data and the read address on
     the DECODE/WALK paths). The free-list heads and counts are registers the FSM updates.
     """
+    # Write enables of a word's fields: byte 0 (a control word's head, a queue element's next),
+    # byte 1 (tail, core), the middle (gen, kind, alloc; a queue element's thread), the value.
+    WE_BYTE0, WE_BYTE1, WE_MIDDLE, WE_VALUE = 0x01, 0x02, 0x0c, 0xf0
+
     def __init__(self, depth, n_ctrl, n_queue):
         self.cbase = n_queue
         self.mem = Memory(64, depth, name="spm")
@@ -141,8 +148,8 @@ class EngineScratchpad(LiteXModule):
     def write(self, adr, byte0, byte1, middle, value, we=0xff):
         """Write the word made of the named sources at the named address (a field named
         ``None`` is left to its default source: its bytes must be outside ``we``)."""
-        fields = [(self.w_byte0, byte0, 0x01), (self.w_byte1, byte1, 0x02),
-            (self.w_middle, middle, 0x0c), (self.w_value, value, 0xf0)]
+        fields = [(self.w_byte0, byte0, self.WE_BYTE0), (self.w_byte1, byte1, self.WE_BYTE1),
+            (self.w_middle, middle, self.WE_MIDDLE), (self.w_value, value, self.WE_VALUE)]
         for _, name, mask in fields:
             assert name is not None or not (we & mask)
         return [self.wr.we.eq(we), self.w_adr.select(adr)] + [
@@ -150,7 +157,7 @@ class EngineScratchpad(LiteXModule):
 
     def write_next(self, adr, nxt):
         """Rewrite the ``next`` byte of the queue element at the named address."""
-        return [self.wr.we.eq(0x01), self.w_adr.select(adr), self.w_byte0.select(nxt)]
+        return [self.wr.we.eq(self.WE_BYTE0), self.w_adr.select(adr), self.w_byte0.select(nxt)]
 
 
 class EngineRequestInput(LiteXModule):
@@ -217,8 +224,7 @@ class EngineRequestInput(LiteXModule):
                 self.next_op.eq(sink.op),
             ),
             self.next_sync.eq(Mux(pending, r_value, sink.sync_id)),
-            self.next_alloc.eq(~pending & ((sink.op == P.OP_ALLOC_MUTEX)
-                | (sink.op == P.OP_ALLOC_BARRIER) | (sink.op == P.OP_ALLOC_COND))),
+            self.next_alloc.eq(~pending & reduce(or_, [sink.op == op for op in P.ALLOC_OPS])),
         ]
         self.sync += [
             If(accept,
@@ -476,8 +482,8 @@ class SubutaiEngine(LiteXModule):
             # ``we`` keep what the SPM holds).
             return write("ctrl", head, tail, middle, value, we) + [w_idx.select(idx)]
 
-        # Bytes of a control word (write enables): head, tail, middle (gen, kind, alloc), value.
-        WE_HEAD, WE_TAIL, WE_MIDDLE, WE_VALUE = 0x01, 0x02, 0x0c, 0xf0
+        # Bytes of a control word (write enables): head, tail, value.
+        WE_HEAD, WE_TAIL, WE_VALUE = spm.WE_BYTE0, spm.WE_BYTE1, spm.WE_VALUE
 
         def write_cw(value="cw", head="cw_head", tail="cw_tail"):
             # The structure's generation, kind and alloc bit stay as they are: not rewritten (one
