@@ -201,12 +201,17 @@ class BoardSoC(SubutaiSoC):
         # A register both ways between the shared SoC bus and the L2: without it the L2's tag
         # lookup and acknowledgement reach through the bus into the tiles' uplinks and back into
         # the L2's data write enables, the critical path of the board builds (docs/architecture.md,
-        # "Boards"). The tiles' own registered bridge, with its answers registered too.
+        # "Boards"). The tiles' own registered bridge, with its answers registered too, and its
+        # acknowledgements from its registers alone (registered feedback): every master of the
+        # bus is a tile's uplink, which holds each request and runs each burst to its end, so no
+        # path runs from a tile through the bus into the bridge and back to the tile.
+        uplinks = [u.source for u in getattr(self, "uplinks", [])]
+        feedback = all(any(m is u for u in uplinks) for m in self.bus.masters.values())
         l2_port = self.bus.slaves["main_ram"]
         front = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.bus.slaves["main_ram"] = front
         self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
-            register_response=True)
+            register_response=True, registered_feedback=feedback)
         self.comb += self.l2_bridge.source.connect(l2_port)
 
 

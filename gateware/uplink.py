@@ -28,6 +28,15 @@ acknowledgement would otherwise reach through the shared SoC bus into the tiles'
 into the L2's data write enables, and register the tiles' own uplinks' answers, which would
 otherwise run from the shared bus arbiter's grant through a slave's acknowledgement into every
 core's data cache or into the uplink's burst FIFO (docs/architecture.md, Boards).
+
+With ``registered_feedback`` the uplink trusts its masters to follow the Wishbone B4 rules a
+registered-feedback slave relies on: a request is held until it is acknowledged, and an
+incrementing burst goes on from one address to the next until a beat with ``cti`` =
+end-of-burst. Its acknowledgements then come from its own registers alone (the burst FIFO's
+level, the state, the answer), never from the master's address or strobe: no combinational
+path runs from a master through the uplink and back. The boards' L2 bridge uses it: its masters
+are the tiles' uplinks, which keep those rules (a core's cache, which may leave a burst half
+way, does not).
 """
 
 from migen import *
@@ -48,8 +57,11 @@ class RegisteredUplink(LiteXModule):
     ``keep_grant``: keep the bus cycle open for one idle cycle after each access (see ``hold``),
     right where each bank has its own arbiter; on one bus shared by every tile that idle cycle
     would be lost to all the others. ``register_response``: register a single access's answer
-    and every burst beat (see above)."""
-    def __init__(self, sink, line_words=8, keep_grant=True, register_response=False):
+    and every burst beat; ``registered_feedback``: acknowledge from registers alone, for masters
+    that keep Wishbone B4's rules (see above; needs ``register_response``)."""
+    def __init__(self, sink, line_words=8, keep_grant=True, register_response=False,
+            registered_feedback=False):
+        assert register_response or not registered_feedback
         assert line_words >= 2
         line_bits = log2_exact(line_words, "line_words")
         self.sink   = sink
@@ -67,7 +79,9 @@ class RegisteredUplink(LiteXModule):
         burst   = ~sink.we & (sink.cti == CTI_INCREMENT)
 
         self.words = words = stream.SyncFIFO([("data", 32), ("err", 1)], line_words)
-        follows = request & ~sink.we & (sink.adr == expect)
+        # Whether the tile's current access is the burst's next beat: compared, or (with
+        # registered feedback) known, since a master holding an incrementing burst presents it.
+        follows = 1 if registered_feedback else request & ~sink.we & (sink.adr == expect)
 
         # After an access the bus cycle stays open (cyc without stb) for one idle cycle, so that the
         # core's next access, if it comes at once, keeps the bank's grant as it would without the
@@ -105,11 +119,14 @@ class RegisteredUplink(LiteXModule):
                     NextState("RESPOND"),
                 ),
             )
+            # The master still holds the request the answer is for; with registered feedback
+            # that is trusted, not checked.
+            asked = 1 if registered_feedback else request
             fsm.act("RESPOND",
                 source.adr.eq(adr),
                 sink.dat_r.eq(answer),
-                sink.ack.eq(~answer_err & request),
-                sink.err.eq(answer_err & request),
+                sink.ack.eq(~answer_err & asked),
+                sink.err.eq(answer_err & asked),
                 NextValue(hold, 1),
                 NextState("IDLE"),
             )
@@ -149,24 +166,22 @@ class RegisteredUplink(LiteXModule):
             ),
         ]
         # Upstream: the tile takes one queued word per cycle while its addresses follow.
-        fsm.act("BURST", *downstream,
-            sink.dat_r.eq(words.source.data),
-            If(words.source.valid & follows,
-                sink.ack.eq(~words.source.err),
-                sink.err.eq(words.source.err),
-                words.source.ready.eq(1),
-                NextValue(expect[:line_bits], expect[:line_bits] + 1),
-                If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
-                    # The block's last word needs no draining: take the next access at once.
-                    If((remaining == 0) & ~beat_pending & (words.level == 1),
-                        NextState("IDLE"),
-                    ).Else(
-                        NextState("DRAIN"),
-                    )),
-            ).Elif(~follows,
-                NextState("DRAIN"),
-            ),
+        take = If(words.source.valid & follows,
+            sink.ack.eq(~words.source.err),
+            sink.err.eq(words.source.err),
+            words.source.ready.eq(1),
+            NextValue(expect[:line_bits], expect[:line_bits] + 1),
+            If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
+                # The block's last word needs no draining: take the next access at once.
+                If((remaining == 0) & ~beat_pending & (words.level == 1),
+                    NextState("IDLE"),
+                ).Else(
+                    NextState("DRAIN"),
+                )),
         )
+        if not registered_feedback:
+            take = take.Elif(~follows, NextState("DRAIN"))      # The tile left the block.
+        fsm.act("BURST", *downstream, sink.dat_r.eq(words.source.data), take)
         # The tile left the block: finish the downstream burst, drop the words nobody will read.
         fsm.act("DRAIN", *downstream,
             words.source.ready.eq(1),

@@ -1,12 +1,16 @@
 """RegisteredUplink (gateware/uplink.py) in front of a bursting LiteX SRAM, in Migen's simulator:
 random single accesses of every byte mask, refill bursts of every start and length, bursts left
 half way, idle gaps; every read is checked against a reference memory, no acknowledge ever comes
-unasked, and the cycle costs of a store and of a line refill are those the design promises."""
+unasked, and the cycle costs of a store and of a line refill are those the design promises. With
+registered feedback, the masters keep Wishbone B4's rules, and no combinational path runs from a
+master's signals to the uplink's answers."""
 
 import random
 
 import pytest
-from migen import Module, run_simulation, passive
+from migen import Module, run_simulation, passive, If, Case, Memory
+from migen.fhdl.structure import _Assign
+from migen.fhdl.tools import list_signals, list_targets
 from litex.soc.interconnect import wishbone
 
 from gateware.uplink import RegisteredUplink, CTI_CLASSIC, CTI_INCREMENT, CTI_END
@@ -18,10 +22,10 @@ WORDS = 256
 class Bench(Module):
     """The bridge in front of an SRAM that serves bursts (as the simulated SoC's RAMs) or only
     classic cycles (as LiteX's L2 cache on the boards)."""
-    def __init__(self, register_response=False, bursting=True):
+    def __init__(self, register_response=False, bursting=True, registered_feedback=False):
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.uplink = RegisteredUplink(self.bus, line_words=LINE_WORDS,
-            register_response=register_response)
+            register_response=register_response, registered_feedback=registered_feedback)
         self.submodules.ram = wishbone.SRAM(WORDS*4,
             bus=wishbone.Interface(data_width=32, address_width=32, addressing="word",
                 bursting=bursting))
@@ -59,7 +63,9 @@ def merge(old, dat, sel):
     return (old & ~mask) | (dat & mask)
 
 
-def random_program(seed, n):
+def random_program(seed, n, leave_bursts=True):
+    """Random accesses; with ``leave_bursts`` False the master keeps Wishbone B4's rules: every
+    burst runs to its end-of-burst beat."""
     rng = random.Random(seed)
     ops = []
     for _ in range(n):
@@ -76,24 +82,25 @@ def random_program(seed, n):
             else:
                 length = rng.randrange(1, 2*LINE_WORDS)  # Any start, up to two lines.
             # Some bursts are left half way without their last beat (another access follows).
-            leave = rng.random() < 0.25 and length > 1
+            leave = leave_bursts and rng.random() < 0.25 and length > 1
             ops.append(("burst", start, length, leave))
         else:
             ops.append(("idle", rng.randrange(1, 4)))
     return ops
 
 
-@pytest.mark.parametrize("register_response,bursting", [(False, True), (True, True), (True, False)],
-    ids=["direct", "registered", "registered-classic-slave"])
+@pytest.mark.parametrize("register_response,bursting,feedback", [(False, True, False),
+    (True, True, False), (True, False, False), (True, True, True), (True, False, True)],
+    ids=["direct", "registered", "registered-classic-slave", "feedback", "feedback-classic-slave"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_accesses_match_a_reference_memory(seed, register_response, bursting):
-    dut = Bench(register_response, bursting)
+def test_random_accesses_match_a_reference_memory(seed, register_response, bursting, feedback):
+    dut = Bench(register_response, bursting, registered_feedback=feedback)
     reference = [0]*WORDS
     errors = []
     content = []
 
     def master():
-        for op in random_program(seed, 300):
+        for op in random_program(seed, 300, leave_bursts=not feedback):
             if op[0] == "read":
                 data, _ = yield from transfer(dut.bus, op[1])
                 if data != reference[op[1]]:
@@ -130,9 +137,10 @@ def test_random_accesses_match_a_reference_memory(seed, register_response, burst
     assert content == reference
 
 
-@pytest.mark.parametrize("register_response", [False, True], ids=["direct", "registered"])
-def test_cycle_costs_of_a_store_and_of_a_refill(register_response):
-    dut = Bench(register_response)
+@pytest.mark.parametrize("register_response,feedback", [(False, False), (True, False), (True, True)],
+    ids=["direct", "registered", "feedback"])
+def test_cycle_costs_of_a_store_and_of_a_refill(register_response, feedback):
+    dut = Bench(register_response, registered_feedback=feedback)
     costs = {}
 
     def master():
@@ -153,3 +161,55 @@ def test_cycle_costs_of_a_store_and_of_a_refill(register_response):
     assert costs["store"] == (4 if register_response else 3)
     # 8 words: 3 cycles to the first (4 through the beat register), then one word per cycle.
     assert costs["refill"] == LINE_WORDS + 3 + (1 if register_response else 0)
+
+
+def combinational_cone(fragment, outputs):
+    """Every signal that reaches one of ``outputs`` through combinational logic (assignments and
+    the conditions they sit under, and the asynchronous read ports of memories)."""
+    drivers = {}
+
+    def walk(statements, conditions):
+        for st in statements:
+            if isinstance(st, _Assign):
+                for target in list_targets(st):
+                    drivers.setdefault(target, set()).update(list_signals(st.r) | conditions)
+            elif isinstance(st, If):
+                inner = conditions | list_signals(st.cond)
+                walk(st.t, inner)
+                walk(st.f, inner)
+            elif isinstance(st, Case):
+                inner = conditions | list_signals(st.test)
+                for body in st.cases.values():
+                    walk(body if isinstance(body, (list, tuple)) else [body], inner)
+            elif isinstance(st, (list, tuple)):
+                walk(st, conditions)
+
+    walk(fragment.comb, frozenset())
+    for special in fragment.specials:
+        if isinstance(special, Memory):
+            for port in special.ports:
+                if port.async_read:
+                    drivers.setdefault(port.dat_r, set()).update(list_signals(port.adr))
+    cone, todo = set(), list(outputs)
+    while todo:
+        s = todo.pop()
+        for d in drivers.get(s, ()):
+            if d not in cone:
+                cone.add(d)
+                todo.append(d)
+    return cone
+
+
+@pytest.mark.parametrize("feedback", [False, True], ids=["registered", "feedback"])
+def test_registered_feedback_answers_from_registers_alone(feedback):
+    sink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+    uplink = RegisteredUplink(sink, line_words=LINE_WORDS, register_response=True,
+        registered_feedback=feedback)
+    cone = combinational_cone(uplink.get_fragment(), [sink.ack, sink.err, sink.dat_r])
+    master = {sink.adr, sink.cyc, sink.stb, sink.we, sink.cti, sink.sel, sink.dat_w}
+    if feedback:
+        # Nothing of the master's: the bridge's answers leave it from its registers.
+        assert cone & master == set()
+    else:
+        # Without it the answers follow the master's request (and a burst its address).
+        assert {sink.adr, sink.cyc, sink.stb} <= cone
