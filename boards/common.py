@@ -7,6 +7,7 @@
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ from litex.soc.integration.builder import Builder, builder_args, builder_argdict
 from litex.soc.interconnect import wishbone
 
 from gateware.build import BUILD_DIR, ROOT
+from gateware.l2cache import L2Cache
 from gateware.uplink import RegisteredUplink
 
 from soc.mesh import mesh_shape, MeshShapeError
@@ -192,27 +194,45 @@ class BoardSoC(SubutaiSoC):
 
     def add_main_ram_sdram(self, phy, module):
         """The board's SDRAM as shared main RAM, at the same address as the simulator's, behind
-        LiteX's write-back L2 cache of ``l2_size`` bytes shared by every tile."""
-        self.add_sdram("sdram",
-            phy           = phy,
-            module        = module,
-            origin        = self.mem_map["main_ram"],
-            l2_cache_size = self.l2_size)
+        a write-back L2 cache of ``l2_size`` bytes shared by every tile
+        (:class:`gateware.l2cache.L2Cache`: LiteX's, with its write hits registered)."""
+        from litedram.frontend.wishbone import LiteDRAMWishbone2Native
+        from migen.fhdl.simplify import FullMemoryWE
+        from litex.soc.integration.soc import SoCRegion
+        # LiteX's controller and crossbar; the bus side below is what its add_sdram() builds,
+        # with this L2 and a register both ways in front of it.
+        self.add_sdram("sdram", phy=phy, module=module, with_soc_interconnect=False)
+        geom = module.geom_settings
+        size = 2**(geom.bankbits + geom.rowbits + geom.colbits)*phy.settings.nranks \
+            *phy.settings.databits//8
+        origin = self.mem_map["main_ram"]
+        self.bus.add_region("main_ram", SoCRegion(origin=origin, size=size, mode="rwx"))
+        port = self.sdram.crossbar.get_port()
+        port.data_width = 2**int(math.log2(port.data_width))
         # A register both ways between the shared SoC bus and the L2: without it the L2's tag
         # lookup and acknowledgement reach through the bus into the tiles' uplinks and back into
-        # the L2's data write enables, the critical path of the board builds (docs/architecture.md,
-        # "Boards"). The tiles' own registered bridge, with its answers registered too, and its
-        # acknowledgements from its registers alone (registered feedback): every master of the
-        # bus is a tile's uplink, which holds each request and runs each burst to its end, so no
-        # path runs from a tile through the bus into the bridge and back to the tile.
+        # the L2's data write enables (docs/architecture.md, "Boards"). The tiles' own registered
+        # bridge, with its answers registered too, and its acknowledgements from its registers
+        # alone (registered feedback): every master of the bus is a tile's uplink, which holds
+        # each request and runs each burst to its end, so no path runs from a tile through the
+        # bus into the bridge and back to the tile.
         uplinks = [u.source for u in getattr(self, "uplinks", [])]
         feedback = all(any(m is u for u in uplinks) for m in self.bus.masters.values())
-        l2_port = self.bus.slaves["main_ram"]
         front = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        self.bus.slaves["main_ram"] = front
+        self.bus.add_slave(name="main_ram", slave=front)
         self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
             register_response=True, registered_feedback=feedback)
-        self.comb += self.l2_bridge.source.connect(l2_port)
+        # The L2's lines are LiteX's: the port's width, at least 128 bits.
+        line = wishbone.Interface(data_width=max(port.data_width, 128) if self.l2_size
+            else port.data_width, address_width=32, addressing="word")
+        if self.l2_size:
+            # One block RAM per byte lane (LiteX's l2_cache_full_memory_we).
+            self.l2_cache = FullMemoryWE()(L2Cache(self.l2_size//4, self.l2_bridge.source, line))
+            self.add_config("L2_SIZE", self.l2_size)
+        else:
+            self.submodules += wishbone.Converter(self.l2_bridge.source, line)
+        self.wishbone_bridge = LiteDRAMWishbone2Native(wishbone=line, port=port,
+            base_address=origin)
 
 
 def sim_platform(soc):

@@ -8,11 +8,10 @@ master's signals to the uplink's answers."""
 import random
 
 import pytest
-from migen import Module, run_simulation, passive, If, Case, Memory
-from migen.fhdl.structure import _Assign
-from migen.fhdl.tools import list_signals, list_targets
+from migen import Module, run_simulation, passive
 from litex.soc.interconnect import wishbone
 
+from gateware.netlist import combinational_cone
 from gateware.uplink import RegisteredUplink, CTI_CLASSIC, CTI_INCREMENT, CTI_END
 
 LINE_WORDS = 8
@@ -161,43 +160,6 @@ def test_cycle_costs_of_a_store_and_of_a_refill(register_response, feedback):
     assert costs["store"] == (4 if register_response else 3)
     # 8 words: 3 cycles to the first (4 through the beat register), then one word per cycle.
     assert costs["refill"] == LINE_WORDS + 3 + (1 if register_response else 0)
-
-
-def combinational_cone(fragment, outputs):
-    """Every signal that reaches one of ``outputs`` through combinational logic (assignments and
-    the conditions they sit under, and the asynchronous read ports of memories)."""
-    drivers = {}
-
-    def walk(statements, conditions):
-        for st in statements:
-            if isinstance(st, _Assign):
-                for target in list_targets(st):
-                    drivers.setdefault(target, set()).update(list_signals(st.r) | conditions)
-            elif isinstance(st, If):
-                inner = conditions | list_signals(st.cond)
-                walk(st.t, inner)
-                walk(st.f, inner)
-            elif isinstance(st, Case):
-                inner = conditions | list_signals(st.test)
-                for body in st.cases.values():
-                    walk(body if isinstance(body, (list, tuple)) else [body], inner)
-            elif isinstance(st, (list, tuple)):
-                walk(st, conditions)
-
-    walk(fragment.comb, frozenset())
-    for special in fragment.specials:
-        if isinstance(special, Memory):
-            for port in special.ports:
-                if port.async_read:
-                    drivers.setdefault(port.dat_r, set()).update(list_signals(port.adr))
-    cone, todo = set(), list(outputs)
-    while todo:
-        s = todo.pop()
-        for d in drivers.get(s, ()):
-            if d not in cone:
-                cone.add(d)
-                todo.append(d)
-    return cone
 
 
 @pytest.mark.parametrize("feedback", [False, True], ids=["registered", "feedback"])
