@@ -222,14 +222,16 @@ class BoardSoC(SubutaiSoC):
         self.bus.add_slave(name="main_ram", slave=front)
         self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
             register_response=True, registered_feedback=feedback)
-        # The L2's lines are LiteX's: the port's width, at least 128 bits.
-        line = wishbone.Interface(data_width=max(port.data_width, 128) if self.l2_size
-            else port.data_width, address_width=32, addressing="word")
         if self.l2_size:
-            # One block RAM per byte lane (LiteX's l2_cache_full_memory_we).
+            # The L2's lines are LiteX's: the port's width, at least 128 bits; one block RAM per
+            # byte lane (LiteX's l2_cache_full_memory_we).
+            line = wishbone.Interface(data_width=max(port.data_width, 128), address_width=32,
+                addressing="word")
             self.l2_cache = FullMemoryWE()(L2Cache(self.l2_size//4, self.l2_bridge.source, line))
             self.add_config("L2_SIZE", self.l2_size)
         else:
+            line = wishbone.Interface(data_width=port.data_width, address_width=32,
+                addressing="word")
             self.submodules += wishbone.Converter(self.l2_bridge.source, line)
         self.wishbone_bridge = LiteDRAMWishbone2Native(wishbone=line, port=port,
             base_address=origin)
