@@ -1,5 +1,5 @@
 #
-# Shared L2 cache of the boards' SDRAM: LiteX's write-back cache with its block RAM writes registered.
+# Shared L2 cache of the boards' SDRAM: LiteX's write-back cache, its block RAM writes registered.
 #
 """Write-back L2 cache between the SoC bus and LiteDRAM.
 

@@ -83,7 +83,7 @@ def test_random_accesses_match_a_reference_memory(seed):
     assert content == reference
 
 
-def test_cycle_costs_of_hits():
+def test_cycle_costs_of_hits_and_misses():
     dut = Bench()
     costs = {}
 
