@@ -197,7 +197,6 @@ class BoardSoC(SubutaiSoC):
         a write-back L2 cache of ``l2_size`` bytes shared by every tile
         (:class:`gateware.l2cache.L2Cache`: LiteX's, with its write hits registered)."""
         from litedram.frontend.wishbone import LiteDRAMWishbone2Native
-        from migen.fhdl.simplify import FullMemoryWE
         from litex.soc.integration.soc import SoCRegion
         # LiteX's controller and crossbar; the bus side below is what its add_sdram() builds,
         # with this L2 and a register both ways in front of it.
@@ -223,11 +222,11 @@ class BoardSoC(SubutaiSoC):
         self.l2_bridge = RegisteredUplink(front, line_words=self.line_bytes//4, keep_grant=False,
             register_response=True, registered_feedback=feedback)
         if self.l2_size:
-            # The L2's lines are LiteX's: the port's width, at least 128 bits; one block RAM per
-            # byte lane (LiteX's l2_cache_full_memory_we).
+            # The L2's lines are LiteX's: the port's width, at least 128 bits, held in 16-bit
+            # lanes (gateware/l2cache.py says why not LiteX's one block RAM per byte).
             line = wishbone.Interface(data_width=max(port.data_width, 128), address_width=32,
                 addressing="word")
-            self.l2_cache = FullMemoryWE()(L2Cache(self.l2_size//4, self.l2_bridge.source, line))
+            self.l2_cache = L2Cache(self.l2_size//4, self.l2_bridge.source, line)
             self.add_config("L2_SIZE", self.l2_size)
         else:
             line = wishbone.Interface(data_width=port.data_width, address_width=32,

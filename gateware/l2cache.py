@@ -18,6 +18,16 @@ sat 85 columns away from the FSM beside the SDRAM controller (the block RAMs are
 tag -> miss -> tag write enable took 25.2 ns. A write hit and a miss each cost one cycle more;
 read hits are unchanged.
 
+The data memory is held in lanes of ``lane_bits`` (16) with a write enable per byte, where
+LiteX's SoC splits it into one memory per byte (``l2_cache_full_memory_we``). On an ECP5 a
+byte lane of a 512-line (8 KiB) L2 fills a quarter of a DP16KD: sixteen block RAMs for 8 KiB.
+A 16-bit lane maps to one DP16KD port in its 1024 x 18 mode with its two byte enables and
+write-through read, so the same L2 takes eight (a 16 KiB one too). The whole line as one
+memory would take four 36-bit PDPW16KD, but that pseudo-dual-port mode cannot return a word
+written in the same cycle, and yosys then emulates the write-through read with 144 registers
+and a multiplexer on the read data. From 2,048 lines (32 KiB) on, a byte lane fills a DP16KD
+and both splits take sixteen.
+
 Why not LiteX's as is: its FSM is one constructor with no hook for a state between the tag test
 and the write. The rest follows it line for line.
 """
@@ -33,8 +43,9 @@ from gateware.memory import log2_exact
 
 class L2Cache(LiteXModule):
     """``cachesize``: 32-bit words of data; ``master``: the SoC side (32-bit words),
-    ``slave``: the memory side, whose data width (a multiple of 32) is the line."""
-    def __init__(self, cachesize, master, slave, reverse=False):
+    ``slave``: the memory side, whose data width (a multiple of 32) is the line;
+    ``lane_bits``: width of each data memory (a whole number of bytes dividing the line)."""
+    def __init__(self, cachesize, master, slave, reverse=False, lane_bits=16):
         self.master = master
         self.slave  = slave
 
@@ -53,10 +64,24 @@ class L2Cache(LiteXModule):
         tagbits = addressbits - linebits
         adr_offset, adr_line, adr_tag = split(master.adr, offsetbits, linebits, tagbits)
 
-        # Data memory.
-        data_mem  = Memory(dw_to, 2**linebits)
-        data_port = data_mem.get_port(write_capable=True, we_granularity=8)
-        self.specials += data_mem, data_port
+        # Data memory: one line per word, in lanes of ``lane_bits`` with a write enable per byte.
+        if lane_bits % 8 or dw_to % lane_bits:
+            raise ValueError(f"L2Cache: lanes of {lane_bits} bits do not divide the line "
+                f"({dw_to} bits) in whole bytes")
+        data_port = Record([("adr", linebits), ("dat_r", dw_to), ("dat_w", dw_to),
+            ("we", dw_to//8)])
+        for i in range(dw_to//lane_bits):
+            mem  = Memory(lane_bits, 2**linebits, name=f"data_mem_lane{i}")
+            port = mem.get_port(write_capable=True, we_granularity=8)
+            self.specials += mem, port
+            bits, byte_ens = slice(i*lane_bits, (i + 1)*lane_bits), slice(i*lane_bits//8,
+                (i + 1)*lane_bits//8)
+            self.comb += [
+                port.adr.eq(data_port.adr),
+                port.dat_w.eq(data_port.dat_w[bits]),
+                port.we.eq(data_port.we[byte_ens]),
+                data_port.dat_r[bits].eq(port.dat_r),
+            ]
 
         write_from_slave  = Signal()
         write_from_master = Signal()

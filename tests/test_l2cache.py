@@ -100,21 +100,22 @@ def test_cycle_costs_of_hits_and_misses():
 
 
 def ports_of(cache):
-    """The fragment of ``cache`` and its data and tag memories' ports."""
+    """The fragment of ``cache``, the ports of its data memories (one, or one per lane) and
+    the port of its tag memory."""
     fragment = cache.get_fragment()
     memories = [s for s in fragment.specials if isinstance(s, Memory)]
-    data_mem = next(m for m in memories if m.width == 128)
-    tag_mem  = next(m for m in memories if m is not data_mem)
-    return fragment, data_mem.ports[0], tag_mem.ports[0]
+    tag_mem  = next(m for m in memories if m.name_override == "tag_mem")
+    return fragment, [m.ports[0] for m in memories if m is not tag_mem], tag_mem.ports[0]
 
 
 @pytest.mark.parametrize("cache", [L2Cache, wishbone.Cache], ids=["L2Cache", "litex"])
 def test_write_enables_do_not_depend_on_the_tag_read(cache):
     bus  = wishbone.Interface(data_width=32, address_width=32, addressing="word")
     line = wishbone.Interface(data_width=128, address_width=32, addressing="word")
-    fragment, data_port, tag_port = ports_of(cache(CACHE_WORDS, bus, line))
+    fragment, data_ports, tag_port = ports_of(cache(CACHE_WORDS, bus, line))
+    assert data_ports
     # LiteX's cache writes a hit's data, and a miss's new tag, in the cycle of its tag
     # comparison; this one does neither.
-    for port in (data_port, tag_port):
+    for port in data_ports + [tag_port]:
         cone = combinational_cone(fragment, [port.we])
         assert (tag_port.dat_r in cone) == (cache is wishbone.Cache)
