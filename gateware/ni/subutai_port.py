@@ -111,22 +111,25 @@ class SubutaiPort(LiteXModule):
         ]
 
         # Core requests (from the window) ----------------------------------------------------------
-        issue = stream_fifo(P.REQUEST_LAYOUT, request_depth)
+        # Whether a request is for this tile's engine (its id names this tile, or no tile: the
+        # engine answers EINVAL) is decided as it enters the buffer and travels with it, so the
+        # comparison is not on the path from the buffer through the engine's input to its FSM.
+        issue = stream_fifo(P.REQUEST_LAYOUT + [("local", 1)], request_depth)
         self.issue = issue
 
+        def host_of(sync_id):
+            return sync_id[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
+        self.comb += issue.sink.local.eq(
+            (host_of(issue.sink.sync_id) == tile_id) | (host_of(issue.sink.sync_id) >= n_tiles))
         host = Signal(P.ID_NI_BITS)
-        local = Signal()
-        self.comb += [
-            host.eq(issue.source.sync_id[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]),
-            local.eq((host == tile_id) | (host >= n_tiles)),
-        ]
+        self.comb += host.eq(host_of(issue.source.sync_id))
         core_local  = stream.Endpoint(P.REQUEST_LAYOUT)
         core_remote = stream.Endpoint(_OUT_LAYOUT)
         self.comb += [
-            If(local,
-                issue.source.connect(core_local),
+            If(issue.source.local,
+                issue.source.connect(core_local, omit={"local"}),
             ).Else(
-                issue.source.connect(core_remote, omit={"op", "reply"}),
+                issue.source.connect(core_remote, omit={"op", "reply", "local"}),
                 core_remote.dest.eq(host),
                 # On the wire the reply flag travels in the op byte.
                 core_remote.op.eq(issue.source.op | Mux(issue.source.reply, P.OP_FLAG_REPLY, 0)),
