@@ -297,10 +297,14 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
     if toolchain == "trellis":
         # Another router (or --nextpnr-seed) when a placement does not route (docs/architecture.md
         # "Boards").
-        parser.add_argument("--nextpnr-router", default="router1", choices=["router1", "router2"],
-            help="nextpnr-ecp5's router (router1 is its default).")
+        parser.add_argument("--nextpnr-router", default="router2", choices=["router1", "router2"],
+            help="nextpnr-ecp5's router (default router2; router1 is nextpnr's default).")
         parser.add_argument("--nextpnr-placer", default="heap", choices=["heap", "static"],
             help="nextpnr-ecp5's placer: HeAP (its default) or the electrostatic one.")
+        parser.add_argument("--nextpnr-tmg-ripup", action=argparse.BooleanOptionalAction,
+            default=True,
+            help="nextpnr-ecp5's timing-driven rip-up (--tmg-ripup, default on): the router also "
+                 "rips up and reroutes the nets of paths that miss the clock.")
         parser.add_argument("--seed-attempts", type=_positive_int, default=3,
             help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
                  "does not converge (--nextpnr-stall, --nextpnr-timeout) or misses timing "
@@ -855,12 +859,13 @@ def nextpnr_report_name(build_name):
     return f"{build_name}_report.json"
 
 
-def add_nextpnr_options(platform, build_name, router, placer="heap"):
+def add_nextpnr_options(platform, build_name, router, placer="heap", tmg_ripup=False):
     """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router`` and
-    ``placer``. LiteX's trellis toolchain has no option for extra nextpnr arguments; its wrapper
-    takes them from the toolchain's ``_pnr_opts``, set before the build."""
+    ``placer`` (with ``tmg_ripup``, its timing-driven rip-up). LiteX's trellis toolchain has no
+    option for extra nextpnr arguments; its wrapper takes them from the toolchain's
+    ``_pnr_opts``, set before the build."""
     platform.toolchain._pnr_opts += (f" --report {nextpnr_report_name(build_name)}"
-        f" --router {router} --placer {placer}")
+        f" --router {router} --placer {placer}" + (" --tmg-ripup" if tmg_ripup else ""))
 
 
 def check_programmer(tool, package):
@@ -934,7 +939,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
     if toolchain == "trellis":
-        add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer)
+        add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer,
+            args.nextpnr_tmg_ripup)
     t0 = time.time()
     builder = generate(soc, args, output_dir, build_name)
     times = {"generate": time.time() - t0}
@@ -962,6 +968,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             "mesh": [mesh_x, mesh_y], "board": args.board, "toolchain": toolchain,
             "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
             "seed": seed if toolchain == "trellis" else None,
+            "nextpnr": {"placer": args.nextpnr_placer, "router": args.nextpnr_router,
+                "tmg_ripup": args.nextpnr_tmg_ripup} if toolchain == "trellis" else None,
             "nextpnr_runs": runs if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
     if toolchain == "trellis":

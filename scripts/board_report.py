@@ -201,9 +201,10 @@ figures need Vivado. Per-build detail: `bitstream_<board>_<X>x<Y>.md`.
 
 def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, times,
         cpu_variant="standard", components=True, results_dir=RESULTS_DIR, log=print,
-        nextpnr_runs=None):
+        nextpnr_runs=None, nextpnr=None):
     """Write the per-build report and update the aggregated table; print a short table.
-    ``nextpnr_runs``: what each nextpnr seed gave (the target's ``_times.json``), if known."""
+    ``nextpnr_runs``: what each nextpnr seed gave, ``nextpnr``: its placer, router and
+    timing-driven rip-up (the target's ``_times.json``), if known."""
     fig = build_figures(board, device, mesh, sys_clk_freq, gateware_dir, build_name, times,
         cpu_variant)
     name = f"bitstream_{board}_{fig['mesh']}"
@@ -226,6 +227,9 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
         ["yosys (s)", fig["yosys_s"]], ["nextpnr-ecp5 (s)", fig["nextpnr_s"]],
         ["ecppack (s)", fig["ecppack_s"]],
     ]
+    if nextpnr:
+        rows.append(["nextpnr placer, router", f"{nextpnr['placer']}, {nextpnr['router']}"
+            + (" with timing-driven rip-up (--tmg-ripup)" if nextpnr.get("tmg_ripup") else "")])
     if nextpnr_runs:
         rows.append(["nextpnr runs (seed: outcome, minutes)", "; ".join(
             f"{r['seed']}: {r['outcome']}, {r['seconds']/60:.1f}" for r in nextpnr_runs)])
@@ -322,7 +326,8 @@ def main():
         report_build(meta["board"], meta["device"], meta["mesh"], meta["sys_clk_freq"],
             os.path.join(build_dir, "gateware"), build_name, meta["times"],
             cpu_variant=meta.get("cpu_variant", "standard"), components=not args.no_components,
-            results_dir=args.results, nextpnr_runs=meta.get("nextpnr_runs"))
+            results_dir=args.results, nextpnr_runs=meta.get("nextpnr_runs"),
+            nextpnr=meta.get("nextpnr"))
     except (OSError, ValueError, KeyError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
 

@@ -256,6 +256,10 @@ def test_nextpnr_options_reach_the_toolchain():
     add_nextpnr_options(platform, "ulx3s", "router2", "static")
     assert platform.toolchain._pnr_opts == \
         "--seed 1 --report ulx3s_report.json --router router2 --placer static"
+    platform = SimpleNamespace(toolchain=SimpleNamespace(_pnr_opts="--seed 1"))
+    add_nextpnr_options(platform, "ulx3s", "router2", "heap", tmg_ripup=True)
+    assert platform.toolchain._pnr_opts == \
+        "--seed 1 --report ulx3s_report.json --router router2 --placer heap --tmg-ripup"
 
 
 def test_nextpnr_seed_of_a_command():
