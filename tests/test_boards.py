@@ -125,9 +125,11 @@ def test_board_elaborates(board, args, tiles):
     verilog = open(os.path.join(out, "gateware", f"{board}.v")).read()
     assert len(re.findall(r"^VexRiscv\s+\w+\s*\(", verilog, re.M)) == tiles
     if board != "digilent_arty":
-        # nextpnr's report, router and placer on its command line (the target's defaults).
+        # nextpnr's report, router, placer and timing-driven rip-up on its command line (the
+        # target's defaults).
         script = open(os.path.join(out, "gateware", f"build_{board}.sh")).read()
-        assert re.search(r"nextpnr-ecp5 .*--report \S+ --router router1 --placer heap", script)
+        assert re.search(r"nextpnr-ecp5 .*--report \S+ --router router2 --placer heap --tmg-ripup",
+            script)
     # Reset vectors: core 0 starts in the BIOS ROM, every other core in main RAM.
     vectors = re.findall(r"reg\s+\[31:0\]\s+\w*vexriscv\d*\s*=\s*32'd(\d+);", verilog)
     assert sorted(int(v) for v in vectors) == [0] + [MAIN_RAM]*(tiles - 1)
