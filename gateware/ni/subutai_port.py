@@ -117,12 +117,13 @@ class SubutaiPort(LiteXModule):
         issue = stream_fifo(P.REQUEST_LAYOUT + [("local", 1)], request_depth)
         self.issue = issue
 
-        def host_of(sync_id):
-            return sync_id[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
-        self.comb += issue.sink.local.eq(
-            (host_of(issue.sink.sync_id) == tile_id) | (host_of(issue.sink.sync_id) >= n_tiles))
-        host = Signal(P.ID_NI_BITS)
-        self.comb += host.eq(host_of(issue.source.sync_id))
+        ni_bits = slice(P.ID_NI_SHIFT, P.ID_NI_SHIFT + P.ID_NI_BITS)
+        entering, host = Signal(P.ID_NI_BITS), Signal(P.ID_NI_BITS)
+        self.comb += [
+            entering.eq(issue.sink.sync_id[ni_bits]),
+            issue.sink.local.eq((entering == tile_id) | (entering >= n_tiles)),
+            host.eq(issue.source.sync_id[ni_bits]),
+        ]
         core_local  = stream.Endpoint(P.REQUEST_LAYOUT)
         core_remote = stream.Endpoint(_OUT_LAYOUT)
         self.comb += [
