@@ -1071,6 +1071,7 @@ class SubutaiEngine(LiteXModule):
         # Status and counters --------------------------------------------------------------------
         self.comb += [
             self.ready.eq(fsm.ongoing("IDLE") & ~request.pending),
+            # The skid register holds a packet only while source holds one: source.valid covers it.
             self.idle.eq(fsm.ongoing("IDLE") & ~request.pending & ~source.valid),
         ]
         events.count(accept, request.next_op, output, spm, n_queue, request, status,
