@@ -117,12 +117,11 @@ class SubutaiPort(LiteXModule):
         issue = stream_fifo(P.REQUEST_LAYOUT + [("local", 1)], request_depth)
         self.issue = issue
 
-        ni_bits = slice(P.ID_NI_SHIFT, P.ID_NI_SHIFT + P.ID_NI_BITS)
         entering, host = Signal(P.ID_NI_BITS), Signal(P.ID_NI_BITS)
         self.comb += [
-            entering.eq(issue.sink.sync_id[ni_bits]),
+            entering.eq(issue.sink.sync_id[P.ID_NI_SLICE]),
             issue.sink.local.eq((entering == tile_id) | (entering >= n_tiles)),
-            host.eq(issue.source.sync_id[ni_bits]),
+            host.eq(issue.source.sync_id[P.ID_NI_SLICE]),
         ]
         core_local  = stream.Endpoint(P.REQUEST_LAYOUT)
         core_remote = stream.Endpoint(_OUT_LAYOUT)

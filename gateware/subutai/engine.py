@@ -287,27 +287,29 @@ class EnginePacketOutput(LiteXModule):
         skid_valid = Signal()
         skid = Record(P.PACKET_LAYOUT)
         stalled = Signal()
+        to_noc  = Signal()   # A packet for source (not for this engine itself) is emitted.
         self.comb += [
             self.can_emit.eq(~skid_valid),
             stalled.eq(source.valid & ~source.ready),
+            to_noc.eq(emit & ~o_self),
         ]
         self.sync += [
             If(~stalled,
-                source.valid.eq(skid_valid | (emit & ~o_self)),
+                source.valid.eq(skid_valid | to_noc),
                 source.payload.raw_bits().eq(Mux(skid_valid, skid.raw_bits(), o.raw_bits())),
             ),
             If(~skid_valid, skid.eq(o)),
-            If(stalled & emit & ~o_self,
+            If(stalled & to_noc,
                 skid_valid.eq(1),
             ).Elif(source.ready,
                 skid_valid.eq(0),
             ),
         ]
 
-    def add_datapath(self, who, sync_id, value, ni_bits):
+    def add_datapath(self, who, sync_id, value):
         """The packet's fields from :class:`SourceSelect` s: ``who`` (24 bits: thread, core),
         ``sync_id`` and ``value`` (dicts of sources by name). A reply goes to its thread's core;
-        any other packet to the host of its sync id (bits ``ni_bits``)."""
+        any other packet to the host of its sync id (:data:`protocol.ID_NI_SLICE`)."""
         self.o_sync  = SourceSelect(32, sync_id)
         self.o_value = SourceSelect(32, value)
         self.submodules += self.o_sync, self.o_value
@@ -316,11 +318,11 @@ class EnginePacketOutput(LiteXModule):
             # A request for this engine itself: its sync id's host is this one (compared on the
             # sync id, not on the destination chosen from it: one multiplexer less on the path
             # from the SPM's read data to the pending self request's flags).
-            self.o_self.eq(~o.op[7] & (o.sync_id[ni_bits] == self.ni_id)),
+            self.o_self.eq(~o.op[7] & (o.sync_id[P.ID_NI_SLICE] == self.ni_id)),
             o.sync_id.eq(self.o_sync.value),
             o.value.eq(self.o_value.value),
             Cat(o.thread, o.core).eq(who.value),
-            o.dest.eq(Mux(o.op[7], o.core, o.sync_id[ni_bits])),
+            o.dest.eq(Mux(o.op[7], o.core, o.sync_id[P.ID_NI_SLICE])),
         ]
 
     def send(self, op, sync_id, value, reply=0):
@@ -455,7 +457,7 @@ class SubutaiEngine(LiteXModule):
         id_idx  = r_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
         id_gen  = r_sync[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]
         id_kind = r_sync[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS]
-        id_ni   = r_sync[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
+        id_ni   = r_sync[P.ID_NI_SLICE]
         id_f    = r_sync[P.ID_F_BIT]
         me      = Cat(r_thread, r_core)  # 24-bit owner/waiter tag.
 
@@ -542,7 +544,7 @@ class SubutaiEngine(LiteXModule):
         is_barrier = id_kind == P.KIND_BARRIER
         is_cond    = id_kind == P.KIND_COND
         # A mutex id in r_value (condition waits) that can be routed.
-        v_ni = r_value[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS]
+        v_ni = r_value[P.ID_NI_SLICE]
         v_mutex_ok = Signal()
         v_cond_ok  = Signal()
         self.comb += [
@@ -590,7 +592,7 @@ class SubutaiEngine(LiteXModule):
         # it, bit 31 cleared if the waiters used different mutexes) and that mutex is hosted here.
         d_splice = Signal()
         self.comb += d_splice.eq((d_head != QNIL) & d_val[P.ID_F_BIT]
-            & (d_val[P.ID_NI_SHIFT:P.ID_NI_SHIFT + P.ID_NI_BITS] == ni_id))
+            & (d_val[P.ID_NI_SLICE] == ni_id))
         qsel = Signal(8)
         self.comb += qsel.eq(Mux(needs_head, d_head, qfree_head))
         # Allocation.
@@ -639,7 +641,7 @@ class SubutaiEngine(LiteXModule):
             "queue": Cat(qd_thread, qd_core),
         })
         self.submodules += who
-        output.add_datapath(who, ni_bits=slice(P.ID_NI_SHIFT, P.ID_NI_SHIFT + P.ID_NI_BITS),
+        output.add_datapath(who,
             sync_id={
                 "req":   r_sync,
                 "new":   new_id,

@@ -130,6 +130,8 @@ ID_NI_SHIFT   = 24; ID_NI_BITS    = 7
 ID_KIND_SHIFT = 22; ID_KIND_BITS  = 2
 ID_GEN_SHIFT  = 10; ID_GEN_BITS   = 12
 ID_INDEX_SHIFT = 0; ID_INDEX_BITS = 10
+# The host (NI) field as a slice of a gateware signal: sync_id[ID_NI_SLICE].
+ID_NI_SLICE = slice(ID_NI_SHIFT, ID_NI_SHIFT + ID_NI_BITS)
 
 MAX_TILES   = 1 << ID_NI_BITS     # 128
 MAX_CTRL    = 1 << ID_INDEX_BITS  # control structures per engine (index field)
