@@ -5,17 +5,19 @@
 
 Structure (one concern per module)::
 
-    link in --> _InputPort (a two-flit buffer per VC: routing byte in registers, the rest in
-                            one payload RAM of both VCs; route computation, drop of bad
-                            packets; the one flit the port sends this cycle) --+
+    link in --> _InputPort (route computation as a flit arrives; a two-flit buffer per VC:
+                            routing byte and route in registers, the rest in one payload
+                            RAM of both VCs; drop of bad packets; the one flit the port
+                            sends this cycle) --+
                                                                       |
     link out <-- _OutputPort (per VC: wormhole lock + round-robin     <+
                               over inputs; between VCs: priority with a starvation limit;
                               crossbar mux over the inputs)
 
 Latency: the input buffers are the only storage on the path. A flit written into an input buffer
-in cycle ``t`` is offered on the output link in cycle ``t+1`` (route computation, allocation and
-the crossbar are combinational behind the buffer's head register), so an uncontended head flit
+in cycle ``t`` is offered on the output link in cycle ``t+1`` (allocation and the crossbar are
+combinational behind the buffer's head register, which holds the route computed as the flit was
+written), so an uncontended head flit
 advances **one router per cycle**: injected into the source router in cycle ``t``, it is
 delivered by the destination router in cycle ``t + hops + 1``, where ``hops`` is the Manhattan
 distance (the ``+1`` is the ejection through the destination router). Body flits follow at one
@@ -27,7 +29,7 @@ routers). The outputs look at the downstream ``ready`` before choosing what to s
 2 sustains one flit per cycle per link and is the default: on a 4x4 mesh under uniform random
 traffic it keeps the zero-load latency and saturates at 0.50 flits/cycle/tile against 0.56 with
 depth 4 (``make bench-noc``), far above what synchronization traffic offers. Only the routing
-byte and ``first``/``last`` of a buffered flit are registers; its other 24 bits share one
+byte, ``first``/``last`` and the route of a buffered flit are registers; its other 24 bits share one
 distributed RAM per input port with the other VC's (:class:`_InputPort`), whose asynchronous
 read selects VC and FIFO slot at once. That took the router from 1,776 to 1,201 LUT4 (1,778 to
 1,383 LUT4 sites placed, ``make resources``) with the same behaviour cycle for cycle.
@@ -141,18 +143,20 @@ class _OneFlitBuffer(Module):
 
 
 class _InputVC(Module):
-    """FIFO of one VC of an input port, with the XY route of the flit at its head.
+    """FIFO of one VC of an input port, with the route of the flit at its head.
 
-    The FIFO holds the flit's routing byte (``dst_x``/``dst_y``, bits 7:0) and its
-    ``first``/``last``; the rest of the flit waits in the input port's payload RAM (see
-    :class:`_InputPort`), written and read in step with this FIFO.
+    The FIFO holds the flit's routing byte (``dst_x``/``dst_y``, bits 7:0), its
+    ``first``/``last`` and the route the input port computed as the flit arrived (``route_in``:
+    one-hot over the outputs, all zero for a head that cannot be routed); the rest of the flit
+    waits in the input port's payload RAM (see :class:`_InputPort`), written and read in step
+    with this FIFO.
 
     ``valid``/``first``/``last``/``head``: flit at the head of the FIFO (first-word fall-through);
     ``request[o]``: the head flit is a well-formed head that asks for output ``o``;
     ``pop``: the head flit leaves (forwarded by an output, asserted by the router);
     ``push``/``popped``: a flit enters / leaves this VC this cycle (for the payload RAM).
     """
-    def __init__(self, link, vc, x, y, port, depth, outputs, mesh_x, mesh_y):
+    def __init__(self, link, vc, depth, route_in):
         self.valid   = Signal()
         self.first   = Signal()
         self.last    = Signal()
@@ -166,7 +170,8 @@ class _InputVC(Module):
 
         # # #
 
-        width = ROUTE_BITS + 2
+        route = Signal(len(PORTS), name="route")   # Route of the head flit (zero: unroutable).
+        width = ROUTE_BITS + 2 + len(route)
         if depth == 1:
             fifo = _OneFlitBuffer(width)
         elif depth == 2:
@@ -176,44 +181,23 @@ class _InputVC(Module):
         self.fifo = fifo
         self.submodules += fifo
         self.comb += [
-            fifo.din.eq(Cat(link.data[:ROUTE_BITS], link.first, link.last)),
+            fifo.din.eq(Cat(link.data[:ROUTE_BITS], link.first, link.last, route_in)),
             fifo.we.eq(link.valid & (link.vc == vc)),
             # Depends on the fill level only, never on valid (see the link protocol).
             link.ready[vc].eq(fifo.writable),
             self.valid.eq(fifo.readable),
-            Cat(self.head, self.first, self.last).eq(fifo.dout),
+            Cat(self.head, self.first, self.last, route).eq(fifo.dout),
             self.push.eq(fifo.we & fifo.writable),
             self.popped.eq(fifo.re & fifo.readable),
         ]
 
-        # XY route of the head flit.
-        dst_x = head_field(self.head, "dst_x")
-        dst_y = head_field(self.head, "dst_y")
-        route = Signal(len(PORTS), name="route")
-        self.comb += [
-            route[EAST ].eq(dst_x > x),
-            route[WEST ].eq(dst_x < x),
-            route[NORTH].eq((dst_x == x) & (dst_y < y)),
-            route[SOUTH].eq((dst_x == x) & (dst_y > y)),
-            route[LOCAL].eq((dst_x == x) & (dst_y == y)),
-        ]
-        # A head is bad if its route is not an existing legal output, or its destination is
-        # outside the mesh (dropped at the first router instead of at the mesh edge).
-        allowed = [o for o in sorted(LEGAL_TURNS[port]) if o in outputs]
-        routable = Signal(name="routable")
-        self.comb += routable.eq(Reduce("OR", [route[o] for o in allowed]) if allowed else 0)
-        if mesh_x is not None and mesh_x < MAX_MESH_DIM:
-            self.comb += If(dst_x >= mesh_x, routable.eq(0))
-        if mesh_y is not None and mesh_y < MAX_MESH_DIM:
-            self.comb += If(dst_y >= mesh_y, routable.eq(0))
-
         # Dropping a bad packet: its head and every flit up to its tail are consumed here.
         dropping = Signal(name="dropping")
         self.comb += [
-            self.drop.eq(self.valid & (dropping | (self.first & ~routable))),
+            self.drop.eq(self.valid & (dropping | (self.first & (route == 0)))),
             self.dropped.eq(self.drop & self.last),
             fifo.re.eq(self.pop | self.drop),
-            If(self.valid & self.first & routable & ~dropping,
+            If(self.valid & self.first & ~dropping,
                 self.request.eq(route)
             ),
         ]
@@ -234,13 +218,46 @@ class _InputPort(Module):
     distributed RAM of ``2*depth`` words (``{vc, slot}``), written with the link's flit and read
     asynchronously at the head of the VC the port sends: the RAM's read is the VC multiplexer and
     the FIFO's head choice at once, where registers need a LUT4 per bit for each (an ECP5
-    ``DPR16X4`` holds 4 bits of up to 16 words in six LUT4 sites). Only the routing byte and
-    ``first``/``last`` stay in registers, where every cycle's route computation reads them for
-    both VCs.
+    ``DPR16X4`` holds 4 bits of up to 16 words in six LUT4 sites). Only the routing byte,
+    ``first``/``last`` and the route stay in registers, where every cycle's allocation reads
+    them for both VCs.
+
+    The XY route (and whether the head is bad) is computed once per port from the flit on the
+    link and stored with it, not at the head of each VC's buffer: the path of a hop then starts
+    at the stored route, not at comparators behind the buffer (on a 4-tile ECP5 build that path,
+    buffered head -> route -> round-robin -> crossbar -> the next router's payload RAM, was the
+    critical path, 14 logic levels); the comparators move behind the previous router's crossbar,
+    in front of a register rather than a distributed RAM. Both VCs share them.
     """
     def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y):
-        self.vcs = [_InputVC(link, vc, x, y, port, depth, outputs, mesh_x, mesh_y)
-            for vc in range(N_VCS)]
+        # XY route of the flit on the link, stored with it (meaningful for a head flit): computed
+        # once for both VCs as the flit arrives, so the path from a buffered head through
+        # allocation and the crossbar into the next router starts at the stored route.
+        dst_x = head_field(link.data, "dst_x")
+        dst_y = head_field(link.data, "dst_y")
+        xy = Signal(len(PORTS), name="xy")
+        self.comb += [
+            xy[EAST ].eq(dst_x > x),
+            xy[WEST ].eq(dst_x < x),
+            xy[NORTH].eq((dst_x == x) & (dst_y < y)),
+            xy[SOUTH].eq((dst_x == x) & (dst_y > y)),
+            xy[LOCAL].eq((dst_x == x) & (dst_y == y)),
+        ]
+        # A head is bad (route zero) if its route is not an existing legal output, or its
+        # destination is outside the mesh (dropped at the first router instead of at the mesh
+        # edge).
+        allowed = [o for o in sorted(LEGAL_TURNS[port]) if o in outputs]
+        in_mesh = Signal(name="in_mesh")
+        self.comb += in_mesh.eq(1)
+        if mesh_x is not None and mesh_x < MAX_MESH_DIM:
+            self.comb += If(dst_x >= mesh_x, in_mesh.eq(0))
+        if mesh_y is not None and mesh_y < MAX_MESH_DIM:
+            self.comb += If(dst_y >= mesh_y, in_mesh.eq(0))
+        route_in = Signal(len(PORTS), name="route_in")
+        for o in allowed:
+            self.comb += route_in[o].eq(xy[o] & in_mesh)
+
+        self.vcs = [_InputVC(link, vc, depth, route_in) for vc in range(N_VCS)]
         self.submodules += self.vcs
         self.send_vc1 = Signal()
         self.data     = Signal(len(link.data))
