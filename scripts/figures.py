@@ -113,13 +113,19 @@ def resources(d):
             return "router"
         if design.startswith("NI"):
             return "NI+Subutai" if "Subutai" in design else "NI"
+        if design.startswith("VexRiscv"):
+            return "core"
+        if design.startswith("Tile"):
+            return "tile"
         return "engine" if design.startswith("Subutai engine") else design
     by = {kind(r["design"]): r for r in rows}
     def figure(k, column):
+        if k not in by:
+            raise FiguresError(f"results/noc_resources.csv lacks the {k}: run `make resources`")
         return f"{_int(by[k][column]):,}"
-    parts = ("router", "NI", "NI+Subutai", "engine")
-    return ("router / NI / NI with Subutai / the engine in it (ECP5 as on boards: `-nowidelut`, "
-            "no event counters)",
+    parts = ("router", "NI", "NI+Subutai", "engine", "core", "tile")
+    return ("router / NI / NI with Subutai / the engine in it / VexRiscv / the rest of a tile with "
+            "its NI and Subutai (ECP5 as on boards: `-nowidelut`, no event counters)",
             " / ".join(figure(k, "LUT4") for k in parts) + " LUT4, "
             + " / ".join(figure(k, "LUT4 sites (placed)") for k in parts)
             + " LUT4 sites placed alone", "make resources")

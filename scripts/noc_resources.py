@@ -7,12 +7,15 @@
 Usage::
 
     .venv/bin/python scripts/noc_resources.py [--buffer-depth N] [--starvation-limit N]
-                                              [--standalone] [--mesh] [--no-place] [--json]
+                                              [--standalone] [--mesh] [--no-place] [--no-ni]
+                                              [--no-tile] [--json]
 
 Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-port
 ``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
 does not know the mesh bounds), with ``--mesh`` a whole 2x2 ``Mesh``, then a tile's network
-interface (basic, and with its Subutai port and engine) and the Subutai engine alone, and saves it as
+interface (basic, and with its Subutai port and engine), the Subutai engine alone, and the rest
+of a tile: its VexRiscv core and the tile around it without core and router (so core + tile +
+router is a whole tile), and saves it as
 results/noc_resources.{csv,md}; ``--json`` prints the same figures as JSON on stdout instead.
 Progress goes to stderr.
 
@@ -83,7 +86,7 @@ def all_signals_of(*objs):
 
 
 def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth_ecp5",
-        flags="", netlist=False, log=_progress):
+        flags="", netlist=False, sources=(), log=_progress):
     """Synthesize the Migen module built by ``module_factory()`` and count its cells.
 
     ``ios_of(module)``: set of Signals that become top-level ports (default: the module's
@@ -91,7 +94,9 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     exists). Logic that drives no port is removed by synthesis, so list every output.
     ``synth``: ``"synth_ecp5"``, falling back to generic ``"synth"`` if it fails; ``flags``:
     extra options of ``synth_ecp5`` (e.g. ``"-nowidelut"``); ``netlist``: also write the
-    ``<top>.json`` netlist for :func:`placed_figures`.
+    ``<top>.json`` netlist for :func:`placed_figures`. ``sources``: Verilog files read before the
+    module (cores it instantiates); with ``module_factory=None`` they are the whole design, whose
+    top is ``top_name``.
 
     Returns ``{"top": .., "synth": .., "cells": {type: count}, "columns": {column: count},
     "seconds": ..}``.
@@ -101,20 +106,25 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     workdir = workdir or os.path.join(WORK_DIR, top_name + flags.replace(" ", "").replace("-", "_"))
     os.makedirs(workdir, exist_ok=True)
     t0 = time.time()
-    log(f"{top_name}: generating Verilog")
-    module = module_factory()
-    if ios_of is None:
-        ios_of = lambda m: all_signals_of(*[getattr(m, a) for a in
-            ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
-            if hasattr(m, a)])
-    ios = ios_of(module)
-    convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
+    reads = []
+    for source in sources:
+        shutil.copy(source, workdir)
+        reads.append(f"read_verilog {os.path.basename(source)}")
+    if module_factory is not None:
+        log(f"{top_name}: generating Verilog")
+        module = module_factory()
+        if ios_of is None:
+            ios_of = lambda m: all_signals_of(*[getattr(m, a) for a in
+                ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
+                if hasattr(m, a)])
+        ios = ios_of(module)
+        convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
+        reads.append(f"read_verilog {top_name}.v")
 
     yosys = yosys_command()
     attempts = [synth] + (["synth"] if synth != "synth" else [])
     for flow in attempts:
-        script = "\n".join([
-            f"read_verilog {top_name}.v",              # Relative paths: see module docstring.
+        script = "\n".join(reads + [                # Relative paths: see module docstring.
             f"{flow} -top {top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
                 + (f" -json {top_name}.json" if netlist and flow == "synth_ecp5" else ""),
             "tee -q -o stat.json stat -json",
@@ -218,6 +228,50 @@ def _engine_design(with_counters):
     return factory
 
 
+def _tile_design():
+    """A tile as the boards build it, without its core and its router: the tile's crossbar, its
+    16 KiB SRAM, CSR bank, timer and identity registers, its NI with the Subutai port and engine
+    (no event counters) and its registered uplink (answers registered). The core's instruction
+    and data buses and interrupt lines, the global cycle counter, the uplink's downstream side and
+    the NI's links are the ports."""
+    from migen import Module, Signal
+    from litex.soc.interconnect import wishbone
+    from litex.soc.integration.soc import SoCRegion
+    from gateware.tile import Tile
+    from gateware.ni.ni import NetworkInterface
+    from gateware.ni.subutai_port import SubutaiPort
+    from gateware.uplink import RegisteredUplink
+
+    class CoreBuses:
+        """What a tile takes of its core: the buses and interrupt lines of a LiteX VexRiscv."""
+        def __init__(self):
+            self.ibus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+            self.dbus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+            self.interrupt = Signal(32)
+
+    class TileWithoutCore(Module):
+        def __init__(self):
+            core, cycles = CoreBuses(), Signal(64)
+            ni = NetworkInterface(4, 4, 1, 1, prio_stream=True, with_counters=False)
+            subutai = SubutaiPort(ni, 5, 4, 4, with_counters=False)
+            self.submodules.tile = tile = Tile(core, 5, 1, 1, cycles,
+                modules={"ni": ni, "subutai": subutai},
+                atomic_region=SoCRegion(origin=0xf000_0000, size=0x1000, cached=False))
+            self.submodules.uplink = uplink = RegisteredUplink(tile.uplink, keep_grant=False,
+                register_response=True)
+            self.ios = all_signals_of(core.ibus, core.dbus, core.interrupt, cycles,
+                uplink.source, ni.tx, ni.rx)
+    return TileWithoutCore
+
+
+def _core_sources(variant="standard"):
+    """The Verilog of LiteX's VexRiscv ``variant`` (the core of every tile) and its top."""
+    from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
+    from litex import get_data_mod
+    top = CPU_VARIANTS[variant]
+    return [os.path.join(get_data_mod("cpu", "vexriscv").data_location, top + ".v")], top
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--buffer-depth",     type=int, default=2, help="Flits per input FIFO.")
@@ -229,6 +283,8 @@ def main():
         help="Skip placement (nextpnr-ecp5, LFE5U-85F, out of context: LUT4 sites and Fmax).")
     parser.add_argument("--no-ni", action="store_true",
         help="Skip the network interfaces and the Subutai engine.")
+    parser.add_argument("--no-tile", action="store_true",
+        help="Skip the VexRiscv core and the tile around it.")
     parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
@@ -261,14 +317,25 @@ def main():
             _engine_design(False)))
         designs.append(("subutai_engine_counters", "Subutai engine alone, with event counters "
             "(simulation)", _engine_design(True)))
+    # A whole tile: its core, the tile around it (with the NI and Subutai) and its router above.
+    # Only as the boards map them.
+    sources = {}
+    if not args.no_tile:
+        core_sources, core_top = _core_sources()
+        designs.append((core_top, "VexRiscv `standard` (LiteX's), the core of a tile", None))
+        sources[core_top] = core_sources
+        designs.append(("tile", "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
+            "timer, registered uplink, NI + Subutai port + engine, as on boards", _tile_design()))
     # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
     # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
     results = []
     for top, label, factory in designs:
-        for flags in ("-nowidelut", ""):
-            ios_of = (lambda m: m.ios) if top.startswith(("ni_", "subutai_")) else None
+        whole = top in sources or top == "tile"
+        for flags in ("-nowidelut",) if whole else ("-nowidelut", ""):
+            ios_of = (lambda m: m.ios) if top.startswith(("ni_", "subutai_", "tile")) else None
             place = flags == "-nowidelut" and not args.no_place
-            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=place)
+            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=place,
+                sources=sources.get(top, ()))
             r["label"] = label
             if place:
                 r.update(placed_figures(r))
@@ -288,7 +355,9 @@ def main():
               "wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), which inflates the LUT4 count. "
               "LUT4 sites: nextpnr-ecp5's TRELLIS_COMB of the design placed alone on an "
               "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
-              "the device; Fmax from the same placement.")
+              "the device; Fmax from the same placement. A whole tile as the boards build it is "
+              "its VexRiscv, the tile row and its router (fewer ports at the mesh edge); the "
+              "tile row includes the NI with the Subutai port and engine.")
     print(f"wrote {csv_path} and {md_path}")
 
 

@@ -32,7 +32,9 @@ depth 4 (``make bench-noc``), far above what synchronization traffic offers. Onl
 byte, ``first``/``last`` and the route of a buffered flit are registers; its other 24 bits share one
 distributed RAM per input port with the other VC's (:class:`_InputPort`), whose asynchronous
 read selects VC and FIFO slot at once. That took the router from 1,776 to 1,201 LUT4 (1,778 to
-1,383 LUT4 sites placed, ``make resources``) with the same behaviour cycle for cycle.
+1,383 LUT4 sites placed, ``make resources``) with the same behaviour cycle for cycle; storing
+the route with the flit (:class:`_InputPort`) then cost 49 LUT4 and 68 flip-flops (1,250 LUT4,
+1,432 sites) and raised the router's Fmax placed alone from 64.6 to 76.5 MHz.
 
 Routing is dimension-ordered (X first, then Y). Each VC is an independent XY network, which is
 deadlock-free on a mesh; packets never change VC.
