@@ -211,10 +211,12 @@ def test_router_vcs_are_independent():
 def test_router_drops_bad_packets():
     """Destinations outside the mesh and illegal turns are dropped whole, with the error flag;
     the packets behind them still get through."""
-    # Router (1,0) of a 2x2 mesh: (3,0) is outside the mesh.
+    # Router (1,0) of a 2x2 mesh: (3,0) and (1,3) are outside the mesh. (1,3) lies south, where
+    # this router has a port: only the mesh bounds drop it here rather than at the edge.
     r = MeshRouter(1, 0, mesh_x=2, mesh_y=2, with_counters=True)
     sends = {
         "local": [(0, [_head((3, 0), src=(1, 0), length=2), 7, 8], 0),
+                  (0, [_head((1, 3), src=(1, 0), length=1), 11], 0),
                   (0, [_head((1, 1), src=(1, 0), length=1), 9], 0)],
         # From the west input (travelling east) to (0, 0): a U-turn, illegal for XY.
         "west":  [(1, [_head((0, 0), src=(0, 0), length=1), 10], 0),
@@ -228,10 +230,10 @@ def test_router_drops_bad_packets():
         flags["error"] = yield r.error
         flags["dropped"] = yield r.dropped
     dl, inj = simulate_router(r, sends, cycles=32, extra=[probe()])
-    assert len(inj) == 3 + 2 + 2 + 1                       # Everything was accepted...
+    assert len(inj) == 3 + 2 + 2 + 2 + 1                   # Everything was accepted...
     assert [(d[1], d[5]) for d in dl if not d[3]] == [("south", 9)]
     assert sorted((d[1], d[2]) for d in dl if d[3]) == [("local", 1), ("south", 0)]
-    assert flags == {"error": 1, "dropped": 2}             # ...and two packets dropped.
+    assert flags == {"error": 1, "dropped": 3}             # ...and three packets dropped.
 
 def test_mesh_paths_follow_xy():
     """In a 3x2 mesh (Migen simulator), each router forwards exactly the flits of the packets
