@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import namedtuple
 
 from scripts.results import RESULTS_DIR, save_table, console_table
 
@@ -53,6 +54,13 @@ COLUMNS = [
     ("CCU2C (carry)",   ["CCU2C"]),
     ("PFUMX/L6MUX21",   ["PFUMX", "L6MUX21"]),
 ]
+
+
+class Design(namedtuple("Design", "top label factory ios_of sources widelut",
+        defaults=(None, (), True))):
+    """A design to synthesize: ``top`` (its name), ``label``, ``factory`` (a Migen module, or
+    None when ``sources`` are the whole design), ``ios_of`` (see :func:`synthesize`),
+    ``sources`` (Verilog files), ``widelut`` (also map it as synth_ecp5's default does)."""
 
 
 def _progress(msg):
@@ -186,22 +194,29 @@ def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, lo
         "ff": util.get("TRELLIS_FF", {}).get("used", 0)}
 
 
+def _board_ni(subutai, with_counters):
+    """A tile's NI (and, with ``subutai``, its Subutai port and engine) as the SoC builds it, for
+    tile 5 of a 4x4 mesh: ``(ni, port or None)``."""
+    from gateware.ni.ni import NetworkInterface
+    from gateware.ni.subutai_port import SubutaiPort
+    ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai, with_counters=with_counters)
+    return ni, SubutaiPort(ni, 5, 4, 4, with_counters=with_counters) if subutai else None
+
+
 def _ni_design(subutai, with_counters=True):
     """A tile's NI (and, with ``subutai``, its Subutai port and engine) behind its CSR bank, as
     in the SoC: the CSR bus, the links and the interrupt lines are the ports. Boards build it
     without the event counters (``with_counters=False``), the simulated SoC with them."""
     from migen import Module
     from litex.soc.interconnect import csr_bus
-    from gateware.ni.ni import NetworkInterface
-    from gateware.ni.subutai_port import SubutaiPort
 
     class BankedNI(Module):
         def __init__(self):
-            self.submodules.ni = ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai,
-                with_counters=with_counters)
+            ni, port = _board_ni(subutai, with_counters)
+            self.submodules.ni = ni
             names = ["ni"]
             if subutai:
-                self.submodules.subutai = SubutaiPort(ni, 5, 4, 4, with_counters=with_counters)
+                self.submodules.subutai = port
                 names.append("subutai")
             self.submodules.banks = csr_bus.CSRBankArray(self,
                 address_map=lambda name, memory: names.index(name) if name in names and memory is None else None,
@@ -238,8 +253,6 @@ def _tile_design():
     from litex.soc.interconnect import wishbone
     from litex.soc.integration.soc import SoCRegion
     from gateware.tile import Tile
-    from gateware.ni.ni import NetworkInterface
-    from gateware.ni.subutai_port import SubutaiPort
     from gateware.uplink import RegisteredUplink
 
     class CoreBuses:
@@ -252,8 +265,7 @@ def _tile_design():
     class TileWithoutCore(Module):
         def __init__(self):
             core, cycles = CoreBuses(), Signal(64)
-            ni = NetworkInterface(4, 4, 1, 1, prio_stream=True, with_counters=False)
-            subutai = SubutaiPort(ni, 5, 4, 4, with_counters=False)
+            ni, subutai = _board_ni(True, with_counters=False)
             self.submodules.tile = tile = Tile(core, 5, 1, 1, cycles,
                 modules={"ni": ni, "subutai": subutai},
                 atomic_region=SoCRegion(origin=0xf000_0000, size=0x1000, cached=False))
@@ -297,46 +309,50 @@ def main():
     params = dict(buffer_depth=args.buffer_depth, starvation_limit=args.starvation_limit)
     suffix = f"_d{args.buffer_depth}_s{args.starvation_limit}"
     if args.standalone:
-        designs = [("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
+        designs = [Design("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
             lambda: MeshRouter(1, 1, **params))]
     else:
         # A 5-port router inside a 4x4 mesh (knows the mesh bounds): the largest router.
-        designs = [("noc_router4x4" + suffix, f"MeshRouter (1,1) of 4x4 d={args.buffer_depth}",
+        designs = [Design("noc_router4x4" + suffix,
+            f"MeshRouter (1,1) of 4x4 d={args.buffer_depth}",
             lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, **params))]
     if args.mesh:
-        designs.append(("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
+        designs.append(Design("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
             lambda: Mesh(2, 2, **params)))
+    own_ios = lambda m: m.ios
     if not args.no_ni:
-        designs.append(("ni_basic", "NI (basic, with CSR bank), as on boards",
-            _ni_design(False, with_counters=False)))
-        designs.append(("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
-            _ni_design(True, with_counters=False)))
-        designs.append(("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
-            "(simulation)", _ni_design(True, with_counters=True)))
-        designs.append(("subutai_engine", "Subutai engine alone (2 KiB SPM), as on boards",
-            _engine_design(False)))
-        designs.append(("subutai_engine_counters", "Subutai engine alone, with event counters "
-            "(simulation)", _engine_design(True)))
+        designs += [
+            Design("ni_basic", "NI (basic, with CSR bank), as on boards",
+                _ni_design(False, with_counters=False), own_ios),
+            Design("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
+                _ni_design(True, with_counters=False), own_ios),
+            Design("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
+                "(simulation)", _ni_design(True, with_counters=True), own_ios),
+            Design("subutai_engine", "Subutai engine alone (2 KiB SPM), as on boards",
+                _engine_design(False), own_ios),
+            Design("subutai_engine_counters", "Subutai engine alone, with event counters "
+                "(simulation)", _engine_design(True), own_ios),
+        ]
     # A whole tile: its core, the tile around it (with the NI and Subutai) and its router above.
     # Only as the boards map them.
-    sources = {}
     if not args.no_tile:
         core_sources, core_top = _core_sources()
-        designs.append((core_top, "VexRiscv `standard` (LiteX's), the core of a tile", None))
-        sources[core_top] = core_sources
-        designs.append(("tile", "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
-            "timer, registered uplink, NI + Subutai port + engine, as on boards", _tile_design()))
+        designs += [
+            Design(core_top, "VexRiscv `standard` (LiteX's), the core of a tile", None,
+                sources=core_sources, widelut=False),
+            Design("tile", "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
+                "timer, registered uplink, NI + Subutai port + engine, as on boards",
+                _tile_design(), own_ios, widelut=False),
+        ]
     # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
     # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
     results = []
-    for top, label, factory in designs:
-        whole = top in sources or top == "tile"
-        for flags in ("-nowidelut",) if whole else ("-nowidelut", ""):
-            ios_of = (lambda m: m.ios) if top.startswith(("ni_", "subutai_", "tile")) else None
+    for d in designs:
+        for flags in ("-nowidelut", "") if d.widelut else ("-nowidelut",):
             place = flags == "-nowidelut" and not args.no_place
-            r = synthesize(factory, top, ios_of=ios_of, flags=flags, netlist=place,
-                sources=sources.get(top, ()))
-            r["label"] = label
+            r = synthesize(d.factory, d.top, ios_of=d.ios_of, flags=flags, netlist=place,
+                sources=d.sources)
+            r["label"] = d.label
             if place:
                 r.update(placed_figures(r))
             results.append(r)
