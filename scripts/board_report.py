@@ -35,6 +35,13 @@ from scripts.results import RESULTS_DIR, markdown_table, console_table, save_tab
 
 COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
 
+# Components of a tile a board report lists (scripts/noc_resources.py's board_designs), by key.
+COMPONENT_LABELS = {
+    "router":     "router (5 ports, 4x4 mesh)",
+    "ni_basic":   "NI, basic",
+    "ni_subutai": "NI with Subutai-HW",
+}
+
 # Columns of results/boards.{csv,md}, one row per build.
 BOARD_COLUMNS = ["board", "device", "mesh", "tiles", "cpu_variant", "sys_clk_mhz", "fmax_mhz",
     "timing_met", "lut4", "lut_sites", "lut_sites_pct", "ff", "ff_pct", "bram", "bram_pct", "dsp", "dsp_pct",
@@ -77,27 +84,20 @@ def component_figures(force=False, log=None):
     """LUT4/FF/BRAM of one router (5 ports, interior of a 4x4 mesh: the largest), one basic NI
     and one NI with the Subutai port and engine, as a board builds them (``-nowidelut``, no event
     counters), synthesized alone and placed alone (LUT4 sites); cached until gateware/ changes."""
-    from scripts.noc_resources import synthesize, placed_figures, _ni_design
+    from scripts.noc_resources import synthesize, placed_figures, board_designs
     digest = _gateware_digest()
     if not force and os.path.exists(COMPONENTS_CACHE):
         cached = json.load(open(COMPONENTS_CACHE))
         if cached.get("digest") == digest:
             return cached["components"]
-    from gateware.noc.router import MeshRouter
     from soc.subutai_soc import SubutaiSoC
     depth = inspect.signature(SubutaiSoC.__init__).parameters["noc_buffer_depth"].default
-    designs = [
-        ("router",     "router (5 ports, 4x4 mesh)", f"noc_router4x4_d{depth}_s8",
-            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, buffer_depth=depth), None),
-        ("ni_basic",   "NI, basic",                  "ni_basic",
-            _ni_design(False, with_counters=False), lambda m: m.ios),
-        ("ni_subutai", "NI with Subutai-HW",         "ni_subutai",
-            _ni_design(True, with_counters=False),  lambda m: m.ios),
-    ]
+    designs = board_designs(buffer_depth=depth)
     out = []
-    for key, label, top, factory, ios_of in designs:
+    for key, label in COMPONENT_LABELS.items():
+        d = designs[key]
         kw = {"log": log} if log else {}
-        r = synthesize(factory, top, ios_of=ios_of, flags="-nowidelut", netlist=True, **kw)
+        r = synthesize(d.factory, d.top, ios_of=d.ios_of, flags="-nowidelut", netlist=True, **kw)
         placed = placed_figures(r, **kw)
         cells = r["cells"]
         out.append({"key": key, "label": label, "lut4": cells.get("LUT4", 0),

@@ -243,6 +243,24 @@ def _engine_design(with_counters):
     return factory
 
 
+def board_designs(buffer_depth=2, starvation_limit=8):
+    """The network parts of a tile as the boards build them (no event counters), by key: the
+    largest router (5 ports, interior of a 4x4 mesh, knowing its bounds), the basic NI and the NI
+    with the Subutai port and engine, each behind its CSR bank."""
+    from gateware.noc.router import MeshRouter
+    own_ios = lambda m: m.ios
+    return {
+        "router": Design(f"noc_router4x4_d{buffer_depth}_s{starvation_limit}",
+            f"MeshRouter (1,1) of 4x4 d={buffer_depth}",
+            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, buffer_depth=buffer_depth,
+                starvation_limit=starvation_limit)),
+        "ni_basic": Design("ni_basic", "NI (basic, with CSR bank), as on boards",
+            _ni_design(False, with_counters=False), own_ios),
+        "ni_subutai": Design("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
+            _ni_design(True, with_counters=False), own_ios),
+    }
+
+
 def _tile_design():
     """A tile as the boards build it, without its core and its router: the tile's crossbar, its
     16 KiB SRAM, CSR bank, timer and identity registers, its NI with the Subutai port and engine
@@ -308,24 +326,21 @@ def main():
 
     params = dict(buffer_depth=args.buffer_depth, starvation_limit=args.starvation_limit)
     suffix = f"_d{args.buffer_depth}_s{args.starvation_limit}"
+    board = board_designs(**params)
     if args.standalone:
         designs = [Design("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
             lambda: MeshRouter(1, 1, **params))]
     else:
         # A 5-port router inside a 4x4 mesh (knows the mesh bounds): the largest router.
-        designs = [Design("noc_router4x4" + suffix,
-            f"MeshRouter (1,1) of 4x4 d={args.buffer_depth}",
-            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, **params))]
+        designs = [board["router"]]
     if args.mesh:
         designs.append(Design("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
             lambda: Mesh(2, 2, **params)))
     own_ios = lambda m: m.ios
     if not args.no_ni:
         designs += [
-            Design("ni_basic", "NI (basic, with CSR bank), as on boards",
-                _ni_design(False, with_counters=False), own_ios),
-            Design("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
-                _ni_design(True, with_counters=False), own_ios),
+            board["ni_basic"],
+            board["ni_subutai"],
             Design("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
                 "(simulation)", _ni_design(True, with_counters=True), own_ios),
             Design("subutai_engine", "Subutai engine alone (2 KiB SPM), as on boards",
