@@ -113,7 +113,7 @@ def resources(d):
             return "router"
         if design.startswith("NI"):
             return "NI+Subutai" if "Subutai" in design else "NI"
-        if design.startswith("VexRiscv"):
+        if design.startswith("VexRiscv `standard`"):
             return "core"
         if design.startswith("Tile"):
             return "tile"

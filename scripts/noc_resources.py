@@ -14,8 +14,9 @@ Prints a table (LUT4, flip-flops, block RAMs, distributed RAMs, ...) for one 5-p
 ``MeshRouter`` (the interior router (1,1) of a 4x4 mesh, or with ``--standalone`` a router that
 does not know the mesh bounds), with ``--mesh`` a whole 2x2 ``Mesh``, then a tile's network
 interface (basic, and with its Subutai port and engine), the Subutai engine alone, and the rest
-of a tile: its VexRiscv core and the tile around it without core and router (so core + tile +
-router is a whole tile), and saves it as
+of a tile: its VexRiscv core (and LiteX's two smaller variants, ``lite`` and ``minimal``) and
+the tile around it without core and router (so core + tile + router is a whole tile), and saves
+it as
 results/noc_resources.{csv,md}; ``--json`` prints the same figures as JSON on stdout instead.
 Progress goes to stderr.
 
@@ -56,11 +57,12 @@ COLUMNS = [
 ]
 
 
-class Design(namedtuple("Design", "top label factory ios_of sources widelut",
-        defaults=(None, (), True))):
+class Design(namedtuple("Design", "top label factory ios_of sources widelut verilog_top",
+        defaults=(None, (), True, None))):
     """A design to synthesize: ``top`` (its name), ``label``, ``factory`` (a Migen module, or
     None when ``sources`` are the whole design), ``ios_of`` (see :func:`synthesize`),
-    ``sources`` (Verilog files), ``widelut`` (also map it as synth_ecp5's default does)."""
+    ``sources`` (Verilog files), ``widelut`` (also map it as synth_ecp5's default does),
+    ``verilog_top`` (the Verilog module at the top of ``sources``, if not named ``top``)."""
 
 
 def _progress(msg):
@@ -94,7 +96,7 @@ def all_signals_of(*objs):
 
 
 def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth_ecp5",
-        flags="", netlist=False, sources=(), log=_progress):
+        flags="", netlist=False, sources=(), verilog_top=None, log=_progress):
     """Synthesize the Migen module built by ``module_factory()`` and count its cells.
 
     ``ios_of(module)``: set of Signals that become top-level ports (default: the module's
@@ -104,7 +106,7 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     extra options of ``synth_ecp5`` (e.g. ``"-nowidelut"``); ``netlist``: also write the
     ``<top>.json`` netlist for :func:`placed_figures`. ``sources``: Verilog files read before the
     module (cores it instantiates); with ``module_factory=None`` they are the whole design, whose
-    top is ``top_name``.
+    top is ``verilog_top`` (default ``top_name``, which names the results either way).
 
     Returns ``{"top": .., "synth": .., "cells": {type: count}, "columns": {column: count},
     "seconds": ..}``.
@@ -133,7 +135,7 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     attempts = [synth] + (["synth"] if synth != "synth" else [])
     for flow in attempts:
         script = "\n".join(reads + [                # Relative paths: see module docstring.
-            f"{flow} -top {top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
+            f"{flow} -top {verilog_top or top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
                 + (f" -json {top_name}.json" if netlist and flow == "synth_ecp5" else ""),
             "tee -q -o stat.json stat -json",
             "",
@@ -152,7 +154,8 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
 
     with open(os.path.join(workdir, "stat.json")) as f:
         stat = json.load(f)
-    mod = stat["modules"].get("\\" + top_name) or stat["modules"].get(top_name) \
+    top_module = verilog_top or top_name
+    mod = stat["modules"].get("\\" + top_module) or stat["modules"].get(top_module) \
         or next(iter(stat["modules"].values()))
     cells = mod.get("num_cells_by_type", {})
     columns = {name: sum(cells.get(t, 0) for t in types) for name, types in COLUMNS}
@@ -294,12 +297,24 @@ def _tile_design():
     return TileWithoutCore
 
 
-def _core_sources(variant="standard"):
-    """The Verilog of LiteX's VexRiscv ``variant`` (the core of every tile) and its top."""
+# LiteX's VexRiscv variants that make resources measures: the core of every tile, and the two
+# smaller ones LiteX ships (what a smaller core would save; both would move every cycle count).
+CORE_VARIANTS = {
+    "standard": "VexRiscv `standard` (LiteX's), the core of a tile",
+    "lite":     "VexRiscv `lite` (LiteX's): rv32im, 2 KiB I$, no D$",
+    "minimal":  "VexRiscv `minimal` (LiteX's): rv32i, no caches",
+}
+
+
+def _core_design(variant="standard"):
+    """LiteX's VexRiscv ``variant`` as a :class:`Design`: its Verilog file (every variant's
+    module is ``VexRiscv``, as LiteX instantiates it), named after the file."""
     from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
     from litex import get_data_mod
-    top = CPU_VARIANTS[variant]
-    return [os.path.join(get_data_mod("cpu", "vexriscv").data_location, top + ".v")], top
+    name = CPU_VARIANTS[variant]
+    source = os.path.join(get_data_mod("cpu", "vexriscv").data_location, name + ".v")
+    return Design(name, CORE_VARIANTS[variant], None, sources=[source], widelut=False,
+        verilog_top="VexRiscv")
 
 
 def main():
@@ -314,7 +329,7 @@ def main():
     parser.add_argument("--no-ni", action="store_true",
         help="Skip the network interfaces and the Subutai engine.")
     parser.add_argument("--no-tile", action="store_true",
-        help="Skip the VexRiscv core and the tile around it.")
+        help="Skip the VexRiscv cores and the tile around the core.")
     parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
@@ -351,10 +366,7 @@ def main():
     # A whole tile: its core, the tile around it (with the NI and Subutai) and its router above.
     # Only as the boards map them.
     if not args.no_tile:
-        core_sources, core_top = _core_sources()
-        designs += [
-            Design(core_top, "VexRiscv `standard` (LiteX's), the core of a tile", None,
-                sources=core_sources, widelut=False),
+        designs += [_core_design(v) for v in CORE_VARIANTS] + [
             Design("tile", "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
                 "timer, registered uplink, NI + Subutai port + engine, as on boards",
                 _tile_design(), own_ios, widelut=False),
@@ -366,7 +378,7 @@ def main():
         for flags in ("-nowidelut", "") if d.widelut else ("-nowidelut",):
             place = flags == "-nowidelut" and not args.no_place
             r = synthesize(d.factory, d.top, ios_of=d.ios_of, flags=flags, netlist=place,
-                sources=d.sources)
+                sources=d.sources, verilog_top=d.verilog_top)
             r["label"] = d.label
             if place:
                 r.update(placed_figures(r))
@@ -387,8 +399,10 @@ def main():
               "LUT4 sites: nextpnr-ecp5's TRELLIS_COMB of the design placed alone on an "
               "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
               "the device; Fmax from the same placement. A whole tile as the boards build it is "
-              "its VexRiscv, the tile row and its router (fewer ports at the mesh edge); the "
-              "tile row includes the NI with the Subutai port and engine.")
+              "its VexRiscv `standard`, the tile row and its router (fewer ports at the mesh "
+              "edge); the tile row includes the NI with the Subutai port and engine. The `lite` "
+              "and `minimal` rows are LiteX's smaller cores, which no tile uses (either would "
+              "move every cycle count).")
     print(f"wrote {csv_path} and {md_path}")
 
 
