@@ -26,6 +26,8 @@ from gateware.build import BUILD_DIR, ROOT
 from gateware.l2cache import L2Cache
 from gateware.uplink import RegisteredUplink
 
+from boards.floorplan import anchor_block_rams, FloorplanError
+
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
@@ -319,6 +321,9 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
                  "minutes however often it reported (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
+        parser.add_argument("--floorplan", action=argparse.BooleanOptionalAction, default=False,
+            help="Lock every tile's block RAMs in its part of the device, laid out as the mesh "
+                 "(boards/floorplan.py), before nextpnr-ecp5 places the rest.")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
         # the router (docs/architecture.md "Boards"); --yosys-widelut restores it.
         parser.add_argument("--yosys-widelut", dest="yosys_nowidelut", action="store_false",
@@ -704,6 +709,14 @@ class TimingMiss(BoardError):
     """The build completed but its system clock misses the target."""
 
 
+def nextpnr_device_args(cmd):
+    """The device and package options of nextpnr-ecp5's command (``--85k --package CABGA381``)."""
+    words = cmd.split()
+    device = [w for w in words if re.fullmatch(r"--(um5g-|um-)?\d+k", w)]
+    return device + (["--package", words[words.index("--package") + 1]]
+        if "--package" in words else [])
+
+
 def _with_seed(cmd, seed):
     """nextpnr's command of LiteX's script with ``--seed`` set to ``seed``."""
     words = cmd.split()
@@ -725,7 +738,7 @@ def check_timing(report_path, sys_clk_freq):
 
 
 def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, timeout=None,
-        stall=None):
+        stall=None, floorplan=None):
     """Run LiteX's yosys / nextpnr-ecp5 / ecppack script stage by stage through YoWASP; return
     {stage: seconds}, the seed of the placement kept, its (achieved, target) system clock in
     MHz and what each nextpnr run gave (``[{"seed", "seconds", "outcome"}]``, in order).
@@ -734,7 +747,8 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
     is tried, and said so, when a run fails (its router gives up), exceeds ``timeout`` seconds,
     stalls (its router has not improved for ``stall`` seconds, :class:`RouterStall`) or misses
     the system clock; the first run that meets timing is kept, else the fastest one, and ecppack
-    packs it."""
+    packs it. ``floorplan``: ``(mesh_x, mesh_y, block RAMs of the device)`` to lock each tile's
+    block RAMs in its part of the device before nextpnr runs (:mod:`boards.floorplan`)."""
     gateware_dir = builder.gateware_dir
     relative_sources(os.path.join(gateware_dir, f"{build_name}.ys"))
     env = dict(os.environ, PATH=yowasp_path() + os.pathsep + os.environ.get("PATH", ""))
@@ -754,6 +768,15 @@ def run_trellis(soc, builder, build_name, sys_clk_freq, seed=1, attempts=3, time
             times[stage] = run_stage(stage, cmd, gateware_dir, log_of(stage), env=env)
             continue
         times[stage] = 0
+        if floorplan is not None:
+            t0 = time.time()
+            mesh_x, mesh_y, n_ebr = floorplan
+            try:
+                anchor_block_rams(os.path.join(gateware_dir, f"{build_name}.json"), build_name,
+                    mesh_x, mesh_y, nextpnr_device_args(cmd), n_ebr, tools_env=env, log=progress)
+            except FloorplanError as e:
+                raise BoardError(f"floorplan: {e}")
+            times["floorplan"] = time.time() - t0
         for s in range(seed, seed + attempts):
             retry = f": retrying with seed {s + 1}" if s + 1 < seed + attempts else ""
             try:
@@ -951,7 +974,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
         stage_times, seed, (achieved, target), runs = run_trellis(soc, builder, build_name,
             sys_clk_freq, seed=args.nextpnr_seed, attempts=args.seed_attempts,
             timeout=args.nextpnr_timeout*60 if args.nextpnr_timeout else None,
-            stall=args.nextpnr_stall*60 if args.nextpnr_stall else None)
+            stall=args.nextpnr_stall*60 if args.nextpnr_stall else None,
+            floorplan=(mesh_x, mesh_y, ECP5_DEVICES[device][1]) if args.floorplan else None)
         times.update(stage_times)
         bit = os.path.join(gateware_dir, f"{build_name}.bit")
         progress(f"bitstream: {os.path.relpath(bit, ROOT)} (seed {seed}, "
@@ -969,7 +993,7 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
             "seed": seed if toolchain == "trellis" else None,
             "nextpnr": {"placer": args.nextpnr_placer, "router": args.nextpnr_router,
-                "tmg_ripup": args.nextpnr_tmg_ripup} if toolchain == "trellis" else None,
+                "tmg_ripup": args.nextpnr_tmg_ripup, "floorplan": args.floorplan} if toolchain == "trellis" else None,
             "nextpnr_runs": runs if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
     if toolchain == "trellis":

@@ -229,7 +229,9 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
     ]
     if nextpnr:
         rows.append(["nextpnr placer, router", f"{nextpnr['placer']}, {nextpnr['router']}"
-            + (" with timing-driven rip-up (--tmg-ripup)" if nextpnr.get("tmg_ripup") else "")])
+            + (" with timing-driven rip-up (--tmg-ripup)" if nextpnr.get("tmg_ripup") else "")
+            + ("; tiles' block RAMs locked by the floorplan (--floorplan)"
+               if nextpnr.get("floorplan") else "")])
     if nextpnr_runs:
         rows.append(["nextpnr runs (seed: outcome, minutes)", "; ".join(
             f"{r['seed']}: {r['outcome']}, {r['seconds']/60:.1f}" for r in nextpnr_runs)])
