@@ -218,14 +218,15 @@ def assign_sites(sites, tiles_of, mesh_x, mesh_y):
 # The netlist ------------------------------------------------------------------------------------
 
 def anchor_block_rams(netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, tools_env=None,
-        log=print):
+        cache_dir=None, log=print):
     """Lock every tile's block RAMs of the yosys JSON netlist ``netlist_path`` (module ``top``)
     in its part of the device (a ``BEL`` attribute each, which nextpnr honours); rewrites the
-    netlist and returns ``{"tiles": {tile: block RAMs}, "shared": block RAMs left free}``."""
+    netlist and returns ``{"tiles": {tile: block RAMs}, "shared": block RAMs left free}``
+    (``cache_dir``: where :func:`ebr_sites` keeps the device's sites)."""
     with open(netlist_path) as f:
         netlist = json.load(f)
     module = netlist["modules"][top]
-    sites = ebr_sites(device_args, n_ebr, tools_env=tools_env, log=log)
+    sites = ebr_sites(device_args, n_ebr, tools_env=tools_env, cache_dir=cache_dir, log=log)
     tiles_of = tile_of_cells(module)
     n_tiles = mesh_x*mesh_y
     found = sorted(set(tiles_of.values()))
