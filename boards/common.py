@@ -583,7 +583,11 @@ class RouterStall:
     placement: four batches, 348 s, 143 arcs, then back to a second a batch and routed); a
     stalled one keeps going round for many batches (the one above: 8 batches and 333 s when it
     is stopped). Why the patience: the batches of a stalled run can grow to ten minutes each (an
-    8-tile placement: 61,265 arcs left, 603 s for its last batch)."""
+    8-tile placement: 61,265 arcs left, 603 s for its last batch). A router with nothing left
+    to route (no arcs left, no wire overused) is never stalled: its routing is legal, and what it
+    still does (router2's timing-driven rip-up, which nextpnr bounds) ends by itself; stopping it
+    would throw a routed placement away (an 8-tile run reached no overused wire at its 133rd
+    iteration and went on ripping up 14 to 16 failing arcs)."""
     # The count each router logs, and what it counts.
     _PROGRESS = [
         (re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|"), "arcs left"),  # router1
@@ -617,7 +621,7 @@ class RouterStall:
 
     def stalled(self, now):
         """Why the router counts as stalled at ``now``, or None."""
-        if self.best is None:
+        if self.best is None or self.best[0] == 0:
             return None
         idle = now - self.best[1]
         if idle < self.window or self.since < self.lines and idle < self.patience*self.window:

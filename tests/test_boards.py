@@ -315,6 +315,14 @@ def test_router_stall_of_real_runs():
     assert now == 18*90 and "no fewer wires overused than 19,796" in reason
     now, reason = _replay_router("nextpnr_router2_stalled.log", RouterStall(300, lines=1), 90)
     assert now == 14*90
+    # router2 with nothing overused from iteration 73 on, ripping up arcs that miss timing: its
+    # routing is legal, so it is never stalled (stopping it would lose the routed placement).
+    assert _replay_router("nextpnr_router2_tmg_ripup_routed.log", RouterStall(300), 90) is None
+    stall = RouterStall(300)
+    for line in ["Info:     iter=1 wires=9 overused=5 overuse=5 archfail=NA"] \
+            + ["Info:     iter=2 wires=9 overused=0 overuse=0 tmgfail=3 archfail=NA"]*20:
+        stall.feed(line, 0)
+    assert stall.stalled(1e6) is None
     # No router line yet (placement), no stall however long.
     assert RouterStall(1).stalled(1e6) is None
 
