@@ -37,14 +37,18 @@ from gateware.build import BUILD_DIR
 
 # A net whose name carries a tile's index (Migen names a tile's signals <soc>_tile<i>_...).
 TILE_NET = re.compile(r"(?:^|_)tile(\d+)_")
+# Names that yosys and its ECP5 mapping make up for the nets between the cells they create
+# (<net>_LUT4_Z_..., <net>_TRELLIS_FF_Q_DI, ...): taken from one neighbouring net, they can name
+# a net of the shared bus after a tile (on a 2x2 netlist, tile 3's was one cell from the ROM).
+DERIVED_NET = re.compile(r"_LUT4|_TRELLIS|_CCU2C|_DPR|_PFUMX|_L6MUX|_DI\b|\$")
 # Nets with more sinks than this (clock, resets, enables, wide buses' selects) are not followed:
 # they join every tile to every other.
 MAX_FANOUT = 40
 # A block RAM is a tile's when that tile's nets reach it within MAX_DEPTH cells and every other
-# tile's at least MARGIN cells later. Measured on a 6-tile ULX3S netlist: a tile reaches its
-# own block RAMs in 0 (SRAM) to 3 (scratchpad) cells and the other tiles' in 4 to 9; the shared
-# ones (L2, ROM, atomic unit, SoC SRAM) behind the uplinks and the SoC bus, every tile in 3 to 6,
-# within one cell of each other.
+# tile's at least MARGIN cells later. Measured on the 4- and 6-tile ULX3S netlists: a tile
+# reaches its own block RAMs in 0 (SRAM) to 5 (the core's register file) cells, each at least 3
+# before any other tile; the shared ones (L2, ROM, atomic unit, SoC SRAM) behind the uplinks and
+# the SoC bus are 3 to 6 cells from the nearest tile and at most one more from the next.
 MAX_DEPTH = 6
 MARGIN    = 2
 
@@ -145,15 +149,16 @@ def _distances(cells, cells_of_bit, seeds, limit, max_fanout):
 def tile_of_cells(module, cell_type="DP16KD", max_fanout=MAX_FANOUT, max_depth=MAX_DEPTH,
         margin=MARGIN):
     """``{cell name: tile}`` for the ``cell_type`` cells of a yosys JSON ``module`` that belong to
-    one tile: a breadth-first search from each tile's named nets (through nets of at most
-    ``max_fanout`` sinks) gives every cell its distance from each tile; a cell is tile ``t``'s
-    when ``t`` reaches it within ``max_depth`` steps and every other tile at least ``margin``
-    steps later. The shared block RAMs, as near to one tile as to the next, are nobody's."""
+    one tile: a breadth-first search from each tile's named nets (Migen's names, not those yosys
+    derives from them), through nets of at most ``max_fanout`` sinks, gives every cell its
+    distance from each tile; a cell is tile ``t``'s when ``t`` reaches it within ``max_depth``
+    steps and every other tile at least ``margin`` steps later. The shared block RAMs, as near
+    to one tile as to the next, are nobody's."""
     cells = module["cells"]
     seeds = defaultdict(set)
     for name, net in module["netnames"].items():
         m = TILE_NET.search(name)
-        if m:
+        if m and not DERIVED_NET.search(name):
             seeds[int(m.group(1))].update(b for b in net["bits"] if isinstance(b, int))
     cells_of_bit = defaultdict(list)
     for name, cell in cells.items():
