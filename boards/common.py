@@ -321,9 +321,10 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
                  "minutes however often it reported (0: never; default 5).")
         parser.add_argument("--timing-allow-fail", action="store_true",
             help="Keep a bitstream that misses the system clock without an error exit.")
-        parser.add_argument("--floorplan", action=argparse.BooleanOptionalAction, default=False,
+        parser.add_argument("--floorplan", action=argparse.BooleanOptionalAction, default=None,
             help="Lock every tile's block RAMs in its part of the device, laid out as the mesh "
-                 "(boards/floorplan.py), before nextpnr-ecp5 places the rest.")
+                 "(boards/floorplan.py), before nextpnr-ecp5 places the rest (default: on from "
+                 "2 tiles).")
         # Plain LUT4 mapping: synth_ecp5's wide-LUT default takes about twice the LUT4 sites of
         # the router (docs/architecture.md "Boards"); --yosys-widelut restores it.
         parser.add_argument("--yosys-widelut", dest="yosys_nowidelut", action="store_false",
@@ -965,6 +966,11 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
         f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
+    if toolchain == "trellis" and args.floorplan is None:
+        # On by default: with it 4 tiles met 55.5 MHz on their first seed (52.3 on the second
+        # without), 6 tiles 51.2 MHz (without: no routing), 8 tiles routed (docs/architecture.md,
+        # Floorplan). One tile has nothing to lay out.
+        args.floorplan = mesh_x*mesh_y >= 2
     if toolchain == "trellis":
         add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer,
             args.nextpnr_tmg_ripup)
