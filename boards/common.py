@@ -589,7 +589,7 @@ class RouterStall:
     8-tile placement: 61,265 arcs left, 603 s for its last batch). A router with nothing left
     to route (no arcs left, no wire overused) is never stalled: its routing is legal, and what it
     still does (router2's timing-driven rip-up, which nextpnr bounds) ends by itself; stopping it
-    would throw a routed placement away (an 8-tile run reached no overused wire at its 133rd
+    would throw a routed placement away (an 8-tile run reached no overused wire at its 73rd
     iteration and went on ripping up 14 to 16 failing arcs)."""
     # The count each router logs, and what it counts.
     _PROGRESS = [
@@ -968,12 +968,12 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
     progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
         f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
-    if toolchain == "trellis" and args.floorplan is None:
-        # On by default: with it 4 tiles met 55.5 MHz on their first seed (52.3 on the second
-        # without), 6 tiles 51.2 MHz (without: no routing), 8 tiles routed (docs/architecture.md,
-        # Floorplan). One tile has nothing to lay out.
-        args.floorplan = mesh_x*mesh_y >= 2
     if toolchain == "trellis":
+        if args.floorplan is None:
+            # On by default: with it 4 tiles met 55.5 MHz on their first seed (52.3 on the
+            # second without), 6 tiles 51.2 MHz (without: no routing), 8 tiles routed
+            # (docs/architecture.md, Floorplan). One tile has nothing to lay out.
+            args.floorplan = mesh_x*mesh_y >= 2
         add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer,
             args.nextpnr_tmg_ripup)
     t0 = time.time()
@@ -1005,7 +1005,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
             "seed": seed if toolchain == "trellis" else None,
             "nextpnr": {"placer": args.nextpnr_placer, "router": args.nextpnr_router,
-                "tmg_ripup": args.nextpnr_tmg_ripup, "floorplan": args.floorplan} if toolchain == "trellis" else None,
+                "tmg_ripup": args.nextpnr_tmg_ripup, "floorplan": args.floorplan}
+                if toolchain == "trellis" else None,
             "nextpnr_runs": runs if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")
     if toolchain == "trellis":

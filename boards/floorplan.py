@@ -31,7 +31,7 @@ import json
 import os
 import re
 import subprocess
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 
 from gateware.build import BUILD_DIR
 
@@ -80,7 +80,7 @@ def _probe_verilog(n):
 def ebr_sites(device_args, n_ebr, tools_env=None, cache_dir=None, log=print):
     """The block-RAM sites of the device that nextpnr's ``device_args`` (e.g. ``["--85k",
     "--package", "CABGA381"]``) select, as ``[(x, y, bel)]``: ``n_ebr`` DP16KD placed out of
-    context (about a minute the first time; cached in ``cache_dir``)."""
+    context (about 15 seconds the first time; cached in ``cache_dir``)."""
     cache_dir = cache_dir or os.path.join(BUILD_DIR, "ebr_sites")
     key = "_".join(a.lstrip("-") for a in device_args)
     cache = os.path.join(cache_dir, f"{key}.json")
@@ -190,7 +190,8 @@ def _bands(values, n):
 def assign_sites(sites, tiles_of, mesh_x, mesh_y):
     """``{cell: bel}``: tile ``t`` (at x = t % mesh_x, y = t // mesh_x) takes the sites of its
     column and row band nearest the band's centre for its cells (``tiles_of``: ``{cell: t}``),
-    in name order, row by row. Raises FloorplanError when a band holds fewer sites than its tile needs."""
+    in name order, row by row. Raises FloorplanError when a band holds fewer sites than its
+    tile needs."""
     xs = sorted({x for x, _, _ in sites})
     ys = sorted({y for _, y, _ in sites})
     if len(ys) < mesh_y or len(xs) < mesh_x:
@@ -242,9 +243,7 @@ def anchor_block_rams(netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, too
         module["cells"][cell]["attributes"]["BEL"] = bel
     with open(netlist_path, "w") as f:
         json.dump(netlist, f)
-    per_tile = defaultdict(int)
-    for t in tiles_of.values():
-        per_tile[t] += 1
+    per_tile = Counter(tiles_of.values())
     total = sum(1 for c in module["cells"].values() if c["type"] == "DP16KD")
     summary = {"tiles": dict(sorted(per_tile.items())), "shared": total - len(placed)}
     log(f"floorplan: {len(placed)} block RAMs locked in their tiles' parts of the device "
