@@ -119,3 +119,44 @@ def bank_images(words, n_banks, size, line_bytes=32):
         bank.extend([0]*(local + line_words - len(bank)))
         bank[local:local + line_words] = chunk + [0]*(line_words - len(chunk))
     return banks
+
+
+class RegisteredSRAM(LiteXModule):
+    """LiteX's :class:`~litex.soc.interconnect.wishbone.SRAM` whose read data and acknowledgement
+    leave through a register: one cycle more per access (3 instead of 2), and no path from the
+    block RAM's read data into the bus's read multiplexer.
+
+    For the memories of the boards' shared SoC bus (the BIOS ROM and its SRAM): a block RAM's
+    data comes late in the cycle (its output register is not used) and the placer puts the
+    ROM's dozen blocks wherever room is left, so on 8 tiles the path from them through the bus's
+    read multiplexer into a tile's uplink was the longest of the device (22.1 ns at a 20 ns
+    period; docs/architecture.md, Boards). Only the BIOS reads them; every program runs from
+    main RAM and the tiles' own memories.
+
+    Bursts are answered as classic cycles, one word per access (Wishbone B4 lets a slave ignore
+    ``cti``; the tiles' uplinks move to the next beat on each acknowledgement). ``bus``,
+    ``init``, ``read_only`` and ``name`` are LiteX's; ``mem`` is the SRAM's (LiteX's
+    ``init_rom`` sets its contents)."""
+    def __init__(self, mem_or_size, read_only=None, init=None, bus=None, name=None):
+        if bus is None:
+            bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.bus = bus
+        # The SRAM's own port: classic cycles only, so its address is always the request's.
+        inner = wishbone.Interface(data_width=len(bus.dat_w), address_width=len(bus.adr),
+            addressing="word")
+        self.sram = wishbone.SRAM(mem_or_size, read_only=read_only, init=init, bus=inner,
+            name=name)
+        self.mem = self.sram.mem
+
+        # # #
+
+        self.comb += [
+            bus.connect(inner, keep={"adr", "dat_w", "sel", "we"}),
+            # While the registered answer is out, the SRAM is not asked again.
+            inner.cyc.eq(bus.cyc & ~bus.ack),
+            inner.stb.eq(bus.stb & ~bus.ack),
+        ]
+        self.sync += [
+            bus.ack.eq(inner.ack),
+            bus.dat_r.eq(inner.dat_r),
+        ]

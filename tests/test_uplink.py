@@ -11,6 +11,7 @@ import pytest
 from migen import Module, run_simulation, passive
 from litex.soc.interconnect import wishbone
 
+from gateware.memory import RegisteredSRAM
 from gateware.netlist import combinational_cone
 from gateware.uplink import RegisteredUplink, CTI_CLASSIC, CTI_INCREMENT, CTI_END
 
@@ -20,14 +21,17 @@ WORDS = 256
 
 class Bench(Module):
     """The bridge in front of an SRAM that serves bursts (as the simulated SoC's RAMs) or only
-    classic cycles (as LiteX's L2 cache on the boards)."""
-    def __init__(self, register_response=False, bursting=True, registered_feedback=False):
+    classic cycles (as LiteX's L2 cache on the boards), or of a :class:`RegisteredSRAM` (the
+    boards' BIOS ROM and SRAM: classic cycles, answers registered)."""
+    def __init__(self, register_response=False, bursting=True, registered_feedback=False,
+            registered_ram=False):
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.uplink = RegisteredUplink(self.bus, line_words=LINE_WORDS,
             register_response=register_response, registered_feedback=registered_feedback)
-        self.submodules.ram = wishbone.SRAM(WORDS*4,
+        ram_cls = RegisteredSRAM if registered_ram else wishbone.SRAM
+        self.submodules.ram = ram_cls(WORDS*4,
             bus=wishbone.Interface(data_width=32, address_width=32, addressing="word",
-                bursting=bursting))
+                bursting=bursting and not registered_ram))
         self.comb += self.uplink.source.connect(self.ram.bus)
 
 
@@ -88,12 +92,17 @@ def random_program(seed, n, leave_bursts=True):
     return ops
 
 
-@pytest.mark.parametrize("register_response,bursting,feedback", [(False, True, False),
-    (True, True, False), (True, False, False), (True, True, True), (True, False, True)],
-    ids=["direct", "registered", "registered-classic-slave", "feedback", "feedback-classic-slave"])
+@pytest.mark.parametrize("register_response,bursting,feedback,registered_ram", [
+    (False, True, False, False), (True, True, False, False), (True, False, False, False),
+    (True, True, True, False), (True, False, True, False), (True, False, False, True),
+    (False, False, False, True)],
+    ids=["direct", "registered", "registered-classic-slave", "feedback", "feedback-classic-slave",
+        "registered-sram", "direct-registered-sram"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_accesses_match_a_reference_memory(seed, register_response, bursting, feedback):
-    dut = Bench(register_response, bursting, registered_feedback=feedback)
+def test_random_accesses_match_a_reference_memory(seed, register_response, bursting, feedback,
+        registered_ram):
+    dut = Bench(register_response, bursting, registered_feedback=feedback,
+        registered_ram=registered_ram)
     reference = [0]*WORDS
     errors = []
     content = []
@@ -175,3 +184,24 @@ def test_registered_feedback_answers_from_registers_alone(feedback):
     else:
         # Without it the answers follow the master's request (and a burst its address).
         assert {sink.adr, sink.cyc, sink.stb} <= cone
+
+
+def test_registered_sram_answers_from_its_registers_one_cycle_later():
+    """The boards' BIOS ROM and SRAM: 3 cycles a read or a write (LiteX's SRAM: 2), and neither
+    the block RAM's read data nor the request reaches the answer without a register."""
+    bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+    ram = RegisteredSRAM(WORDS*4, bus=bus, init=[0x1000 + a for a in range(WORDS)])
+    costs = {}
+
+    def master():
+        costs["read"] = yield from transfer(bus, 7)
+        costs["write"] = yield from transfer(bus, 9, we=1, dat=0xcafe, sel=0b0011)
+        costs["again"] = yield from transfer(bus, 9)
+        yield from idle(bus, 2)
+
+    run_simulation(ram, master())
+    assert costs["read"] == (0x1007, 3)
+    assert costs["write"][1] == 3
+    assert costs["again"] == ((0x1009 & ~0xffff) | 0xcafe, 3)
+    fresh = RegisteredSRAM(WORDS*4)
+    assert combinational_cone(fresh.get_fragment(), [fresh.bus.ack, fresh.bus.dat_r]) == set()
