@@ -137,6 +137,9 @@ class RegisteredSRAM(LiteXModule):
     ``cti``; the tiles' uplinks move to the next beat on each acknowledgement). ``bus``,
     ``init``, ``read_only`` and ``name`` are LiteX's; ``mem`` is the SRAM's (LiteX's
     ``init_rom`` sets its contents)."""
+    # As LiteX's SRAM: the memory is the bus's alone, not also a CSR-mapped one (a second port).
+    autocsr_exclude = {"mem"}
+
     def __init__(self, mem_or_size, read_only=None, init=None, bus=None, name=None):
         if bus is None:
             bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")

@@ -205,3 +205,5 @@ def test_registered_sram_answers_from_its_registers_one_cycle_later():
     assert costs["again"] == ((0x1009 & ~0xffff) | 0xcafe, 3)
     fresh = RegisteredSRAM(WORDS*4)
     assert combinational_cone(fresh.get_fragment(), [fresh.bus.ack, fresh.bus.dat_r]) == set()
+    # One port, the bus's: no CSR-mapped access to it (LiteX's SoC would add a second port).
+    assert fresh.get_memories() == [] and len(fresh.mem.ports) == 1
