@@ -675,23 +675,35 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
                     progress(f"{name} {time.time() - t0:6.0f} s: {line.strip()}")
         thread = threading.Thread(target=reader, daemon=True)
         thread.start()
-        while True:
-            try:
-                code = proc.wait(timeout=every)
-                break
-            except KeyboardInterrupt:
-                # The command runs in its own session (so a time-out can stop all of it): pass
-                # the interrupt on.
-                os.killpg(proc.pid, signal.SIGKILL)
-                raise
-            except subprocess.TimeoutExpired:
-                progress(f"{name}: {time.time() - t0:.0f} s elapsed")
-                reason = watch.stalled(time.time()) if watch is not None else None
-                if reason or timeout is not None and time.time() - t0 > timeout:
+        # The command runs in its own session (so a time-out can stop all of it), so neither an
+        # interrupt nor a termination of this process (`kill`, make stopped) reaches it: stop
+        # it, then let the signal end this process as it would have (nextpnr left running
+        # holds a core and gigabytes for an hour).
+        def terminate(signum, frame):
+            os.killpg(proc.pid, signal.SIGKILL)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, terminate) if main else None
+        try:
+            while True:
+                try:
+                    code = proc.wait(timeout=every)
+                    break
+                except KeyboardInterrupt:
                     os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    thread.join()
-                    raise StageTimeout(name, time.time() - t0, reason)
+                    raise
+                except subprocess.TimeoutExpired:
+                    progress(f"{name}: {time.time() - t0:.0f} s elapsed")
+                    reason = watch.stalled(time.time()) if watch is not None else None
+                    if reason or timeout is not None and time.time() - t0 > timeout:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        thread.join()
+                        raise StageTimeout(name, time.time() - t0, reason)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
         thread.join()
     seconds = time.time() - t0
     if code != 0:

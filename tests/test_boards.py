@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -340,6 +341,47 @@ def test_stalled_stage_is_stopped(tmp_path):
     assert time.time() - t0 < 20
     assert e.value.reason.startswith("stalled: no fewer wires overused than 50 for ")
     assert "done" not in (tmp_path / "log").read_text()
+
+
+def test_terminated_build_stops_its_stage(tmp_path):
+    """A build stopped with SIGTERM (kill, make stopped) stops the command of its stage too,
+    which runs in a session of its own; before, nextpnr went on alone."""
+    marker = tmp_path / "marker"
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from boards.common import run_stage\n"
+        "run_stage('nextpnr', 'echo $$ > %s; sleep 60', %r, %r, every=0.2)\n"
+        % (ROOT, marker, str(tmp_path), str(tmp_path / "log")))
+    build = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.time() + 60
+    while not (marker.exists() and marker.read_text().strip()) and time.time() < deadline:
+        time.sleep(0.1)
+    stage = int(marker.read_text())
+    try:
+        os.kill(build.pid, signal.SIGTERM)
+        assert build.wait(timeout=30) == -signal.SIGTERM
+        deadline = time.time() + 10
+        while _alive(stage) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(stage)
+    finally:
+        try:
+            os.killpg(stage, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (not yet reaped by its parent, here init) is gone too.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_yosys_statistics_parsing():
