@@ -52,7 +52,8 @@ YOWASP_TOOLS = {
 # electrostatic placer and router2 (`--nextpnr-placer static --nextpnr-router router2`, 82
 # iterations) but reach 40.1 MHz of 50, on a path across the shared bus (results/boards.md);
 # four tiles at 39 % route in 12 to 30 minutes with the default tools; with the floorplan (on by
-# default) eight tiles at 76.8 % route on their first seed, at 45.3 MHz. The budget stops below
+# default) eight tiles at 76.8 % route (45.3 MHz before the registered BIOS ROM; 38.5 on the
+# current design's second seed, its first did not route). The budget stops below
 # the smallest fill that did not build at the target clock, and the 85F's 7 tiles form no mesh
 # (6 do; 8 are built with --lut-fill 0.85). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in rows of their own (four of 52 on an
