@@ -65,7 +65,9 @@ def noc_zero_load(d):
     top = max(lat)
     per_hop = (lat[top] - lat[0]) / top
     exact = all(lat[h] == lat[0] + per_hop*h for h in lat)
-    value = (f"{per_hop:g} cycle per hop (`{lat[0]} + hops` cycles" if exact else
+    plural = "" if per_hop == 1 else "s"
+    hops = "hops" if per_hop == 1 else f"{per_hop:g}*hops"
+    value = (f"{per_hop:g} cycle{plural} per hop (`{lat[0]} + {hops}` cycles" if exact else
              f"{per_hop:.2f} cycles per hop on average ({lat[0]} cycles at 0 hops") + f", RTL, up to {top} hops)"
     return "NoC zero-load latency", value, "make bench-noc"
 

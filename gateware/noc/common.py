@@ -31,6 +31,10 @@ A flit is transferred on VC ``v`` in every cycle where ``valid & (vc == v) & rea
   link). This is what lets flits of the two VCs interleave on a link.
 - ``ready[v]`` may go low at any time; the sender then keeps the flit. Nothing is ever dropped
   by the link itself and no credits are needed.
+- A *registered* link (between two routers, see :class:`gateware.noc.router.MeshRouter`) moves
+  the sender's decision one cycle earlier: the sender offers in cycle ``t+1`` (from a register) a
+  flit it chose on ``ready[v]`` of cycle ``t``, and the receiver takes every flit offered; its
+  ``ready`` leaves room for the one flit in flight.
 - Packets are well formed: on each VC a head flit (``first``) is followed by exactly ``length``
   further flits (see below), the last of them with ``last``. All flits of a packet use the same
   VC. Flits of different VCs may interleave; flits of different packets on the same VC may not.

@@ -13,8 +13,9 @@ destination leads off the mesh. A packet whose head flit names a destination out
 consumed and dropped by the first router (never forwarded, never hangs); ``error`` is then set
 (sticky, OR of all routers) and the router's ``dropped`` counter increments.
 
-Latency of an uncontended head flit: ``hops + 1`` cycles from the cycle it enters the source
-router to the cycle it leaves the destination router, ``hops`` being the Manhattan distance.
+Latency of an uncontended head flit: ``2*hops + 1`` cycles from the cycle it enters the source
+router to the cycle it leaves the destination router, ``hops`` being the Manhattan distance (the
+links between routers are registered, see :class:`gateware.noc.router.MeshRouter`).
 """
 
 from migen import *
@@ -28,11 +29,13 @@ from gateware.noc.router import MeshRouter
 class Mesh(LiteXModule):
     """``mesh_x`` x ``mesh_y`` mesh of routers (1..4 each by design; the head flit allows 16).
 
-    ``buffer_depth``, ``starvation_limit`` and ``with_counters`` are passed to every router.
+    ``buffer_depth``, ``starvation_limit``, ``with_counters`` and ``link_registers`` are passed
+    to every router.
     Attributes: ``routers`` (list by tile id), ``local_inputs``/``local_outputs`` (links by tile
     id), ``error`` (sticky: some router dropped a packet).
     """
-    def __init__(self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False):
+    def __init__(self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False,
+            link_registers=True):
         assert 1 <= mesh_x <= MAX_MESH_DIM and 1 <= mesh_y <= MAX_MESH_DIM
         self.mesh_x, self.mesh_y = mesh_x, mesh_y
         self.n_tiles = n = mesh_x*mesh_y
@@ -48,7 +51,8 @@ class Mesh(LiteXModule):
                 starvation_limit = starvation_limit,
                 mesh_x           = mesh_x,
                 mesh_y           = mesh_y,
-                with_counters    = with_counters)
+                with_counters    = with_counters,
+                link_registers   = link_registers)
             setattr(self.submodules, f"router{t}", r)
             self.routers.append(r)
 

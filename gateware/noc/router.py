@@ -12,23 +12,27 @@ Structure (one concern per module)::
                                                                       |
     link out <-- _OutputPort (per VC: wormhole lock + round-robin     <+
                               over inputs; between VCs: priority with a starvation limit;
-                              crossbar mux over the inputs)
+                              crossbar mux over the inputs; a register on the
+                              links to neighbouring routers)
 
-Latency: the input buffers are the only storage on the path. A flit written into an input buffer
-in cycle ``t`` is offered on the output link in cycle ``t+1`` (allocation and the crossbar are
-combinational behind the buffer's head register, which holds the route computed as the flit was
-written), so an uncontended head flit
-advances **one router per cycle**: injected into the source router in cycle ``t``, it is
-delivered by the destination router in cycle ``t + hops + 1``, where ``hops`` is the Manhattan
-distance (the ``+1`` is the ejection through the destination router). Body flits follow at one
-flit per cycle.
+Latency: a flit written into an input buffer in cycle ``t`` is offered on the output link in
+cycle ``t+1`` (allocation and the crossbar are combinational behind the buffer's head register,
+which holds the route computed as the flit was written); an output to a neighbouring router
+puts it through a register, so it is on that link in cycle ``t+2`` (``link_registers``, see
+:class:`MeshRouter`: no path runs from one router into the next but through a register). An
+uncontended head flit thus advances **one hop every two cycles**: injected into the source
+router in cycle ``t``, it is delivered by the destination router in cycle ``t + 2*hops + 1``,
+where ``hops`` is the Manhattan distance (the ``+1`` is the ejection through the destination
+router, whose local output is not registered). Body flits follow at one flit per cycle.
 
-Back-pressure: ``ready[v]`` of an input is "the VC-``v`` buffer is not full", computed from the
-buffer's fill level only, so it never depends on ``valid`` (no combinational loop between
-routers). The outputs look at the downstream ``ready`` before choosing what to send. A depth of
-2 sustains one flit per cycle per link and is the default: on a 4x4 mesh under uniform random
-traffic it keeps the zero-load latency and saturates at 0.50 flits/cycle/tile against 0.56 with
-depth 4 (``make bench-noc``), far above what synchronization traffic offers. Only the routing
+Back-pressure: ``ready[v]`` of an input is computed from the buffer's fill level only, so it
+never depends on ``valid`` (no combinational loop between routers): "not full" for the local
+input, "fewer than ``buffer_depth`` flits" for an input from a neighbour, whose buffer keeps a
+spare entry for the flit its neighbour's output register still sends. The outputs look at the
+downstream ``ready`` before choosing what to send. A depth of 2 sustains one flit per cycle per
+link and is the default: on a 4x4 mesh under uniform random traffic it saturates at 0.50
+flits/cycle/tile against 0.56 with depth 4 (``make bench-noc``, before the link registers), far
+above what synchronization traffic offers. Only the routing
 byte, ``first``/``last`` and the route of a buffered flit are registers; its other 24 bits share one
 distributed RAM per input port with the other VC's (:class:`_InputPort`), whose asynchronous
 read selects VC and FIFO slot at once. That took the router from 1,776 to 1,201 LUT4 (1,778 to
@@ -52,7 +56,7 @@ One flit per cycle leaves an input port, so the crossbar multiplexes five inputs
 in the same cycle, the VCs take turns (:class:`MeshRouter`); a VC then waits only while the other
 VC moves, never on a blocked one, so the VCs stay independent networks.
 
-Measured (tests/test_noc.py, Verilator): zero-load head latency ``hops + 1`` cycles on every
+Measured (tests/test_noc.py, Verilator): zero-load head latency ``2*hops + 1`` cycles on every
 source/destination pair of 4x4 and 3x2 meshes. ECP5 (Yosys ``synth_ecp5 -nowidelut``, placed
 alone with nextpnr-ecp5, ``make resources``): see ``results/noc_resources.md``.
 
@@ -67,10 +71,10 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.gen import LiteXModule, Reduce
 
-from gateware.fifo import TwoEntryFIFO
+from gateware.fifo import RegisterFIFO
 from gateware.noc.common import (
     N_VCS, PORTS, LOCAL, NORTH, EAST, SOUTH, WEST, PORT_OFFSETS, MAX_MESH_DIM,
-    Link, head_field, HEAD_FIELDS,
+    Link, link_layout, head_field, HEAD_FIELDS,
 )
 
 # Low bits of a flit that the routing looks at: dst_x and dst_y of a head flit.
@@ -157,8 +161,12 @@ class _InputVC(Module):
     ``request[o]``: the head flit is a well-formed head that asks for output ``o``;
     ``pop``: the head flit leaves (forwarded by an output, asserted by the router);
     ``push``/``popped``: a flit enters / leaves this VC this cycle (for the payload RAM).
+
+    ``spare``: entries beyond ``depth`` for the flit a registered output of the neighbour still
+    sends after ``ready`` went low (see :class:`MeshRouter`): ``ready`` is then "fewer than
+    ``depth`` flits held", so a flit in flight always finds room.
     """
-    def __init__(self, link, vc, depth, route_in):
+    def __init__(self, link, vc, depth, route_in, spare=0):
         self.valid   = Signal()
         self.first   = Signal()
         self.last    = Signal()
@@ -174,19 +182,20 @@ class _InputVC(Module):
 
         route = Signal(len(PORTS), name="route")   # Route of the head flit (zero: unroutable).
         width = ROUTE_BITS + 2 + len(route)
-        if depth == 1:
+        capacity = depth + spare
+        if capacity == 1:
             fifo = _OneFlitBuffer(width)
-        elif depth == 2:
-            fifo = TwoEntryFIFO(width)
+        elif capacity <= 3:
+            fifo = RegisterFIFO(width, capacity)
         else:
-            fifo = SyncFIFO(width, depth)
+            fifo = SyncFIFO(width, capacity)
         self.fifo = fifo
         self.submodules += fifo
         self.comb += [
             fifo.din.eq(Cat(link.data[:ROUTE_BITS], link.first, link.last, route_in)),
             fifo.we.eq(link.valid & (link.vc == vc)),
             # Depends on the fill level only, never on valid (see the link protocol).
-            link.ready[vc].eq(fifo.writable),
+            link.ready[vc].eq(fifo.level < depth if spare else fifo.writable),
             self.valid.eq(fifo.readable),
             Cat(self.head, self.first, self.last, route).eq(fifo.dout),
             self.push.eq(fifo.we & fifo.writable),
@@ -231,7 +240,7 @@ class _InputPort(Module):
     critical path, 14 logic levels); the comparators move behind the previous router's crossbar,
     in front of a register rather than a distributed RAM. Both VCs share them.
     """
-    def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y):
+    def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y, spare=0):
         # XY route of the flit on the link, stored with it (meaningful for a head flit): computed
         # once for both VCs as the flit arrives, so the path from a buffered head through
         # allocation and the crossbar into the next router starts at the stored route.
@@ -259,7 +268,7 @@ class _InputPort(Module):
         for o in allowed:
             self.comb += route_in[o].eq(xy[o] & in_mesh)
 
-        self.vcs = [_InputVC(link, vc, depth, route_in) for vc in range(N_VCS)]
+        self.vcs = [_InputVC(link, vc, depth, route_in, spare) for vc in range(N_VCS)]
         self.submodules += self.vcs
         self.send_vc1 = Signal()
         self.data     = Signal(len(link.data))
@@ -277,13 +286,14 @@ class _InputPort(Module):
 
         # Payload RAM: slot ``wp``/``rp`` of VC ``v`` is word ``{v, slot}``; each VC's pointers
         # follow its FIFO's pushes and pops, so the RAM word of a FIFO's head is at ``rp``.
-        slots = max(depth, 2)
+        capacity = depth + spare
+        slots = 1 << bits_for(max(capacity, 2) - 1)
         wp = [Signal(max=slots, name=f"wp{vc}") for vc in range(N_VCS)]
         rp = [Signal(max=slots, name=f"rp{vc}") for vc in range(N_VCS)]
         for vc, ivc in enumerate(self.vcs):
             self.sync += [
-                If(ivc.push, wp[vc].eq(Mux(wp[vc] == depth - 1, 0, wp[vc] + 1))),
-                If(ivc.popped, rp[vc].eq(Mux(rp[vc] == depth - 1, 0, rp[vc] + 1))),
+                If(ivc.push, wp[vc].eq(Mux(wp[vc] == capacity - 1, 0, wp[vc] + 1))),
+                If(ivc.popped, rp[vc].eq(Mux(rp[vc] == capacity - 1, 0, rp[vc] + 1))),
             ]
         self.specials.payload = payload = Memory(len(link.data) - ROUTE_BITS, N_VCS*slots,
             name="payload")
@@ -347,8 +357,11 @@ class _OutputPort(Module):
     ``want[vc][i]``: this output would send input ``i``'s flit on ``vc`` now; ``veto[vc][i]``
     (driven by the router): it may not, the input sends its other VC elsewhere this cycle;
     ``grants[vc][i]``: it does (the flit is popped).
+
+    ``registered``: the flit chosen in a cycle (on the downstream ``ready`` of that cycle) goes
+    through a register and is on ``link`` in the next cycle (see :class:`MeshRouter`).
     """
-    def __init__(self, link, port, inputs, starvation_limit):
+    def __init__(self, link, port, inputs, starvation_limit, registered=False):
         assert starvation_limit >= 1
         n = len(inputs)
         self.go      = Signal(N_VCS)  # Flit sent on VC v this cycle (for counters).
@@ -401,18 +414,25 @@ class _OutputPort(Module):
             )
         ]
 
-        # Crossbar: AND-OR multiplexer over the inputs' flits (each input offers one).
+        # Crossbar: AND-OR multiplexer over the inputs' flits (each input offers one), into the
+        # link or into the output register.
         sent = [grants[0][i] | grants[1][i] for i in range(n)]
+        flit = Record([f for f in link_layout() if f[0] != "ready"], name="flit")
         self.comb += [
-            link.valid.eq(go[0] | go[1]),
-            link.vc.eq(go[1]),
-            link.data.eq(Reduce("OR", [Replicate(g, len(ip.data)) & ip.data
+            flit.valid.eq(go[0] | go[1]),
+            flit.vc.eq(go[1]),
+            flit.data.eq(Reduce("OR", [Replicate(g, len(ip.data)) & ip.data
                 for g, (_, ip) in zip(sent, inputs)])),
-            link.first.eq(Reduce("OR", [g & ip.first for g, (_, ip) in zip(sent, inputs)])),
-            link.last.eq(Reduce("OR", [g & ip.last for g, (_, ip) in zip(sent, inputs)])),
-            ovcs[0].last.eq(link.last),
-            ovcs[1].last.eq(link.last),
+            flit.first.eq(Reduce("OR", [g & ip.first for g, (_, ip) in zip(sent, inputs)])),
+            flit.last.eq(Reduce("OR", [g & ip.last for g, (_, ip) in zip(sent, inputs)])),
+            ovcs[0].last.eq(flit.last),
+            ovcs[1].last.eq(flit.last),
         ]
+        fields = flit.connect(link)  # The forward fields.
+        if registered:
+            self.sync += fields
+        else:
+            self.comb += fields
 
 # Router -------------------------------------------------------------------------------------------
 
@@ -428,13 +448,28 @@ class MeshRouter(LiteXModule):
       the mesh are then not built (their input never accepts, their output never sends) and
       packets for destinations outside the mesh are dropped at the first router;
     - ``with_counters``: add ``flits[v]``, 32-bit counts of flits forwarded per VC (all outputs),
-      and ``dropped``, a 16-bit count of dropped packets (wraps).
+      and ``dropped``, a 16-bit count of dropped packets (wraps);
+    - ``link_registers``: the outputs to the neighbouring routers (north, east, south, west) go
+      through a register, and the inputs from them keep one spare entry per VC beyond
+      ``buffer_depth`` (see below). The local ports, inside the tile, are never registered.
+
+    Link registers. Between two routers the path of a hop (the sender's buffered head flit,
+    its output allocation, the crossbar, the link, the receiver's route computation and buffer)
+    crosses the wires between two tiles; on an 8-tile ECP5 build it was the critical path
+    (26 ns, 22.6 of it routing). With ``link_registers`` the flit an output chooses in cycle
+    ``t`` (on the downstream ``ready`` of cycle ``t``) is on the link in cycle ``t+1``: a hop
+    costs two cycles instead of one, and no path crosses from one router into another but
+    through a register, except ``ready``, which leaves a register of the receiver through one
+    LUT. A flit is thus still in flight when ``ready`` goes low, so the receiver's ``ready`` is
+    "fewer than ``buffer_depth`` flits held" and its buffer has one more entry for that flit:
+    the link keeps one flit per cycle per VC at the default depth 2 (three entries per input VC,
+    the spare entry in registers, :class:`gateware.fifo.RegisterFIFO`).
 
     Attributes: ``inputs`` and ``outputs``, dicts of :class:`Link` by port name (``"local"``,
     ``"north"``, ``"east"``, ``"south"``, ``"west"``); ``error`` (sticky: a packet was dropped).
     """
     def __init__(self, x, y, buffer_depth=2, starvation_limit=8, mesh_x=None, mesh_y=None,
-            with_counters=False):
+            with_counters=False, link_registers=True):
         assert buffer_depth >= 1
         assert 0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM
         self.x, self.y = x, y
@@ -457,8 +492,12 @@ class MeshRouter(LiteXModule):
 
         # Input ports.
         input_ports = {}
+        # Ports to and from the neighbouring routers, whose links are registered.
+        neighbours = [i for i in present if i != LOCAL] if link_registers else []
+        self.registered_outputs = [PORTS[o] for o in neighbours]
         for i in present:
-            ip = _InputPort(self.inputs[PORTS[i]], x, y, i, buffer_depth, present, mesh_x, mesh_y)
+            ip = _InputPort(self.inputs[PORTS[i]], x, y, i, buffer_depth, present, mesh_x, mesh_y,
+                spare=int(i in neighbours))
             setattr(self.submodules, f"in_{PORTS[i]}", ip)
             input_ports[i] = ip
 
@@ -466,7 +505,8 @@ class MeshRouter(LiteXModule):
         output_ports = {}
         for o in present:
             sources = [(i, input_ports[i]) for i in present if o in LEGAL_TURNS[i]]
-            op = _OutputPort(self.outputs[PORTS[o]], o, sources, starvation_limit)
+            op = _OutputPort(self.outputs[PORTS[o]], o, sources, starvation_limit,
+                registered=o in neighbours)
             setattr(self.submodules, f"out_{PORTS[o]}", op)
             output_ports[o] = op
 
