@@ -52,8 +52,9 @@ YOWASP_TOOLS = {
 # electrostatic placer and router2 (`--nextpnr-placer static --nextpnr-router router2`, 82
 # iterations) but reach 40.1 MHz of 50, on a path across the shared bus (results/boards.md);
 # four tiles at 39 % route in 12 to 30 minutes with the default tools; with the floorplan (on by
-# default) eight tiles at 76.8 % route (45.3 MHz before the registered BIOS ROM; 38.5 on the
-# current design's second seed, its first did not route). The budget stops below
+# default) eight tiles at 76.8 % route (45.3 MHz before the registered BIOS ROM; 38.5 on its
+# second seed before the routers' link registers, its first did not route; 43.2 on the current
+# design's first seed, at 77.8 %). The budget stops below
 # the smallest fill that did not build at the target clock, and the 85F's 7 tiles form no mesh
 # (6 do; 8 are built with --lut-fill 0.85). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in rows of their own (four of 52 on an
@@ -131,18 +132,19 @@ class DeviceLimits:
 
 # ECP5, measured on ULX3S 85F placements (results/boards.md; -nowidelut, two-flit router buffers
 # with their payload in distributed RAM, no event counters, the Subutai port's window as its only
-# register interface, the atomic unit and the L2 behind a registered bridge): 8 tiles (4x2) take
-# 63,832 LUT4 sites and 4 tiles (2x2) 32,799 (nextpnr TRELLIS_COMB: logic, carry, distributed
-# RAM; 8 tiles took 66,660 before the engine and port shed 400 sites a tile, 70,237 with the
-# request and reply CSRs beside the window and a 64-bit uptime counter per tile): 7,760 sites per
-# tile (a 2x2 router has three ports, most 4x2 routers four), about 1,750 for the rest; 75 and 135
+# register interface, the atomic unit and the L2 behind a registered bridge, registered links
+# between routers): 8 tiles (4x2) take 65,080 LUT4 sites and 4 tiles (2x2) 33,262 (nextpnr
+# TRELLIS_COMB: logic, carry, distributed RAM; 63,832 and 32,799 before the link registers, 8
+# tiles took 66,660 before the engine and port shed 400 sites a tile, 70,237 with the request
+# and reply CSRs beside the window and a 64-bit uptime counter per tile): 7,870 sites per tile
+# (a 2x2 router has three ports, most 4x2 routers four), about 1,750 for the rest; 75 and 135
 # DP16KD with a 32 KiB ROM and a 64 KiB L2: 20 per tile, 13 for the rest (the 2048-word atomic
 # unit's 4 included) + the ROM + the L2 above 8 KiB.
-ECP5_BUDGET   = TileBudget(lut_per_tile=7_760, lut_base=1_750, bram_per_tile=20, bram_base=13,
+ECP5_BUDGET   = TileBudget(lut_per_tile=7_870, lut_base=1_750, bram_per_tile=20, bram_base=13,
     bram_bytes=2*KiB)
 # Xilinx 7-series: an estimate (no Vivado here) from the ECP5 figures: a LUT6 holds about 1.6
 # LUT4 of this logic, a RAMB36 twice a DP16KD.
-XILINX_BUDGET = TileBudget(lut_per_tile=4_850, lut_base=1_090, bram_per_tile=10, bram_base=7,
+XILINX_BUDGET = TileBudget(lut_per_tile=4_920, lut_base=1_090, bram_per_tile=10, bram_base=7,
     bram_bytes=4*KiB)
 
 # SoC ----------------------------------------------------------------------------------------------
