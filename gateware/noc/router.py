@@ -184,7 +184,7 @@ class _InputVC(Module):
 
         route = Signal(len(PORTS), name="route")   # Route of the head flit (zero: unroutable).
         width = ROUTE_BITS + 2 + len(route)
-        capacity = depth + spare
+        self.capacity = capacity = depth + spare
         if capacity == 1:
             fifo = _OneFlitBuffer(width)
         elif capacity <= 3:
@@ -288,7 +288,7 @@ class _InputPort(Module):
 
         # Payload RAM: slot ``wp``/``rp`` of VC ``v`` is word ``{v, slot}``; each VC's pointers
         # follow its FIFO's pushes and pops, so the RAM word of a FIFO's head is at ``rp``.
-        capacity = depth + spare
+        capacity = vc0.capacity
         slots = 1 << bits_for(max(capacity, 2) - 1)
         wp = [Signal(max=slots, name=f"wp{vc}") for vc in range(N_VCS)]
         rp = [Signal(max=slots, name=f"rp{vc}") for vc in range(N_VCS)]
