@@ -330,6 +330,12 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
             default=True,
             help="nextpnr-ecp5's timing-driven rip-up (--tmg-ripup, default on): the router also "
                  "rips up and reroutes the nets of paths that miss the clock.")
+        parser.add_argument("--nextpnr-timing-weight", type=_positive_int, default=None,
+            help="HeAP's timing weight (--placer-heap-timingweight; nextpnr's default 10): how "
+                 "hard the placer pulls the cells of critical paths together.")
+        parser.add_argument("--nextpnr-critexp", type=_positive_int, default=None,
+            help="HeAP's criticality exponent (--placer-heap-critexp; nextpnr's default 2): "
+                 "higher weighs the most critical paths more against the rest.")
         parser.add_argument("--seed-attempts", type=_positive_int, default=3,
             help="Seeds nextpnr-ecp5 tries (--nextpnr-seed, then the next ones) when a run fails, "
                  "does not converge (--nextpnr-stall, --nextpnr-timeout) or misses timing "
@@ -922,13 +928,17 @@ def nextpnr_report_name(build_name):
     return f"{build_name}_report.json"
 
 
-def add_nextpnr_options(platform, build_name, router, placer="heap", tmg_ripup=False):
+def add_nextpnr_options(platform, build_name, router, placer="heap", tmg_ripup=False,
+        timing_weight=None, critexp=None):
     """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router`` and
-    ``placer`` (with ``tmg_ripup``, its timing-driven rip-up). LiteX's trellis toolchain has no
-    option for extra nextpnr arguments; its wrapper takes them from the toolchain's
-    ``_pnr_opts``, set before the build."""
+    ``placer`` (with ``tmg_ripup``, its timing-driven rip-up; ``timing_weight`` and ``critexp``:
+    HeAP's timing weight and criticality exponent, nextpnr's defaults when None). LiteX's trellis
+    toolchain has no option for extra nextpnr arguments; its wrapper takes them from the
+    toolchain's ``_pnr_opts``, set before the build."""
     platform.toolchain._pnr_opts += (f" --report {nextpnr_report_name(build_name)}"
-        f" --router {router} --placer {placer}" + (" --tmg-ripup" if tmg_ripup else ""))
+        f" --router {router} --placer {placer}" + (" --tmg-ripup" if tmg_ripup else "")
+        + (f" --placer-heap-timingweight {timing_weight}" if timing_weight is not None else "")
+        + (f" --placer-heap-critexp {critexp}" if critexp is not None else ""))
 
 
 def check_programmer(tool, package):
@@ -1000,6 +1010,10 @@ def run_board(parser, args, make_soc, build_name, toolchain, limits, loader_boar
 def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, output_dir, device):
     progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
         f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz")
+    if toolchain == "trellis" and args.nextpnr_placer != "heap" and (
+            args.nextpnr_timing_weight or args.nextpnr_critexp):
+        raise BoardError("--nextpnr-timing-weight and --nextpnr-critexp are options of the HeAP "
+            "placer (--nextpnr-placer heap)")
     soc = make_soc(mesh_x, mesh_y, sys_clk_freq)
     if toolchain == "trellis":
         if args.floorplan is None:
@@ -1008,7 +1022,7 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             # (docs/architecture.md, Floorplan). One tile has nothing to lay out.
             args.floorplan = mesh_x*mesh_y >= 2
         add_nextpnr_options(soc.platform, build_name, args.nextpnr_router, args.nextpnr_placer,
-            args.nextpnr_tmg_ripup)
+            args.nextpnr_tmg_ripup, args.nextpnr_timing_weight, args.nextpnr_critexp)
     t0 = time.time()
     builder = generate(soc, args, output_dir, build_name)
     times = {"generate": time.time() - t0}
@@ -1038,7 +1052,8 @@ def build(args, make_soc, build_name, toolchain, mesh_x, mesh_y, sys_clk_freq, o
             "cpu_variant": args.cpu_variant, "l2_size": args.l2_size,
             "seed": seed if toolchain == "trellis" else None,
             "nextpnr": {"placer": args.nextpnr_placer, "router": args.nextpnr_router,
-                "tmg_ripup": args.nextpnr_tmg_ripup, "floorplan": args.floorplan}
+                "tmg_ripup": args.nextpnr_tmg_ripup, "floorplan": args.floorplan,
+                "timing_weight": args.nextpnr_timing_weight, "critexp": args.nextpnr_critexp}
                 if toolchain == "trellis" else None,
             "nextpnr_runs": runs if toolchain == "trellis" else None}, f, indent=1)
     progress(f"report: scripts/board_report.py {os.path.relpath(output_dir)}")

@@ -230,6 +230,9 @@ def report_build(board, device, mesh, sys_clk_freq, gateware_dir, build_name, ti
     if nextpnr:
         rows.append(["nextpnr placer, router", f"{nextpnr['placer']}, {nextpnr['router']}"
             + (" with timing-driven rip-up (--tmg-ripup)" if nextpnr.get("tmg_ripup") else "")
+            + (f"; HeAP timing weight {nextpnr['timing_weight']}" if nextpnr.get("timing_weight")
+               else "")
+            + (f"; HeAP criticality exponent {nextpnr['critexp']}" if nextpnr.get("critexp") else "")
             + ("; tiles' block RAMs locked by the floorplan (--floorplan)"
                if nextpnr.get("floorplan") else "")])
     if nextpnr_runs:

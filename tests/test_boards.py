@@ -263,6 +263,10 @@ def test_nextpnr_options_reach_the_toolchain():
     add_nextpnr_options(platform, "ulx3s", "router2", "heap", tmg_ripup=True)
     assert platform.toolchain._pnr_opts == \
         "--seed 1 --report ulx3s_report.json --router router2 --placer heap --tmg-ripup"
+    platform = SimpleNamespace(toolchain=SimpleNamespace(_pnr_opts="--seed 1"))
+    add_nextpnr_options(platform, "ulx3s", "router2", "heap", timing_weight=30, critexp=4)
+    assert platform.toolchain._pnr_opts == ("--seed 1 --report ulx3s_report.json --router "
+        "router2 --placer heap --placer-heap-timingweight 30 --placer-heap-critexp 4")
 
 
 def test_nextpnr_seed_of_a_command():
