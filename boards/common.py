@@ -54,7 +54,8 @@ YOWASP_TOOLS = {
 # four tiles at 39 % route in 12 to 30 minutes with the default tools; with the floorplan (on by
 # default) eight tiles at 76.8 % route (45.3 MHz before the registered BIOS ROM; 38.5 on its
 # second seed before the routers' link registers, its first did not route; 43.2 on the current
-# design's first seed, at 77.8 %). The budget stops below
+# design's first seed, at 77.8 %, and 50.0 with HeAP's timing weight 50 and criticality exponent
+# 6, which the 8-tile command sets). The budget stops below
 # the smallest fill that did not build at the target clock, and the 85F's 7 tiles form no mesh
 # (6 do; 8 are built with --lut-fill 0.85). Block RAMs (each tile:
 # private SRAM, two 4 KiB caches, the Subutai scratchpad) sit in rows of their own (four of 52 on an
