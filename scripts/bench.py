@@ -30,7 +30,7 @@ import time
 
 
 from soc.firmware import BACKENDS
-from soc.simulation import build_model
+from soc.simulation import build_model, stop_runs_on_sigterm
 from scripts.capture import CaptureError, parse_lines
 from scripts.jobs import add_jobs_argument, run_all
 from scripts.prodcons_report import report
@@ -99,6 +99,8 @@ def main():
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    stop_runs_on_sigterm()
     if args.tiles is None:
         args.tiles = [2, 4, 8, 16]
     for n in args.tiles:

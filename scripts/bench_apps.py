@@ -27,7 +27,7 @@ import time
 
 
 from soc.firmware import BACKENDS
-from soc.simulation import build_model, mem_banks_arg
+from soc.simulation import build_model, mem_banks_arg, stop_runs_on_sigterm
 from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
@@ -99,6 +99,8 @@ def main():
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    stop_runs_on_sigterm()
     unknown = sorted(set(args.programs) - set(available))
     if unknown:
         parser.error(f"--programs: no such program {', '.join(unknown)} (have: {', '.join(available)})")

@@ -30,7 +30,7 @@ from scripts.prodcons_report import latency_rows, report as prodcons_report
 from scripts.results import RESULTS_DIR, save_capture
 from soc.firmware import BACKENDS, benchmark_programs
 from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import build_model
+from soc.simulation import build_model, stop_runs_on_sigterm
 
 BOARDS = ["radiona_ulx3s", "colorlight_i5", "digilent_arty"]
 NAME = "board_sim"
@@ -120,6 +120,8 @@ def main():
     parser.add_argument("--input", default="simsmall", choices=["test", "simsmall", "simmedium"])
     parser.add_argument("--results", default=RESULTS_DIR, help="output directory")
     args = parser.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    stop_runs_on_sigterm()
     try:
         mesh_shape(args.tiles)
     except MeshShapeError as e:

@@ -17,7 +17,7 @@ import sys
 import time
 
 from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import build_model, default_mem_banks, mem_banks_arg
+from soc.simulation import build_model, default_mem_banks, mem_banks_arg, stop_runs_on_sigterm
 from scripts.bench import run_checked
 from scripts.capture import CaptureError, parse_lines
 from scripts.jobs import add_jobs_argument, run_all
@@ -118,6 +118,8 @@ def main():
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    stop_runs_on_sigterm()
     for n in args.tiles:
         try:
             mesh_shape(n)

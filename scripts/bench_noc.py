@@ -89,6 +89,9 @@ def main():
     p.add_argument("--rounds", type=int, default=16, help="Ping-pong rounds per pair.")
     p.add_argument("--packets", type=int, default=300, help="Packets per source for each load point.")
     args = p.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    from soc.simulation import stop_runs_on_sigterm
+    stop_runs_on_sigterm()
     try:
         mx, my = mesh_shape(mesh=args.mesh)
         if args.soc_tiles:

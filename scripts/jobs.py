@@ -36,12 +36,15 @@ def run_all(tasks, jobs):
     is raised once the running tasks end."""
     if jobs <= 1:
         return [task() for task in tasks]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(task) for task in tasks]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in futures if f in done and f.exception() is not None]
         if failed:
-            for f in futures:
-                f.cancel()
             raise failed[0].exception()
         return [f.result() for f in futures]
+    finally:
+        # On an exception (a task's, or SIGTERM's SystemExit in this thread) nothing that has not
+        # started starts; the running tasks are waited for.
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -10,7 +10,7 @@ import argparse
 import os
 
 
-from soc.simulation import EXIT_TIMEOUT, build_model
+from soc.simulation import EXIT_TIMEOUT, build_model, stop_runs_on_sigterm
 from soc.mesh import mesh_shape
 from scripts.results import save_table, console_table, RESULTS_DIR
 
@@ -43,6 +43,8 @@ def main():
     p.add_argument("--cycles", type=int, default=400_000, help="Simulated cycles per measurement.")
     p.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = p.parse_args()
+    # SIGTERM stops the running models with the script (not left computing on).
+    stop_runs_on_sigterm()
 
     try:
         tiles = [int(t) for t in args.tiles.split(",")]

@@ -22,9 +22,11 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -194,8 +196,9 @@ class SimModel:
         cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
+        proc = None
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            proc = _start_tracked(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 errors="replace")
             out = []
             for line in proc.stdout:
@@ -204,7 +207,15 @@ class SimModel:
                     print(line, end="", flush=True)
             err = proc.stderr.read()
             code = proc.wait()
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM through stop_runs_on_sigterm(), an error): the model
+            # goes with the run instead of computing on, orphaned.
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+            raise
         finally:
+            _untrack(proc)
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
         cycles, seconds = 0, 0.0
@@ -236,6 +247,44 @@ class SimModel:
             time.sleep(0.05)
         proc.kill()
         raise RuntimeError(f"the model gave no serial port (see {sim_log})")
+
+
+# Model processes running (Simulation.run): what stop_runs_on_sigterm() kills. The benchmark
+# scripts run several at once from a pool of threads, hence the lock.
+_RUNNING = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def _start_tracked(cmd, **kwargs):
+    with _RUNNING_LOCK:
+        if _STOPPING.is_set():
+            # A pool's thread taking its next run after SIGTERM: start nothing more.
+            raise RuntimeError("stopping (SIGTERM): no more simulations are started")
+        proc = subprocess.Popen(cmd, **kwargs)
+        _RUNNING.add(proc)
+    return proc
+
+
+def _untrack(proc):
+    with _RUNNING_LOCK:
+        _RUNNING.discard(proc)
+
+
+def stop_runs_on_sigterm():
+    """Make SIGTERM end this process as Ctrl-C does, with its running models: Python's default
+    is to die at once, which leaves every model that a benchmark script started computing on as
+    an orphan (for hours, on 16 tiles). The handler kills the running models, whose runs then end
+    (their threads return), and raises SystemExit in the main thread. Call it from the main
+    thread of a script."""
+    def handler(signum, frame):
+        with _RUNNING_LOCK:
+            _STOPPING.set()
+            running = list(_RUNNING)
+        for proc in running:
+            proc.kill()
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
 
 
 def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):

@@ -71,6 +71,65 @@ def test_timeout_ends_simulation(sim):
     assert r.cycles == 20_000
 
 
+def _children(pid):
+    """Processes whose parent is ``pid`` (from /proc)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_stops_the_running_model(sim, tmp_path):
+    """A script that calls stop_runs_on_sigterm() (every benchmark script) and is stopped with
+    SIGTERM in the middle of a run takes its model with it: the model computing for ever
+    ("busy") is gone when the script has exited, with the status of SIGTERM's SystemExit.
+    Without the handler Python dies at once and leaves the model running, an orphan."""
+    import signal
+    import time
+    model = sim.model(2, 1)
+    image = sim.image(2, 1, "busy")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\n"
+        "from soc.simulation import SimModel, stop_runs_on_sigterm\n"
+        "stop_runs_on_sigterm()\n"
+        f"SimModel({model.output_dir!r}).run({image!r}, max_cycles=10**12)\n")
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT))
+    vsim = []
+    try:
+        deadline = time.monotonic() + 60
+        while not vsim and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            vsim = [k for k in _children(proc.pid)
+                if os.path.basename(os.readlink(f"/proc/{k}/exe")) == "Vsim"]
+        assert vsim, "the model never started"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        time.sleep(0.5)
+        assert not _alive(vsim[0]), "the model outlived the script that ran it"
+    finally:
+        proc.kill()
+        for k in vsim:
+            if _alive(k):
+                os.kill(k, signal.SIGKILL)
+
+
 def test_generated_exports_describe_tiles(sim):
     model = sim.model(2, 2)
     cfg = model.config
