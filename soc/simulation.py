@@ -249,7 +249,7 @@ class SimModel:
         raise RuntimeError(f"the model gave no serial port (see {sim_log})")
 
 
-# Model processes running (Simulation.run): what stop_runs_on_sigterm() kills. The benchmark
+# Model processes running (SimModel.run): what stop_runs_on_sigterm() kills. The benchmark
 # scripts run several at once from a pool of threads, hence the lock.
 _RUNNING = set()
 _RUNNING_LOCK = threading.Lock()

@@ -9,6 +9,15 @@ import pytest
 from scripts.jobs import run_all
 
 
+def _waiting_task(name, started, release):
+    """A task that says it started, then runs until ``release`` (at most 5 s)."""
+    def task():
+        started.append(name)
+        release.wait(5)
+        return name
+    return task
+
+
 def test_results_come_in_task_order_whatever_order_tasks_end_in():
     def task(i):
         return lambda: (time.sleep(0.05*(4 - i)), i)[1]
@@ -23,13 +32,6 @@ def test_after_a_failure_no_task_starts():
         started.append("fails")
         raise ValueError("run failed")
 
-    def slow(name):
-        def task():
-            started.append(name)
-            release.wait(5)
-            return name
-        return task
-
     def failing_then_release():
         try:
             fails()
@@ -39,7 +41,8 @@ def test_after_a_failure_no_task_starts():
 
     # Two workers: "a" runs while the failure happens; the failing task's worker may take "b"
     # before the pool is cancelled, "c" to "e" must never start.
-    tasks = [slow("a"), failing_then_release] + [slow(n) for n in "bcde"]
+    tasks = [_waiting_task("a", started, release), failing_then_release] + [
+        _waiting_task(n, started, release) for n in "bcde"]
     with pytest.raises(ValueError, match="run failed"):
         run_all(tasks, jobs=2)
     assert "a" in started and "fails" in started
@@ -53,13 +56,6 @@ def test_interrupted_while_waiting_no_queued_task_starts():
     import signal
     started, release = [], threading.Event()
 
-    def slow(name):
-        def task():
-            started.append(name)
-            release.wait(5)
-            return name
-        return task
-
     def interrupt(signum, frame):
         threading.Timer(0.3, release.set).start()
         raise SystemExit(128 + signal.SIGTERM)
@@ -68,7 +64,7 @@ def test_interrupted_while_waiting_no_queued_task_starts():
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.3)
         with pytest.raises(SystemExit):
-            run_all([slow(n) for n in "abcdef"], jobs=2)
+            run_all([_waiting_task(n, started, release) for n in "abcdef"], jobs=2)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
