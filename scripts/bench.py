@@ -13,6 +13,13 @@ each median's spread across these layouts, what a change elsewhere in an image c
 (results/prodcons_layouts.csv has every layout's figures). results/prodcons.csv is always the
 unshifted layout's.
 
+With --perturb (bare metal), every configuration is also linked the ways of
+soc.firmware.link_perturbations(): the library's objects in other orders, and a 1 KiB function of
+the synchronization paths that nothing calls inserted at several places of it. A real change to
+the library moves the timed code inside the hot block, which --layouts does not: the tables then
+give each median's spread across these links too (results/prodcons_layouts.csv has their
+figures).
+
 With --os zephyr, prodcons runs unchanged as a Zephyr application (one kernel per tile) and the
 results are results/zephyr_prodcons.*; this needs a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
 
@@ -20,7 +27,7 @@ Independent simulations run side by side (--jobs, default: the number of cores);
 not depend on it.
 
 Usage: python scripts/bench.py [--tiles 2 4 8] [--backends swonly subutai] [--rounds N]
-                               [--layouts N] [--os baremetal|zephyr] [--jobs N]
+                               [--layouts N] [--perturb] [--os baremetal|zephyr] [--jobs N]
 """
 
 import argparse
@@ -29,7 +36,8 @@ import sys
 import time
 
 
-from soc.firmware import BACKENDS
+from gateware.cpu import SIM_CPU_VARIANT
+from soc.firmware import BACKENDS, link_perturbations
 from soc.simulation import build_model, stop_runs_on_sigterm
 from scripts.capture import CaptureError, parse_lines
 from scripts.jobs import add_jobs_argument, run_all
@@ -47,13 +55,15 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1):
+def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1, perturb=False,
+        cpu_variant=SIM_CPU_VARIANT):
     """Run prodcons for every size, backend and layout (``layouts`` shifts of LAYOUT_STEP bytes,
-    bare metal only), ``jobs`` at a time; return the capture lines, in that order."""
-    models = {n: build_model(*mesh_shape(n), log=log) for n in tiles}
+    and with ``perturb`` the links of link_perturbations(); bare metal only), ``jobs`` at a time;
+    return the capture lines, in that order."""
+    models = {n: build_model(*mesh_shape(n), cpu_variant, log=log) for n in tiles}
     rounds_flag = f"-DPRODCONS_ROUNDS={rounds}"
 
-    def run(n, backend, pad):
+    def run(n, backend, pad, perturbation=None):
         model, (x, y) = models[n], mesh_shape(n)
         what = f"prodcons, {backend}, {n} tiles ({x}x{y}), {os_name}"
         if os_name == "zephyr":
@@ -63,14 +73,19 @@ def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1
                 log=log)
         else:
             suffix = f"-pad{pad}" if pad else ""
+            suffix += f"-link{perturbation.variant}" if perturbation else ""
             image = model.build_firmware("prodcons", backend=backend, extra_cflags=rounds_flag,
                 out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}{suffix}"),
-                layout_pad=pad)
+                layout_pad=pad, perturbation=perturbation)
             what += f", layout +{pad} B" if layouts > 1 else ""
+            what += f", link {perturbation.variant} ({perturbation.what})" if perturbation else ""
         return run_checked(model, image, what, MAX_CYCLES, "bench")
 
     tasks = [lambda n=n, b=b, pad=k*LAYOUT_STEP: run(n, b, pad)
              for n in tiles for b in backends for k in range(layouts)]
+    if perturb:
+        tasks += [lambda n=n, b=b, p=p: run(n, b, 0, p)
+                  for n in tiles for b in backends for p in link_perturbations(b)]
     return [line for lines in run_all(tasks, jobs) for line in lines]
 
 
@@ -96,6 +111,13 @@ def main():
     parser.add_argument("--layouts", type=int, default=1,
         help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2*LAYOUT_STEP}, ... bytes of "
              "all but the timed code and data (bare metal).")
+    parser.add_argument("--perturb", action="store_true",
+        help="also link each configuration the ways of soc.firmware.link_perturbations() (the "
+             "library's objects in other orders, a 1 KiB function inserted at several places; "
+             "bare metal).")
+    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
+        help=f"VexRiscv variant of every core (LiteX's, or gateware.cpu.CORE_VARIANTS; default "
+             f"{SIM_CPU_VARIANT}).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -117,6 +139,8 @@ def main():
     if args.layouts > 1 and args.os_name == "zephyr":
         parser.error("--layouts: the layout shift is a bare-metal linker option (use --layouts 1 "
                      "with --os zephyr)")
+    if args.perturb and args.os_name == "zephyr":
+        parser.error("--perturb: the perturbed links are bare-metal images")
 
     name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
     if args.os_name == "zephyr":
@@ -126,7 +150,7 @@ def main():
     start = time.time()
     try:
         lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name, args.layouts,
-            args.jobs)
+            args.jobs, args.perturb, args.cpu_variant)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)

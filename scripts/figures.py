@@ -170,13 +170,19 @@ def prodcons(d):
     tiles, med, parts = _prodcons_medians(rows)
     value = ", ".join(parts)
     if os.path.exists(os.path.join(d, "prodcons_layouts.csv")):
-        layout_rows = [{**r, "tiles": _int(r["tiles"]), "median": _int(r["median"]),
-                        "layout_pad": _int(r["layout_pad"])} for r in _rows(d, "prodcons_layouts", "make bench")]
-        spreads = list(median_spreads(layout_rows).values())
-        layouts = len({r["layout_pad"] for r in layout_rows})
-        within = sum(s < SPREAD_GOAL for s in spreads)
-        value += (f"; across {layouts} code layouts {within} of {len(spreads)} medians move by less than "
-                  f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)")
+        all_rows = [{**r, "tiles": _int(r["tiles"]), "median": _int(r["median"]),
+                     "layout_pad": _int(r["layout_pad"]), "layout_variant": _int(r.get("layout_variant") or 0)}
+                    for r in _rows(d, "prodcons_layouts", "make bench")]
+        for what, probe, fixed in (("code layouts", "layout_pad", "layout_variant"),
+                                   ("links of the library", "layout_variant", "layout_pad")):
+            rows = [r for r in all_rows if r[fixed] == 0]
+            images = len({r[probe] for r in rows})
+            if images < 2:
+                continue
+            spreads = list(median_spreads(rows, lambda r: r[probe]).values())
+            within = sum(s < SPREAD_GOAL for s in spreads)
+            value += (f"; across {images} {what} {within} of {len(spreads)} medians move by less than "
+                      f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)")
     return f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, "make bench"
 
 

@@ -5,8 +5,9 @@ Reads the ``@subutai`` records of the `prodcons` firmware (a simulation log, a s
 capture or a live serial port), and writes results/prodcons.csv (every latency record of the
 unshifted layout), results/prodcons.md (per tile count: median cycles of both backends with their
 min and 90th percentile, their ratio and the paper's) and results/prodcons.png. When the capture
-holds several layouts of one image (scripts/bench.py --layouts), results/prodcons_layouts.csv
-keeps every layout's figures and the Markdown gives each median's spread across them.
+holds several layouts of one image (scripts/bench.py --layouts) or several links of it
+(--perturb), results/prodcons_layouts.csv keeps every layout's and link's figures and the
+Markdown gives each median's spread across the layouts and across the links.
 
 Usage: python scripts/prodcons_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
 """
@@ -34,8 +35,9 @@ PAPER_TABLE_XI = {
 
 CSV_FIELDS = ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "p90", "max",
               "mean"]
-LAYOUT_FIELDS = ["backend", "tiles", "primitive", "case", "layout_pad", "min", "median", "p90", "max"]
-# Goal for the spread of a median across layouts (percent).
+LAYOUT_FIELDS = ["backend", "tiles", "primitive", "case", "layout_pad", "layout_variant", "min", "median",
+                 "p90", "max"]
+# Goal for the spread of a median across layouts, and across links (percent).
 SPREAD_GOAL = 5.0
 
 NOTES = """\
@@ -52,6 +54,14 @@ the timed code and data shifted by {pads} bytes (`scripts/bench.py --layouts {n}
 elsewhere in an image can still do to a figure. Goal: under {goal:g} %.
 """
 
+LINK_NOTES = """\
+Link spread: the same over {n} links of each image, the default and {perturbed} perturbed ones
+(`scripts/bench.py --perturb`, `soc.firmware.link_perturbations()`): the library's objects linked
+in other orders, and a 1 KiB function of the synchronization paths that nothing calls inserted at
+several places of it. What a change to the library does to the timed code's place in the
+instruction cache, which the layouts do not move. Goal: under {goal:g} %.
+"""
+
 
 def latency_rows(records):
     """Latency records of the prodcons program (the ones with a primitive, not events)."""
@@ -61,6 +71,20 @@ def latency_rows(records):
 def _pad(record):
     """Layout shift of a record's image (captures without one are of the unshifted layout)."""
     return record.get("layout_pad", 0)
+
+
+def _variant(record):
+    """Link perturbation of a record's image (0: the default link)."""
+    return record.get("layout_variant", 0)
+
+
+def _spread_summary(spread, what):
+    """The Markdown line that says which medians are within SPREAD_GOAL."""
+    over = sorted(((t, key, b, v) for (t, key, b), v in spread.items() if v >= SPREAD_GOAL),
+        key=lambda e: (e[0], _case_order(e[1]), e[2]))
+    return (f"{len(spread) - len(over)} of {len(spread)} medians are within the goal across the "
+            f"{what}" + (": not " + ", ".join(f"{t} tiles {k[0]} `{k[1]}` {b} ({v:.1f} %)"
+                for t, k, b, v in over) + ".\n" if over else ".\n"))
 
 
 def _case_order(key):
@@ -110,16 +134,21 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         raise CaptureError(f"the capture has no {PROGRAM} latency records")
     for r in all_rows:
         _check(r)
-    rows = [r for r in all_rows if _pad(r) == 0]
+    rows = [r for r in all_rows if _pad(r) == 0 and _variant(r) == 0]
     if not rows:
         raise CaptureError(f"the capture has no {PROGRAM} records of the unshifted layout (layout_pad 0)")
     table = _by_key(rows)
-    pads = sorted({_pad(r) for r in all_rows})
-    spread = median_spreads(all_rows) if len(pads) > 1 else {}
-    if spread:
-        save_csv(f"{name}_layouts", LAYOUT_FIELDS, sorted(([r[f] if f != "layout_pad" else _pad(r)
+    layout_rows = [r for r in all_rows if _variant(r) == 0]
+    link_rows = [r for r in all_rows if _pad(r) == 0]
+    pads = sorted({_pad(r) for r in layout_rows})
+    variants = sorted({_variant(r) for r in link_rows})
+    spread = median_spreads(layout_rows, _pad) if len(pads) > 1 else {}
+    link_spread = median_spreads(link_rows, _variant) if len(variants) > 1 else {}
+    if spread or link_spread:
+        probes = {"layout_pad": _pad, "layout_variant": _variant}
+        save_csv(f"{name}_layouts", LAYOUT_FIELDS, sorted(([probes[f](r) if f in probes else r[f]
             for f in LAYOUT_FIELDS] for r in all_rows),
-            key=lambda row: (row[1], row[0], _case_order((row[2], row[3])), row[4])), results_dir)
+            key=lambda row: (row[1], row[0], _case_order((row[2], row[3])), row[4], row[5])), results_dir)
     tiles_list = sorted({t for t, _ in table})
     cases = {t: sorted((k for tt, k in table if tt == t), key=_case_order) for t in tiles_list}
 
@@ -137,15 +166,21 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
                 else MISSING for b in BACKENDS]
 
     def spreads(t, key):
-        return [f"{spread[(t, key, b)]:.1f} %" if (t, key, b) in spread else MISSING for b in BACKENDS]
+        cells = []
+        for s in (spread, link_spread):
+            if s:
+                cells += [f"{s[(t, key, b)]:.1f} %" if (t, key, b) in s else MISSING for b in BACKENDS]
+        return cells
 
     md = ["# Producer/consumer synchronization latency (prodcons): SW-only vs Subutai\n"]
     header = ["primitive", "case", "SW-only median (cycles)", "Subutai median (cycles)", "SW/Subutai",
               "SW-only min / p90", "Subutai min / p90"]
     header += ["SW-only spread", "Subutai spread"] if spread else []
+    header += ["SW-only link spread", "Subutai link spread"] if link_spread else []
     header += ["paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
     console_header = ["tiles", "case", "swonly", "subutai", "ratio", "paper ratio"]
     console_header += ["sw spread", "hw spread"] if spread else []
+    console_header += ["sw link spread", "hw link spread"] if link_spread else []
     console_rows = []
     for t in tiles_list:
         md_rows = []
@@ -153,7 +188,7 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             sw, hw = medians(t, key)
             label, paper_sw, paper_hw = _paper(key)
             cells = [MISSING if m is None else _number(m) for m in (sw, hw)]
-            spread_cells = spreads(t, key) if spread else []
+            spread_cells = spreads(t, key)
             md_rows.append([key[0], f"`{key[1]}`" + (f" {label}" if label else ""), *cells, _ratio(sw, hw),
                 *ranges(t, key), *spread_cells,
                 MISSING if label is None else paper_sw, MISSING if label is None else paper_hw,
@@ -167,13 +202,12 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             md.append("Whole run: " + ", ".join(f"{b} {c} cycles" for b, c in runs) + ".\n")
     md.append(NOTES)
     if spread:
-        over = sorted(((t, key, b, v) for (t, key, b), v in spread.items() if v >= SPREAD_GOAL),
-            key=lambda e: (e[0], _case_order(e[1]), e[2]))
         md.append(LAYOUT_NOTES.format(n=len(pads), pads=", ".join(str(p) for p in pads),
             goal=SPREAD_GOAL))
-        md.append(f"{len(spread) - len(over)} of {len(spread)} medians are within the goal" +
-            (": not " + ", ".join(f"{t} tiles {k[0]} `{k[1]}` {b} ({v:.1f} %)" for t, k, b, v in over)
-             + ".\n" if over else ".\n"))
+        md.append(_spread_summary(spread, "layouts"))
+    if link_spread:
+        md.append(LINK_NOTES.format(n=len(variants), perturbed=len(variants) - 1, goal=SPREAD_GOAL))
+        md.append(_spread_summary(link_spread, "links"))
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
 
@@ -181,12 +215,13 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
     return console_table(console_header, console_rows)
 
 
-def median_spreads(rows):
-    """{(tiles, (primitive, case), backend): spread of the median across layouts, in percent}, for
-    the keys with more than one layout (records, or rows of <name>_layouts.csv with numbers)."""
+def median_spreads(rows, probe=_pad):
+    """{(tiles, (primitive, case), backend): spread of the median across the images ``probe``
+    tells apart (layouts by default), in percent}, for the keys with more than one image
+    (records, or rows of <name>_layouts.csv with numbers)."""
     medians = {}
     for r in rows:
-        medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[_pad(r)] = r["median"]
+        medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[probe(r)] = r["median"]
     return {k: 100.0 * (max(v.values()) - min(v.values())) / min(v.values()) if min(v.values()) else 0.0
             for k, v in medians.items() if len(v) > 1}
 
@@ -195,7 +230,7 @@ def _run_cycles(records, tiles):
     """(backend, cycles) of the prodcons run events of this tile count, for context in the report."""
     return [(r.get("backend", "?"), r["cycles"]) for r in records
             if r.get("program") == PROGRAM and r.get("event") == "run" and r.get("tiles") == tiles
-            and "cycles" in r and _pad(r) == 0]
+            and "cycles" in r and _pad(r) == 0 and _variant(r) == 0]
 
 
 def _plot(table, tiles_list, cases, path):

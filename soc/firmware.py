@@ -12,6 +12,7 @@ reads the same list).
 
 import argparse
 import contextlib
+import dataclasses
 import fcntl
 import glob
 import os
@@ -47,6 +48,53 @@ def benchmark_programs():
         if d != "common" and os.path.isdir(os.path.join(base, d)))
 
 
+def library_members(backend):
+    """Sources of a bare-metal image's PThreads archive, relative to firmware/lib/, in their link
+    order: the lists of firmware/lib/library.mk (the Makefile's and the Zephyr module's one source)
+    and the backend's file."""
+    check_backend(backend)
+    members = []
+    with open(os.path.join(FIRMWARE_DIR, "lib", "library.mk")) as f:
+        for line in f:
+            m = re.match(r"^SUBUTAI_(DRIVER|PTHREAD|BAREMETAL)_SRCS\s*:=(.*)$", line)
+            if m:
+                members += m.group(2).split()
+    return members + [f"pthread/backend_{backend}.c"]
+
+
+#: The 1 KiB function of the synchronization paths that nothing calls (firmware/lib/layout_filler.S).
+LAYOUT_FILLER = "layout_filler.S"
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkPerturbation:
+    """Another link of the same image (firmware/Makefile LIB_ORDER): the library's members in
+    another order, or with :data:`LAYOUT_FILLER` among them. ``variant`` is the number the
+    image's results carry (0: the image as built by default)."""
+    variant: int
+    order: tuple
+    what: str
+
+
+def link_perturbations(backend, orders=4, filler_places=4, seed=1):
+    """The perturbations of scripts/bench.py --perturb: ``orders`` shuffles of the library's
+    members (fixed seeds from ``seed``), then the filler inserted at ``filler_places`` places of
+    the default order spread from its start to its end. Variants are numbered from 1."""
+    import random
+    members = library_members(backend)
+    result = []
+    for k in range(orders):
+        order = list(members)
+        random.Random(seed + k).shuffle(order)
+        result.append(LinkPerturbation(len(result) + 1, tuple(order), f"order {seed + k}"))
+    for k in range(filler_places):
+        at = round(k * len(members) / max(1, filler_places - 1)) if filler_places > 1 else 0
+        order = members[:at] + [LAYOUT_FILLER] + members[at:]
+        where = f"before {members[at]}" if at < len(members) else "after the last member"
+        result.append(LinkPerturbation(len(result) + 1, tuple(order), f"1 KiB {where}"))
+    return result
+
+
 def check_backend(backend):
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
@@ -77,12 +125,13 @@ def define_arg(text):
 
 
 def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-        firmware_dir=FIRMWARE_DIR, layout_pad=0):
+        firmware_dir=FIRMWARE_DIR, layout_pad=0, perturbation=None):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
     ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
     ``firmware_dir`` is the firmware/ tree to build (another checkout's, say); ``layout_pad``
-    shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld)."""
+    shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld);
+    ``perturbation`` (a :class:`LinkPerturbation`) links the library another way."""
     check_backend(backend)
     if not isinstance(layout_pad, int) or layout_pad < 0 or layout_pad % 4:
         raise ValueError(f"layout_pad {layout_pad!r}: a non-negative multiple of 4 bytes")
@@ -96,6 +145,8 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
         f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}", f"LAYOUT_PAD={layout_pad}"]
     if extra_cflags:
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
+    if perturbation is not None:
+        cmd += [f"LIB_ORDER={' '.join(perturbation.order)}", f"LAYOUT_VARIANT={perturbation.variant}"]
     with build_lock(soc_dir):
         subprocess.run(cmd, check=True)
     return os.path.join(out_dir, f"{app}.bin")

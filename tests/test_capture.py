@@ -137,7 +137,30 @@ def test_report_names_medians_beyond_the_spread_goal(tmp_path):
                for pad, median in ((0, 100), (64, 110))]
     report(records, results_dir=tmp_path)
     md = (tmp_path / "prodcons.md").read_text()
-    assert "0 of 1 medians are within the goal: not 2 tiles cond `broadcast` subutai (10.0 %)" in md
+    assert ("0 of 1 medians are within the goal across the layouts: not 2 tiles cond `broadcast` "
+            "subutai (10.0 %)") in md
+
+
+def test_report_spread_across_links(tmp_path):
+    """Records of perturbed links (layout_variant) beside layouts: the tables are the default
+    link's and unshifted layout's; the links' spread is a column and a summary of its own, and
+    a layout's figures do not count in it."""
+    records = []
+    for pad, variant, median in ((0, 0, 200), (64, 0, 202), (0, 1, 240), (0, 2, 200), (64, 1, 999)):
+        records.append(record("subutai", 8, "mutex", "lock_free", median, layout_pad=pad,
+                              layout_variant=variant))
+    text = report(records, results_dir=tmp_path)
+    md = (tmp_path / "prodcons.md").read_text()
+    assert "| 200 |" in md and "999" not in md.split("Spread:")[0].split("## 8 tiles")[1].split("Whole")[0]
+    assert "Subutai spread | SW-only link spread | Subutai link spread |" in md
+    assert "| 1.0 % | – | 20.0 % |" in md
+    assert "across the links: not 8 tiles mutex `lock_free` subutai (20.0 %)" in md
+    assert "1 of 1 medians are within the goal across the layouts" in md
+    with open(tmp_path / "prodcons_layouts.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["layout_pad"], r["layout_variant"], r["median"]) for r in rows] == [
+        ("0", "0", "200"), ("0", "1", "240"), ("0", "2", "200"), ("64", "0", "202"), ("64", "1", "999")]
+    assert "20.0 %" in text
 
 
 def test_report_needs_the_unshifted_layout(tmp_path):

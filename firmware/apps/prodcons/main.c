@@ -115,8 +115,10 @@ SUBUTAI_SYNC_PATH static void add(struct samples *s, uint32_t cycles)
 	}
 }
 
-/* Layout probe of the build (firmware/lib/linker.ld), reported with the results. */
-extern char __layout_pad[] __attribute__((weak)); /* absent under Zephyr: 0 */
+/* Layout probes of the build (firmware/lib/linker.ld, firmware/Makefile), reported with the
+ * results: the shift of all but the timed code, and the perturbation of the library's link. */
+extern char __layout_pad[] __attribute__((weak));     /* absent under Zephyr: 0 */
+extern char __layout_variant[] __attribute__((weak)); /* absent under Zephyr: 0 */
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -145,9 +147,11 @@ static void print_samples(unsigned int c, const char *impl)
 	uint32_t p90 = s->v[(s->n * 9 + 9) / 10 - 1];
 
 	printf("@subutai {\"program\":\"prodcons\",\"backend\":\"%s\",\"impl\":\"%s\",\"tiles\":%u,"
-	       "\"layout_pad\":%u,\"primitive\":\"%s\",\"case\":\"%s\",\"count\":%u,\"dropped\":%u,"
+	       "\"layout_pad\":%u,\"layout_variant\":%u,\"primitive\":\"%s\",\"case\":\"%s\","
+	       "\"count\":%u,\"dropped\":%u,"
 	       "\"min\":%lu,\"median\":%lu,\"p90\":%lu,\"max\":%lu,\"mean\":%u.%u}\n",
 	       pthread_backend_np, impl, n_threads, (unsigned int)(uintptr_t)__layout_pad,
+	       (unsigned int)(uintptr_t)__layout_variant,
 	       case_names[c][0], case_names[c][1], s->n, s->dropped, (unsigned long)s->v[0],
 	       (unsigned long)median, (unsigned long)p90, (unsigned long)s->v[s->n - 1], mean10 / 10,
 	       mean10 % 10);
@@ -399,8 +403,10 @@ int main(void)
 	print_samples(COND_BROADCAST, pthread_cond_impl_np(&items_ready));
 	print_samples(COND_QUEUED, pthread_cond_impl_np(&items_ready));
 	printf("@subutai {\"program\":\"prodcons\",\"backend\":\"%s\",\"tiles\":%u,\"event\":\"run\","
-	       "\"layout_pad\":%u,\"cycles\":%lu,\"rounds\":%u,\"warmup\":%u}\n",
+	       "\"layout_pad\":%u,\"layout_variant\":%u,\"cycles\":%lu,\"rounds\":%u,"
+	       "\"warmup\":%u}\n",
 	       pthread_backend_np, n_threads, (unsigned int)(uintptr_t)__layout_pad,
+	       (unsigned int)(uintptr_t)__layout_variant,
 	       (unsigned long)(end - begin), ROUNDS, WARMUP);
 	return ok ? 0 : 1;
 }
