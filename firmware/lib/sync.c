@@ -13,7 +13,7 @@
 #include "atomic_words.h"
 
 /* Hardware reply status -> the C library's errno value. */
-SUBUTAI_SYNC_PATH static int status_to_errno(unsigned int status)
+SUBUTAI_HW_PATH static int status_to_errno(unsigned int status)
 {
 	switch (status) {
 	case SUBUTAI_STATUS_OK:
@@ -34,7 +34,7 @@ SUBUTAI_SYNC_PATH static int status_to_errno(unsigned int status)
 }
 
 /* Takes the reply that waits (subutai_window_reply_waits()): the load returns at once. */
-SUBUTAI_SYNC_PATH void subutai_reply_pop(struct subutai_reply *reply)
+SUBUTAI_HW_PATH void subutai_reply_pop(struct subutai_reply *reply)
 {
 	uint32_t info = subutai_window_reply();
 
@@ -61,7 +61,7 @@ enum {
  * issues in between or takes its reply; returns the lock's key. Each thread of a core that shares
  * the window names itself first (the reply's thread field).
  */
-SUBUTAI_SYNC_PATH static inline unsigned int locked_issue(subutai_id_t id, unsigned int op,
+SUBUTAI_HW_PATH static inline unsigned int locked_issue(subutai_id_t id, unsigned int op,
 							  uint32_t value, unsigned int how)
 {
 	unsigned int key = subutai_port_lock();
@@ -85,44 +85,36 @@ SUBUTAI_SYNC_PATH static inline unsigned int locked_issue(subutai_id_t id, unsig
  * with the reply (enough for a grant's GRANT_LOCAL and a barrier's serial bit) unless X_FULL; the
  * reply's id is read when it matters (an error, X_FULL).
  */
-SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, uint32_t value,
-					      unsigned int how, struct subutai_reply *reply,
-					      bool *invalidated)
+SUBUTAI_HW_PATH static inline bool exchange(subutai_id_t id, unsigned int op, uint32_t value,
+					    unsigned int how, struct subutai_reply *reply,
+					    bool *invalidated)
 {
-	bool want_reply = (how & X_REPLY) != 0;
-	unsigned int key;
+	bool posted = !(how & X_REPLY) && SUBUTAI_OP_IS_POSTED(op);
 
 	*invalidated = false;
 #ifdef SUBUTAI_PORT_WINDOW
-	if (!want_reply && SUBUTAI_OP_IS_POSTED(op) && !(how & X_VALUE)) {
+	if (posted && !(how & X_VALUE)) {
 		/* One store: nothing a handler could come between. */
 		subutai_window_issue(op, false, id);
 		return false;
 	}
-	key = subutai_port_lock();
-	if (how & X_VALUE) {
-		subutai_window_set_value(value);
-	}
-	subutai_window_issue(op, want_reply, id);
-	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
+#endif
+	unsigned int key = locked_issue(id, op, value, how);
+
+	if (posted) {
 		subutai_port_unlock(key);
 		return false;
 	}
+#ifdef SUBUTAI_PORT_WINDOW
 	uint32_t info = (how & X_ACQUIRE) ? subutai_window_reply_acquire(invalidated)
 					  : subutai_window_reply();
 
 	subutai_window_take(info, (how & X_FULL) != 0, id, subutai_port_thread(), reply);
 	subutai_port_unlock(key);
-	return true;
 #else
-	/* The threads of the core share the window: the port waits for the reply (through the window
-	 * when no other thread's reply can come first). */
-	key = locked_issue(id, op, value, how);
-	if (!want_reply && SUBUTAI_OP_IS_POSTED(op)) {
-		subutai_port_unlock(key);
-		return false;
-	}
-	/* An immediate answer (an uncontended lock) within the brief load, as on bare metal. */
+	/* The threads of the core share the window: an immediate answer (an uncontended lock)
+	 * comes within the brief load, as on bare metal; otherwise the port waits for the reply
+	 * (through the window when no other thread's reply can come first). */
 	if (subutai_port_window_mine()) {
 		uint32_t info = (how & X_ACQUIRE) ? subutai_window_reply_brief_acquire(invalidated)
 						  : subutai_window_reply_brief();
@@ -136,12 +128,12 @@ SUBUTAI_SYNC_PATH static inline bool exchange(subutai_id_t id, unsigned int op, 
 	}
 	subutai_port_window_wait(reply, id, (how & X_ACQUIRE) != 0, (how & X_FULL) != 0,
 				 invalidated, key, NULL);
-	return true;
 #endif
+	return true;
 }
 
 /* A request; on a reply, its value goes to *result and the id it concerns to *reply_id. */
-SUBUTAI_SYNC_PATH static inline int request(subutai_id_t id, unsigned int op, uint32_t value,
+SUBUTAI_HW_PATH static inline int request(subutai_id_t id, unsigned int op, uint32_t value,
 					    unsigned int how, uint32_t *result,
 					    subutai_id_t *reply_id)
 {
@@ -160,7 +152,7 @@ SUBUTAI_SYNC_PATH static inline int request(subutai_id_t id, unsigned int op, ui
 	return status_to_errno(reply.status);
 }
 
-SUBUTAI_SYNC_PATH int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
+SUBUTAI_HW_PATH int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,
 		    uint32_t *result)
 {
 	return request(id, op, value, X_VALUE | X_FULL | (want_reply ? X_REPLY : 0), result, NULL);
@@ -204,12 +196,12 @@ int subutai_free(subutai_id_t id)
  * invalidated unless it already was while waiting, or the grant says this core released the
  * mutex last (GRANT_LOCAL: nothing another core wrote can be ordered before this acquire).
  */
-SUBUTAI_SYNC_PATH static inline void acquired(bool invalidated, bool local)
+SUBUTAI_HW_PATH static inline void acquired(bool invalidated, bool local)
 {
 	subutai_dcache_invalidate_if(!invalidated && !local);
 }
 
-SUBUTAI_SYNC_PATH static int mutex_acquire(subutai_id_t mutex, unsigned int op)
+SUBUTAI_HW_PATH static int mutex_acquire(subutai_id_t mutex, unsigned int op)
 {
 	struct subutai_reply reply;
 	bool invalidated;
@@ -223,17 +215,17 @@ SUBUTAI_SYNC_PATH static int mutex_acquire(subutai_id_t mutex, unsigned int op)
 	return status;
 }
 
-SUBUTAI_SYNC_PATH int subutai_mutex_lock(subutai_id_t mutex)
+SUBUTAI_HW_PATH int subutai_mutex_lock(subutai_id_t mutex)
 {
 	return mutex_acquire(mutex, SUBUTAI_OP_LOCK);
 }
 
-SUBUTAI_SYNC_PATH int subutai_mutex_trylock(subutai_id_t mutex)
+SUBUTAI_HW_PATH int subutai_mutex_trylock(subutai_id_t mutex)
 {
 	return mutex_acquire(mutex, SUBUTAI_OP_TRYLOCK);
 }
 
-SUBUTAI_SYNC_PATH int subutai_mutex_unlock(subutai_id_t mutex)
+SUBUTAI_HW_PATH int subutai_mutex_unlock(subutai_id_t mutex)
 {
 	/* Error-checking mutexes answer unlocks (EPERM for a non-owner); others are posted. */
 	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
@@ -241,7 +233,7 @@ SUBUTAI_SYNC_PATH int subutai_mutex_unlock(subutai_id_t mutex)
 	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked ? X_REPLY : 0, NULL, NULL);
 }
 
-SUBUTAI_SYNC_PATH int subutai_barrier_wait(subutai_id_t barrier)
+SUBUTAI_HW_PATH int subutai_barrier_wait(subutai_id_t barrier)
 {
 	struct subutai_reply reply;
 	bool invalidated;
@@ -257,7 +249,7 @@ SUBUTAI_SYNC_PATH int subutai_barrier_wait(subutai_id_t barrier)
 	return (reply.value & 1) ? SUBUTAI_BARRIER_SERIAL_THREAD : 0;
 }
 
-SUBUTAI_SYNC_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
+SUBUTAI_HW_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 {
 	struct subutai_reply reply;
 	bool invalidated;
@@ -275,7 +267,7 @@ SUBUTAI_SYNC_PATH int subutai_cond_wait(subutai_id_t cond, subutai_id_t mutex)
 	return status;
 }
 
-SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
+int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mutex, uint64_t deadline)
 {
 	/* A deadline needs a sleeping wait: only a poll of the clock ends the wait early. */
 	struct subutai_reply reply;
@@ -300,7 +292,7 @@ SUBUTAI_SYNC_PATH int subutai_cond_timedwait(subutai_id_t cond, subutai_id_t mut
 
 /*
  * The stoppable waits below are only those of programs that can cancel threads, never on the
- * timed paths (not SUBUTAI_SYNC_PATH). They end as the waits above: woken with the mutex, or
+ * timed paths (not SUBUTAI_HW_PATH). They end as the waits above: woken with the mutex, or
  * woken but the mutex's host had no queue element to requeue the waiter, which takes it itself.
  */
 static int cond_woken(const struct subutai_reply *reply, subutai_id_t mutex, bool invalidated)
@@ -432,12 +424,12 @@ int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t 
 	return sleeping_cond_wait(cond, mutex, deadline, stop);
 }
 
-SUBUTAI_SYNC_PATH int subutai_cond_signal(subutai_id_t cond)
+SUBUTAI_HW_PATH int subutai_cond_signal(subutai_id_t cond)
 {
 	return request(cond, SUBUTAI_OP_COND_SIGNAL, 0, 0, NULL, NULL);
 }
 
-SUBUTAI_SYNC_PATH int subutai_cond_broadcast(subutai_id_t cond)
+SUBUTAI_HW_PATH int subutai_cond_broadcast(subutai_id_t cond)
 {
 	return request(cond, SUBUTAI_OP_COND_BROADCAST, 0, 0, NULL, NULL);
 }

@@ -24,6 +24,20 @@
 #else
 #define SUBUTAI_SYNC_PATH   __attribute__((hot))
 #endif
+/*
+ * Paths of one backend: hot in the images linked with that backend, ordinary code in the other's,
+ * where they are only a fallback (a Subutai image's software objects, used when every scratchpad
+ * is full) or never run (the engines' requests in a software-only image). So each image's hot
+ * block holds the paths it times and not both backends'. The backend is known when the library is
+ * compiled: SUBUTAI_BACKEND_<NAME> (firmware/Makefile), CONFIG_SUBUTAI_BACKEND_<NAME> (Kconfig).
+ */
+#if defined(SUBUTAI_BACKEND_SWONLY) || defined(CONFIG_SUBUTAI_BACKEND_SWONLY)
+#define SUBUTAI_HW_PATH
+#define SUBUTAI_SW_PATH SUBUTAI_SYNC_PATH
+#else
+#define SUBUTAI_HW_PATH SUBUTAI_SYNC_PATH
+#define SUBUTAI_SW_PATH
+#endif
 #define SUBUTAI_TIMED_DATA  __attribute__((section(".bss.timed")))
 #define SUBUTAI_TIMED_CONST __attribute__((section(".rodata.timed")))
 

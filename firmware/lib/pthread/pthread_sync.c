@@ -602,7 +602,7 @@ SUBUTAI_SYNC_PATH int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *m
 	return cond_wait(cond, mutex, 0);
 }
 
-SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 			   const struct timespec *abstime)
 {
 	if (!rt_timespec_valid(abstime)) {
@@ -618,11 +618,19 @@ SUBUTAI_SYNC_PATH int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex
 	return cond_wait(cond, mutex, deadline);
 }
 
-SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
+/* A set-up hardware condition that has had a waiter: signal and broadcast go straight to the engine. */
+SUBUTAI_SYNC_PATH static inline bool cond_hw_ready(const pthread_cond_t *cond)
 {
-	if (LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
-		   cond->handle != 0)) {
-		return subutai_cond_signal(cond->handle);
+	return LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
+		      cond->handle != 0);
+}
+
+/* Signal (all false) or broadcast; inlined into both, so each folds its own branch. */
+SUBUTAI_SYNC_PATH static inline __attribute__((always_inline)) int cond_wake(pthread_cond_t *cond,
+									    bool all)
+{
+	if (cond_hw_ready(cond)) {
+		return all ? subutai_cond_broadcast(cond->handle) : subutai_cond_signal(cond->handle);
 	}
 	int err = cond_ready(cond);
 
@@ -630,23 +638,20 @@ SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
 		/* Never waited on: nobody to wake. */
 		return err;
 	}
-	return cond->impl == RT_IMPL_HW ? subutai_cond_signal(cond->handle)
-					: sw_cond_signal(cond->handle);
+	if (cond->impl == RT_IMPL_HW) {
+		return all ? subutai_cond_broadcast(cond->handle) : subutai_cond_signal(cond->handle);
+	}
+	return all ? sw_cond_broadcast(cond->handle) : sw_cond_signal(cond->handle);
+}
+
+SUBUTAI_SYNC_PATH int pthread_cond_signal(pthread_cond_t *cond)
+{
+	return cond_wake(cond, false);
 }
 
 SUBUTAI_SYNC_PATH int pthread_cond_broadcast(pthread_cond_t *cond)
 {
-	if (LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
-		   cond->handle != 0)) {
-		return subutai_cond_broadcast(cond->handle);
-	}
-	int err = cond_ready(cond);
-
-	if (err != 0 || cond->handle == 0) {
-		return err;
-	}
-	return cond->impl == RT_IMPL_HW ? subutai_cond_broadcast(cond->handle)
-					: sw_cond_broadcast(cond->handle);
+	return cond_wake(cond, true);
 }
 
 /* Barriers. */

@@ -108,7 +108,7 @@ static void block_free(uint32_t h)
 
 /* Wait queues (callers hold W_QLOCK). */
 
-SUBUTAI_SYNC_PATH static void enqueue(uint32_t h, unsigned int waiter)
+SUBUTAI_SW_PATH static void enqueue(uint32_t h, unsigned int waiter)
 {
 	uint32_t tail = ld(h, W_TAIL);
 
@@ -122,7 +122,7 @@ SUBUTAI_SYNC_PATH static void enqueue(uint32_t h, unsigned int waiter)
 }
 
 /* Takes a waiter off the queue; false if it is not on it (dequeued by a waker meanwhile). */
-SUBUTAI_SYNC_PATH static bool unlink(uint32_t h, unsigned int waiter)
+SUBUTAI_SW_PATH static bool unlink(uint32_t h, unsigned int waiter)
 {
 	uint32_t prev = 0;
 
@@ -146,7 +146,7 @@ SUBUTAI_SYNC_PATH static bool unlink(uint32_t h, unsigned int waiter)
 }
 
 /* Takes up to n sleepers off the queue; returns the first (waiter + 1, linked by wait_next). */
-SUBUTAI_SYNC_PATH static uint32_t dequeue(uint32_t h, unsigned int n)
+SUBUTAI_SW_PATH static uint32_t dequeue(uint32_t h, unsigned int n)
 {
 	uint32_t first = ld(h, W_HEAD);
 
@@ -173,7 +173,7 @@ SUBUTAI_SYNC_PATH static uint32_t dequeue(uint32_t h, unsigned int n)
 	return first;
 }
 
-SUBUTAI_SYNC_PATH static void wake_list(uint32_t first, uint32_t what)
+SUBUTAI_SW_PATH static void wake_list(uint32_t first, uint32_t what)
 {
 	while (first != 0) {
 		/* Read the link before the wake-up: the woken waiter may sleep on another queue. */
@@ -187,7 +187,7 @@ SUBUTAI_SYNC_PATH static void wake_list(uint32_t first, uint32_t what)
 /* Sleeps on the queue while word w holds expected, until a wake-up or the deadline (global
  * cycles, 0: none); false on timeout.
  */
-SUBUTAI_SYNC_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
+SUBUTAI_SW_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	if (ld(h, w) != expected) {
@@ -211,7 +211,7 @@ SUBUTAI_SYNC_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t ex
 	return false;
 }
 
-SUBUTAI_SYNC_PATH static void futex_wake(uint32_t h, unsigned int n)
+SUBUTAI_SW_PATH static void futex_wake(uint32_t h, unsigned int n)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	uint32_t first = dequeue(h, n);
@@ -220,7 +220,7 @@ SUBUTAI_SYNC_PATH static void futex_wake(uint32_t h, unsigned int n)
 	wake_list(first, h);
 }
 
-SUBUTAI_SYNC_PATH static bool valid(uint32_t h, unsigned int kind)
+SUBUTAI_SW_PATH static bool valid(uint32_t h, unsigned int kind)
 {
 	return h >= 1 && h <= RT_POOL_BLOCKS && ld(h, W_KIND) == kind;
 }
@@ -253,7 +253,7 @@ int sw_mutex_destroy(uint32_t h)
 
 /* Lock of a mutex that may have sleepers: leaves it in state 2 so its unlock wakes the next.
  * Returns the free state it found (its last owner). */
-SUBUTAI_SYNC_PATH static uint32_t mutex_lock_contended(uint32_t h)
+SUBUTAI_SW_PATH static uint32_t mutex_lock_contended(uint32_t h)
 {
 	uint32_t old;
 
@@ -284,7 +284,7 @@ int sw_mutex_timedlock(uint32_t h, bool checked, uint64_t deadline)
 	return 0;
 }
 
-SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
+SUBUTAI_SW_PATH int sw_mutex_lock(uint32_t h, bool checked)
 {
 	/* Error checking: the owner word says who holds it. */
 	if (checked && ld(h, W_AUX) == rt_waiter() + 1) {
@@ -303,7 +303,7 @@ SUBUTAI_SYNC_PATH int sw_mutex_lock(uint32_t h, bool checked)
 	return 0;
 }
 
-SUBUTAI_SYNC_PATH int sw_mutex_trylock(uint32_t h, bool checked)
+SUBUTAI_SW_PATH int sw_mutex_trylock(uint32_t h, bool checked)
 {
 	if (M_STATE(ld(h, W_STATE)) != 0) {
 		return EBUSY;
@@ -324,7 +324,7 @@ SUBUTAI_SYNC_PATH int sw_mutex_trylock(uint32_t h, bool checked)
 	return 0;
 }
 
-SUBUTAI_SYNC_PATH int sw_mutex_unlock(uint32_t h, bool checked)
+SUBUTAI_SW_PATH int sw_mutex_unlock(uint32_t h, bool checked)
 {
 	if (checked) {
 		if (ld(h, W_AUX) != rt_waiter() + 1) {
@@ -350,7 +350,7 @@ int sw_cond_destroy(uint32_t h)
 	return block_destroy(h, KIND_COND, W_AUX, ~0u);
 }
 
-SUBUTAI_SYNC_PATH uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
+SUBUTAI_SW_PATH uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
 {
 	uint32_t seq = ld(h, W_STATE);
 
@@ -362,12 +362,12 @@ SUBUTAI_SYNC_PATH uint32_t sw_cond_enter(uint32_t h, uint32_t sw_mutex)
 	return seq;
 }
 
-SUBUTAI_SYNC_PATH void sw_cond_leave(uint32_t h)
+SUBUTAI_SW_PATH void sw_cond_leave(uint32_t h)
 {
 	fetch_add(h, W_AUX, (uint32_t)-1);
 }
 
-SUBUTAI_SYNC_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
+SUBUTAI_SW_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
 {
 	int result = futex_wait(h, W_STATE, seq, deadline) ? 0 : ETIMEDOUT;
 
@@ -383,7 +383,7 @@ SUBUTAI_SYNC_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline,
 	return result;
 }
 
-SUBUTAI_SYNC_PATH int sw_cond_signal(uint32_t h)
+SUBUTAI_SW_PATH int sw_cond_signal(uint32_t h)
 {
 	fetch_add(h, W_STATE, 1);
 	if (ld(h, W_AUX) != 0) {
@@ -392,7 +392,7 @@ SUBUTAI_SYNC_PATH int sw_cond_signal(uint32_t h)
 	return 0;
 }
 
-SUBUTAI_SYNC_PATH int sw_cond_broadcast(uint32_t h)
+SUBUTAI_SW_PATH int sw_cond_broadcast(uint32_t h)
 {
 	fetch_add(h, W_STATE, 1);
 	if (ld(h, W_AUX) == 0) {
@@ -451,7 +451,7 @@ int sw_barrier_destroy(uint32_t h)
 	return block_destroy(h, KIND_BARRIER, W_STATE, ~0u);
 }
 
-SUBUTAI_SYNC_PATH int sw_barrier_wait(uint32_t h)
+SUBUTAI_SW_PATH int sw_barrier_wait(uint32_t h)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	uint32_t arrived = ld(h, W_STATE) + 1;

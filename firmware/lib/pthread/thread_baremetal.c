@@ -67,14 +67,14 @@ bool rt_core_can_host(unsigned int core)
 	return core != 0;
 }
 
-SUBUTAI_SYNC_PATH static void rt_wait_message(struct subutai_ni_msg *msg)
+SUBUTAI_SW_PATH static void rt_wait_message(struct subutai_ni_msg *msg)
 {
 	if (msg->type != RT_MSG_WAKE) {
 		rt_fatal("unexpected NoC message while sleeping");
 	}
 }
 
-SUBUTAI_SYNC_PATH void rt_sleep(void)
+SUBUTAI_SW_PATH void rt_sleep(void)
 {
 	struct subutai_ni_msg msg;
 
@@ -82,7 +82,7 @@ SUBUTAI_SYNC_PATH void rt_sleep(void)
 	rt_wait_message(&msg);
 }
 
-SUBUTAI_SYNC_PATH bool rt_sleep_until(uint64_t deadline)
+SUBUTAI_SW_PATH bool rt_sleep_until(uint64_t deadline)
 {
 	struct subutai_ni_msg msg;
 
@@ -153,7 +153,7 @@ bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
 	return false;
 }
 
-SUBUTAI_SYNC_PATH void rt_wake(unsigned int core, uint32_t what)
+SUBUTAI_SW_PATH void rt_wake(unsigned int core, uint32_t what)
 {
 	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &what, 1) != 0) {
 		rt_fatal("cannot send a wake-up message");

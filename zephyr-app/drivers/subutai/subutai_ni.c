@@ -105,7 +105,7 @@ SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_time
 	return k_sem_take(&waiter->sem, timeout);
 }
 
-SUBUTAI_SYNC_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
+SUBUTAI_SW_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 {
 	uint32_t start = subutai_cycles32();
 
@@ -115,7 +115,7 @@ SUBUTAI_SYNC_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 	}
 }
 
-SUBUTAI_SYNC_PATH void subutai_waiter_wake(unsigned int id)
+SUBUTAI_SW_PATH void subutai_waiter_wake(unsigned int id)
 {
 	struct subutai_waiter *waiter = id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
 
@@ -137,7 +137,7 @@ void subutai_port_no_waiter(void)
 }
 
 /* The waiter's reply will come through deliver(): counted once, however often it sleeps. */
-SUBUTAI_SYNC_PATH static void awaits_delivery(struct subutai_waiter *waiter)
+SUBUTAI_HW_PATH static void awaits_delivery(struct subutai_waiter *waiter)
 {
 	if (!waiter->awaited) {
 		waiter->awaited = true;
@@ -145,7 +145,7 @@ SUBUTAI_SYNC_PATH static void awaits_delivery(struct subutai_waiter *waiter)
 	}
 }
 
-SUBUTAI_SYNC_PATH static void delivered(struct subutai_waiter *waiter)
+SUBUTAI_HW_PATH static void delivered(struct subutai_waiter *waiter)
 {
 	if (waiter->awaited) {
 		waiter->awaited = false;
@@ -154,7 +154,7 @@ SUBUTAI_SYNC_PATH static void delivered(struct subutai_waiter *waiter)
 }
 
 /* Hands a popped reply to its waiter. Called with interrupts locked or in the reply interrupt. */
-SUBUTAI_SYNC_PATH static void deliver(const struct subutai_reply *reply)
+SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
 {
 	struct subutai_waiter *waiter = reply->thread < CONFIG_SUBUTAI_THREADS_MAX
 						? ni_data.waiters[reply->thread] : NULL;
@@ -170,7 +170,7 @@ SUBUTAI_SYNC_PATH static void deliver(const struct subutai_reply *reply)
 }
 
 /* Takes a give of the waiter's semaphore: its reply (true) or a wake-up (*woken). */
-SUBUTAI_SYNC_PATH static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_HW_PATH static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
 {
 	if (!waiter->replied) {
 		*woken = true;
@@ -188,7 +188,7 @@ SUBUTAI_SYNC_PATH static bool take_given(struct subutai_waiter *waiter, struct s
  * for other threads met meanwhile go to them. Past the spin (a queued lock, a barrier, a
  * condition) the caller sleeps.
  */
-SUBUTAI_SYNC_PATH static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
 {
 	uint32_t start = subutai_cycles32();
 	/* A reply or a wake-up the handler gave before this request: take it first. */
@@ -213,7 +213,7 @@ SUBUTAI_SYNC_PATH static bool spin_for_reply(struct subutai_waiter *waiter, stru
  * The rest of a wait whose caller stopped watching for its reply, with interrupts locked (key):
  * the reply comes from deliver(), asleep.
  */
-SUBUTAI_SYNC_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply,
+SUBUTAI_HW_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply,
 			    uint64_t deadline, unsigned int key, struct subutai_stop *stop, bool mine,
 			    bool woken)
 {
@@ -248,7 +248,7 @@ SUBUTAI_SYNC_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, str
 	}
 }
 
-SUBUTAI_SYNC_PATH bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
+SUBUTAI_HW_PATH bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
 			     struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
@@ -272,7 +272,7 @@ static inline bool other_interrupt_pending(void)
  * Unmasks interrupts (key) until the pending ones have been taken: VexRiscv takes an interrupt a
  * few instructions after its enable, so an unmask followed at once by a mask would let none in.
  */
-SUBUTAI_SYNC_PATH static void let_interrupts_in(unsigned int key)
+SUBUTAI_HW_PATH static void let_interrupts_in(unsigned int key)
 {
 	uint32_t start = subutai_cycles32();
 
@@ -284,7 +284,7 @@ SUBUTAI_SYNC_PATH static void let_interrupts_in(unsigned int key)
 /*
  * Takes what was given the caller meanwhile: true with its reply; a wake-up is noted in *woken.
  */
-SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply,
+SUBUTAI_HW_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply,
 					     bool *woken)
 {
 	while (k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0) {
@@ -307,7 +307,7 @@ SUBUTAI_SYNC_PATH static bool take_delivered(struct subutai_waiter *waiter, stru
  * brought the reply: the loop then touches the window, CSRs, kernel data in tile RAM and its own
  * stack, so the cache is as clean at the grant as if invalidated after it.
  */
-SUBUTAI_SYNC_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+SUBUTAI_HW_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
 			      bool full, bool *invalidated, unsigned int key, struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
@@ -363,7 +363,7 @@ int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)
 	return 0;
 }
 
-SUBUTAI_SYNC_PATH static void subutai_reply_isr(const void *arg)
+SUBUTAI_HW_PATH static void subutai_reply_isr(const void *arg)
 {
 	ARG_UNUSED(arg);
 	while (subutai_window_reply_waits()) {

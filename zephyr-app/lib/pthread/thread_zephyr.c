@@ -115,7 +115,7 @@ bool rt_core_can_host(unsigned int core)
 
 /* Spin, then block (the driver's subutai_waiter_spin()): a wake-up that comes within the spin
  * costs its interrupt but no context switch. */
-SUBUTAI_SYNC_PATH void rt_sleep(void)
+SUBUTAI_SW_PATH void rt_sleep(void)
 {
 	struct subutai_waiter *waiter = &current_zthread()->waiter;
 
@@ -183,7 +183,7 @@ bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
 	return false;
 }
 
-SUBUTAI_SYNC_PATH void rt_wake(unsigned int waiter, uint32_t what)
+SUBUTAI_SW_PATH void rt_wake(unsigned int waiter, uint32_t what)
 {
 	unsigned int core = subutai_atomic_load(RT_THREAD_CORE + waiter);
 
@@ -309,7 +309,7 @@ void pthread_exit(void *retval)
 	CODE_UNREACHABLE;
 }
 
-SUBUTAI_SYNC_PATH static void on_wake(const struct subutai_ni_msg *msg)
+SUBUTAI_SW_PATH static void on_wake(const struct subutai_ni_msg *msg)
 {
 	subutai_waiter_wake(msg->payload[0]);
 }
