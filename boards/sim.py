@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS, benchmark_programs, define_arg, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.simulation import EXIT_TIMEOUT, build_model, mem_banks_arg
@@ -22,7 +23,8 @@ def main():
     parser = argparse.ArgumentParser(description="Subutai SoC on Verilator (LiteX simulation).")
     parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
     parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
-    parser.add_argument("--cpu-variant", default="standard", help="VexRiscv variant of every core.")
+    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
+        help=f"VexRiscv variant of every core (default {SIM_CPU_VARIANT}).")
     parser.add_argument("--tile-ram-size", type=lambda s: int(s, 0), default=16*KiB, help="Private SRAM per tile (bytes).")
     parser.add_argument("--main-ram-size", type=lambda s: int(s, 0), default=1*MiB, help="Shared main RAM (bytes).")
     parser.add_argument("--output-dir", default=None, help="Build directory (default build/sim_XxY_<variant>).")

@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_DIR = os.path.join(ROOT, "build")
 
 #: Files whose content shapes a generated model.
-SOURCE_SUFFIXES = (".py", ".cpp", ".h", "Makefile")
+SOURCE_SUFFIXES = (".py", ".cpp", ".h", ".v", "Makefile")
 
 
 def source_digest(paths, extra="", exclude=(), suffixes=SOURCE_SUFFIXES, length=16):

@@ -26,6 +26,7 @@ import sys
 import time
 
 
+from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS
 from soc.simulation import build_model, mem_banks_arg, stop_runs_on_sigterm
 from scripts import host_programs
@@ -53,10 +54,11 @@ def build_image(model, program, backend, args, os_name):
     return model.build_firmware(program, backend=backend, program_args=args)
 
 
-def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None):
+def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None,
+        cpu_variant=SIM_CPU_VARIANT):
     """Run every program on every size with every backend, ``jobs`` at a time; return the capture
     lines in that order."""
-    models = {n: build_model(*mesh_shape(n), mem_banks=mem_banks, log=log) for n in tiles}
+    models = {n: build_model(*mesh_shape(n), cpu_variant, mem_banks=mem_banks, log=log) for n in tiles}
 
     def run(n, program, backend):
         x, y = mesh_shape(n)
@@ -96,6 +98,9 @@ def main():
         help="main RAM banks of the simulated SoCs (default: one per tile; 0: one RAM on the shared "
              "bus, the memory system before banking); results of a given value are "
              "results/apps_mem<N>.*")
+    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
+        help=f"VexRiscv variant of every core (LiteX's, or gateware.cpu.CORE_VARIANTS; default "
+             f"{SIM_CPU_VARIANT}).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -130,7 +135,7 @@ def main():
         raise SystemExit(f"error: {e}")
     try:
         lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name,
-            args.jobs, args.mem_banks)
+            args.jobs, args.mem_banks, args.cpu_variant)
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)

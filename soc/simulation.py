@@ -38,6 +38,7 @@ from litex.build.sim import SimPlatform
 from litex.soc.integration.builder import Builder
 
 from gateware.build import BUILD_DIR, source_digest
+from gateware.cpu import SIM_CPU_VARIANT
 from gateware.control import SimControl
 from gateware.memory import bank_images
 from soc.firmware import build_firmware, build_lock
@@ -168,11 +169,11 @@ class SimModel:
         return self.config["constants"]["n_tiles"]
 
     def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-            layout_pad=0):
+            layout_pad=0, perturbation=None):
         """Compile a firmware application or benchmark program against this SoC's generated
         headers (:func:`soc.firmware.build_firmware`); return its .bin."""
         return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args,
-            layout_pad=layout_pad)
+            layout_pad=layout_pad, perturbation=perturbation)
 
     def _prepare_run(self, run_dir):
         """A run directory with the design's initialised memories (LiteX's identifier ROM, a
@@ -302,13 +303,13 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
             f.write("".join(f"{w:08x}\n" for w in content))
 
 
-def model_dir(mesh_x, mesh_y, cpu_variant="standard", mem_banks=None):
+def model_dir(mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None):
     default = mem_banks is None or mem_banks == default_mem_banks(mesh_x*mesh_y)
     suffix = "" if default else f"_mem{mem_banks}"
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
-def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
+def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None,
         mem_banks=None, **kwargs):
     """Generate the SoC and build its Verilator model, unless an identical one is already built
     (see :func:`_build_model` for the options). ``mem_banks``: main RAM banks (None: one per tile,
@@ -321,7 +322,7 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", output_dir=None,
         return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
 
 
-def _build_model(mesh_x=2, mesh_y=2, cpu_variant="standard", tile_ram_size=16*KiB,
+def _build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, tile_ram_size=16*KiB,
         main_ram_size=1*MiB, mem_banks=None, registered_uplinks=None, output_dir=None, trace=None,
         opt=None, cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
     obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")

@@ -11,6 +11,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.cores.cpu.vexriscv import VexRiscv
 
 from gateware.atomic import AtomicUnit, ATOMIC_OPS
+from gateware.cpu import litex_variant, use_variant
 from gateware.memory import InterleavedMainRAM
 from gateware.uplink import RegisteredUplink
 from gateware.control import CycleCounter, CoreControl
@@ -94,10 +95,12 @@ class SubutaiSoC(SoCCore):
         # replaces LiteX's global timer0.
         SoCCore.__init__(self, platform, sys_clk_freq,
             cpu_type    = "vexriscv",
-            cpu_variant = cpu_variant,
+            cpu_variant = litex_variant(cpu_variant),
             with_timer  = False,
             ident       = f"{ident} {mesh_x}x{mesh_y}",
             **kwargs)
+
+        use_variant(self.cpu, cpu_variant)
 
         # Reserve the tile-local interrupt numbers (exported as <NAME>_INTERRUPT).
         for name, loc in self.tile_irqs.items():
@@ -129,7 +132,8 @@ class SubutaiSoC(SoCCore):
         self.tiles = []
         for i in range(n_tiles):
             if i > 0:
-                cpu = VexRiscv(platform, cpu_variant)
+                cpu = VexRiscv(platform, litex_variant(cpu_variant))
+                use_variant(cpu, cpu_variant)
                 # Secondary cores always start in main RAM, where crt0 dispatches by tile id,
                 # even when core 0 boots the BIOS from ROM (boards).
                 cpu.set_reset_address(self.mem_map["main_ram"])
