@@ -13,6 +13,8 @@ STRESS_CYCLES ?= 10000000
 # Benchmarks: simulations run at once (default: the number of cores); layouts of each prodcons image.
 JOBS    ?=
 LAYOUTS ?= 8
+# make bench also links every prodcons image the perturbed ways (scripts/bench.py --perturb); 0: not.
+PERTURB ?= 1
 JOBS_ARG = $(if $(JOBS),--jobs $(JOBS))
 
 # FPGA boards (boards/<board>.py); BOARD_ARGS: more options of the board target.
@@ -35,12 +37,13 @@ help:
 	@echo "make stress TILES=16       syncstress: random synchronization and NoC traffic from every core"
 	@echo "                           for STRESS_CYCLES cycles (default 10 M), checked; a core left"
 	@echo "                           waiting (lost wake-up, deadlock) ends it at the cycle limit"
-	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8 tiles: results/prodcons.*"
-	@echo "                           (LAYOUTS=8: layouts per image for the spread column; JOBS=N:"
-	@echo "                           simulations at once, default the number of cores, all benchmarks)"
+	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8, 16 tiles: results/prodcons.*"
+	@echo "                           (LAYOUTS=8: layouts per image for the spread column; PERTURB=1:"
+	@echo "                           the perturbed links of the library too, the link spread column;"
+	@echo "                           JOBS=N: simulations at once, default the number of cores)"
 	@echo "make bench-apps            benchmark programs (streamcluster, bodytrack, x264, radix), both backends"
+	@echo "                           on 1, 2, 4, 8, 16 tiles: speed-up, scaling, sync events: results/apps.*"
 	@echo "make bench-mem             memory bandwidth and refill latency, 1 to 16 tiles, shared bus vs banks"
-	@echo "                           on 1, 2, 4, 8 tiles: speed-up, scaling, sync events: results/apps.*"
 	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
 	@echo "make figures               the README's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
@@ -87,7 +90,7 @@ stress: | $(PYTHON)
 	  --max-cycles $$(( $(STRESS_CYCLES) * 4 ))
 
 bench: | $(PYTHON)
-	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(JOBS_ARG)
+	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(if $(filter 1,$(PERTURB)),--perturb) $(JOBS_ARG)
 
 # The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default.
 bench-apps: | $(PYTHON)
