@@ -92,9 +92,11 @@ stress: | $(PYTHON)
 bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(if $(filter 1,$(PERTURB)),--perturb) $(JOBS_ARG)
 
-# The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default.
+# The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default, and
+# each program on 8 tiles across the perturbed links of the library (results/apps_links.*).
 bench-apps: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --perturb --tiles 8 $(JOBS_ARG)
 	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
 
 bench-mem: | $(PYTHON)

@@ -22,19 +22,20 @@ Usage: python scripts/bench_apps.py [--programs P ...] [--tiles 1 2 4 8 16]
 """
 
 import argparse
+import os
 import sys
 import time
 
 
 from gateware.cpu import SIM_CPU_VARIANT
-from soc.firmware import BACKENDS
+from soc.firmware import BACKENDS, link_perturbations
 from soc.simulation import build_model, mem_banks_arg, stop_runs_on_sigterm
 from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
 from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, save_capture
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_capture, save_csv
 from soc.mesh import MeshShapeError, mesh_shape
 
 INPUTS = ("test", "simsmall", "simmedium")
@@ -72,6 +73,62 @@ def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, m
     return [line for n in tiles for p in programs for b in backends for line in results[(n, p, b)]]
 
 
+#: Goal for the spread of a program's ROI across the perturbed links (percent).
+LINK_SPREAD_GOAL = 2.0
+
+
+def run_links(programs, tiles, backends, args, jobs=1, cpu_variant=SIM_CPU_VARIANT):
+    """Run every program on every size with every backend, linked the default way and the ways of
+    soc.firmware.link_perturbations() (bare metal); return rows (program, backend, tiles,
+    variant, what, roi, checksum) and the runs' records (for their checksums)."""
+    models = {n: build_model(*mesh_shape(n), cpu_variant, log=log) for n in tiles}
+
+    def run(n, program, backend, perturbation):
+        model, (x, y) = models[n], mesh_shape(n)
+        tag = "".join(c if c.isalnum() else "_" for c in args.strip())
+        image = model.build_firmware(program, backend=backend, program_args=args,
+            out_dir=os.path.join(model.output_dir, "firmware", f"{program}-{backend}-{tag}-link"
+                                 f"{perturbation.variant if perturbation else 0}"),
+            perturbation=perturbation)
+        what = perturbation.what if perturbation else "default"
+        lines = run_checked(model, image, f"{program} {args}, {backend}, {n} tiles ({x}x{y}), link {what}",
+            MAX_CYCLES, "bench-apps")
+        (record,) = app_runs(lines)
+        row = [program, backend, n, perturbation.variant if perturbation else 0, what, record["roi"],
+               record["checksum"]]
+        return row, dict(record, args=f"{record['args']}, link {what}")
+
+    order = [(n, p, b, q) for n in sorted(tiles, reverse=True) for p in programs for b in backends
+             for q in [None] + link_perturbations(b)]
+    done = run_all([lambda t=t: run(*t) for t in order], jobs)
+    return [row for row, _ in done], [record for _, record in done]
+
+
+def links_report(rows, results_dir):
+    """results/apps_links.{csv,md}: every link's ROI, and each program's spread across them."""
+    save_csv("apps_links", ["program", "backend", "tiles", "layout_variant", "link", "roi", "checksum"],
+        rows, results_dir)
+    by = {}
+    for program, backend, tiles, _, _, roi, _ in rows:
+        by.setdefault((program, backend, tiles), []).append(roi)
+    table = [[p, b, t, min(v), max(v), f"{100*(max(v) - min(v))/min(v):.1f} %"]
+             for (p, b, t), v in sorted(by.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))]
+    over = [r for r in table if float(r[5].split()[0]) >= LINK_SPREAD_GOAL]
+    header = ["program", "backend", "tiles", "smallest ROI", "largest ROI", "spread"]
+    notes = (f"Spread: (largest − smallest) / smallest ROI over {len(rows) // max(1, len(by))} links of "
+             "each image, the default and the perturbed ones of `soc.firmware.link_perturbations()` "
+             "(the library's objects in other orders, a 1 KiB function of the synchronization paths "
+             "that nothing calls inserted at several places; `scripts/bench_apps.py --perturb`): what "
+             f"a change to the library does to a program's figure. Goal: under {LINK_SPREAD_GOAL:g} %. "
+             f"{len(table) - len(over)} of {len(table)} are within it"
+             + (": not " + ", ".join(f"{p} {b} {t} tiles ({s})" for p, b, t, _, _, s in over) if over else "")
+             + ".\n")
+    with open(os.path.join(results_dir, "apps_links.md"), "w") as f:
+        f.write("# Benchmark programs: ROI across links of the library\n\n")
+        f.write(markdown_table(header, table) + "\n" + notes)
+    return console_table(header, table)
+
+
 def host_reference(programs, args):
     """{(program, input): checksum} of the host build, run with one thread."""
     log(f"[bench-apps] host reference (gcc, glibc pthreads): {', '.join(programs)}")
@@ -101,6 +158,9 @@ def main():
     parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
         help=f"VexRiscv variant of every core (LiteX's, or gateware.cpu.CORE_VARIANTS; default "
              f"{SIM_CPU_VARIANT}).")
+    parser.add_argument("--perturb", action="store_true",
+        help="instead of the benchmark, each program linked the default way and the perturbed ways "
+             "of soc.firmware.link_perturbations() (bare metal): results/apps_links.{csv,md}.")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -127,12 +187,28 @@ def main():
         title += (", main RAM on the shared bus" if args.mem_banks == 0 else
                   f", main RAM in {args.mem_banks} banks")
 
+    if args.perturb and (args.os_name != "baremetal" or args.mem_banks is not None):
+        parser.error("--perturb: bare metal on the default memory system only")
+
     start = time.time()
     program_args = f"-i {args.input} -s {args.seed}"
     try:
         reference = host_reference(args.programs, program_args)
     except host_programs.HostProgramError as e:
         raise SystemExit(f"error: {e}")
+    if args.perturb:
+        try:
+            rows, runs = run_links(args.programs, args.tiles, args.backends, program_args, args.jobs,
+                args.cpu_variant)
+        except RuntimeError as e:
+            raise SystemExit(f"error: {e}")
+        print(links_report(rows, args.results))
+        problems = checksum_problems(runs, reference)
+        if problems:
+            raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))
+        print(f"\nwrote {args.results}/apps_links.{{csv,md}} ({time.time() - start:.0f} s); checksums: "
+              f"every run equals the host build's ({len(rows)} runs)")
+        return
     try:
         lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name,
             args.jobs, args.mem_banks, args.cpu_variant)

@@ -4389,7 +4389,7 @@ module VexRiscv (
   always @(*) begin
     _zz_CsrPlugin_csrMapping_readDataInit_2 = 32'h0;
     if(execute_CsrPlugin_csr_3264) begin
-      _zz_CsrPlugin_csrMapping_readDataInit_2[11 : 0] = 12'h800;
+      _zz_CsrPlugin_csrMapping_readDataInit_2[12 : 0] = 13'h1000;
       _zz_CsrPlugin_csrMapping_readDataInit_2[25 : 20] = 6'h20;
     end
   end
@@ -5174,62 +5174,49 @@ module DataCache (
   input               reset
 );
 
-  reg        [22:0]   _zz_ways_0_tags_port0;
+  reg        [21:0]   _zz_ways_0_tags_port0;
   reg        [31:0]   _zz_ways_0_data_port0;
-  reg        [22:0]   _zz_ways_1_tags_port0;
-  reg        [31:0]   _zz_ways_1_data_port0;
-  wire       [22:0]   _zz_ways_0_tags_port;
-  wire       [22:0]   _zz_ways_1_tags_port;
+  wire       [21:0]   _zz_ways_0_tags_port;
+  wire       [9:0]    _zz_stage0_dataColisions;
+  wire       [9:0]    _zz__zz_stageA_dataColisions;
   wire       [0:0]    _zz_when;
   wire       [2:0]    _zz_loader_counter_valueNext;
   wire       [0:0]    _zz_loader_counter_valueNext_1;
-  wire       [2:0]    _zz_loader_waysAllocator;
+  wire       [1:0]    _zz_loader_waysAllocator;
   reg                 _zz_1;
   reg                 _zz_2;
-  reg                 _zz_3;
-  reg                 _zz_4;
   wire                haltCpu;
   reg                 tagsReadCmd_valid;
-  reg        [5:0]    tagsReadCmd_payload;
+  reg        [6:0]    tagsReadCmd_payload;
   reg                 tagsWriteCmd_valid;
-  reg        [1:0]    tagsWriteCmd_payload_way;
-  reg        [5:0]    tagsWriteCmd_payload_address;
+  reg        [0:0]    tagsWriteCmd_payload_way;
+  reg        [6:0]    tagsWriteCmd_payload_address;
   reg                 tagsWriteCmd_payload_data_valid;
   reg                 tagsWriteCmd_payload_data_error;
-  reg        [20:0]   tagsWriteCmd_payload_data_address;
+  reg        [19:0]   tagsWriteCmd_payload_data_address;
   reg                 tagsWriteLastCmd_valid;
-  reg        [1:0]    tagsWriteLastCmd_payload_way;
-  reg        [5:0]    tagsWriteLastCmd_payload_address;
+  reg        [0:0]    tagsWriteLastCmd_payload_way;
+  reg        [6:0]    tagsWriteLastCmd_payload_address;
   reg                 tagsWriteLastCmd_payload_data_valid;
   reg                 tagsWriteLastCmd_payload_data_error;
-  reg        [20:0]   tagsWriteLastCmd_payload_data_address;
+  reg        [19:0]   tagsWriteLastCmd_payload_data_address;
   reg                 dataReadCmd_valid;
-  reg        [8:0]    dataReadCmd_payload;
+  reg        [9:0]    dataReadCmd_payload;
   reg                 dataWriteCmd_valid;
-  reg        [1:0]    dataWriteCmd_payload_way;
-  reg        [8:0]    dataWriteCmd_payload_address;
+  reg        [0:0]    dataWriteCmd_payload_way;
+  reg        [9:0]    dataWriteCmd_payload_address;
   reg        [31:0]   dataWriteCmd_payload_data;
   reg        [3:0]    dataWriteCmd_payload_mask;
   wire                _zz_ways_0_tagsReadRsp_valid;
   wire                ways_0_tagsReadRsp_valid;
   wire                ways_0_tagsReadRsp_error;
-  wire       [20:0]   ways_0_tagsReadRsp_address;
-  wire       [22:0]   _zz_ways_0_tagsReadRsp_valid_1;
+  wire       [19:0]   ways_0_tagsReadRsp_address;
+  wire       [21:0]   _zz_ways_0_tagsReadRsp_valid_1;
   wire                _zz_ways_0_dataReadRspMem;
   wire       [31:0]   ways_0_dataReadRspMem;
   wire       [31:0]   ways_0_dataReadRsp;
   wire                when_DataCache_l636;
   wire                when_DataCache_l639;
-  wire                _zz_ways_1_tagsReadRsp_valid;
-  wire                ways_1_tagsReadRsp_valid;
-  wire                ways_1_tagsReadRsp_error;
-  wire       [20:0]   ways_1_tagsReadRsp_address;
-  wire       [22:0]   _zz_ways_1_tagsReadRsp_valid_1;
-  wire                _zz_ways_1_dataReadRspMem;
-  wire       [31:0]   ways_1_dataReadRspMem;
-  wire       [31:0]   ways_1_dataReadRsp;
-  wire                when_DataCache_l636_1;
-  wire                when_DataCache_l639_1;
   wire                when_DataCache_l658;
   wire                rspSync;
   wire                rspLast;
@@ -5238,10 +5225,8 @@ module DataCache (
   wire                when_DataCache_l680;
   reg        [3:0]    _zz_stage0_mask;
   wire       [3:0]    stage0_mask;
-  reg        [1:0]    stage0_dataColisions;
-  wire       [8:0]    _zz_stage0_dataColisions;
-  wire       [3:0]    _zz_stage0_dataColisions_1;
-  wire       [1:0]    stage0_wayInvalidate;
+  wire       [0:0]    stage0_dataColisions;
+  wire       [0:0]    stage0_wayInvalidate;
   wire                stage0_isAmo;
   wire                when_DataCache_l765;
   reg                 stageA_request_wr;
@@ -5251,15 +5236,13 @@ module DataCache (
   reg        [3:0]    stageA_mask;
   wire                stageA_isAmo;
   wire                stageA_isLrsc;
-  wire       [1:0]    stageA_wayHits;
+  wire       [0:0]    stageA_wayHits;
   wire                when_DataCache_l765_2;
-  reg        [1:0]    stageA_wayInvalidate;
+  reg        [0:0]    stageA_wayInvalidate;
   wire                when_DataCache_l765_3;
-  reg        [1:0]    stage0_dataColisions_regNextWhen;
-  reg        [1:0]    _zz_stageA_dataColisions;
-  wire       [8:0]    _zz_stageA_dataColisions_1;
-  wire       [3:0]    _zz_stageA_dataColisions_2;
-  wire       [1:0]    stageA_dataColisions;
+  reg        [0:0]    stage0_dataColisions_regNextWhen;
+  wire       [0:0]    _zz_stageA_dataColisions;
+  wire       [0:0]    stageA_dataColisions;
   wire                when_DataCache_l816;
   reg                 stageB_request_wr;
   reg        [1:0]    stageB_request_size;
@@ -5278,25 +5261,19 @@ module DataCache (
   wire                when_DataCache_l815;
   reg                 stageB_tagsReadRsp_0_valid;
   reg                 stageB_tagsReadRsp_0_error;
-  reg        [20:0]   stageB_tagsReadRsp_0_address;
+  reg        [19:0]   stageB_tagsReadRsp_0_address;
   wire                when_DataCache_l815_1;
-  reg                 stageB_tagsReadRsp_1_valid;
-  reg                 stageB_tagsReadRsp_1_error;
-  reg        [20:0]   stageB_tagsReadRsp_1_address;
-  wire                when_DataCache_l815_2;
   reg        [31:0]   stageB_dataReadRsp_0;
-  wire                when_DataCache_l815_3;
-  reg        [31:0]   stageB_dataReadRsp_1;
   wire                when_DataCache_l814;
-  reg        [1:0]    stageB_wayInvalidate;
+  reg        [0:0]    stageB_wayInvalidate;
   wire                stageB_consistancyHazard;
   wire                when_DataCache_l814_1;
-  reg        [1:0]    stageB_dataColisions;
+  reg        [0:0]    stageB_dataColisions;
   wire                when_DataCache_l814_2;
   reg                 stageB_unaligned;
   wire                when_DataCache_l814_3;
-  reg        [1:0]    stageB_waysHitsBeforeInvalidate;
-  wire       [1:0]    stageB_waysHits;
+  reg        [0:0]    stageB_waysHitsBeforeInvalidate;
+  wire       [0:0]    stageB_waysHits;
   wire                stageB_waysHit;
   wire       [31:0]   stageB_dataMux;
   wire                when_DataCache_l814_4;
@@ -5305,7 +5282,7 @@ module DataCache (
   wire       [31:0]   stageB_ioMemRspMuxed;
   reg                 stageB_flusher_waitDone;
   wire                stageB_flusher_hold;
-  reg        [6:0]    stageB_flusher_counter;
+  reg        [7:0]    stageB_flusher_counter;
   wire                when_DataCache_l844;
   wire                when_DataCache_l850;
   reg                 stageB_flusher_start;
@@ -5334,7 +5311,7 @@ module DataCache (
   reg        [2:0]    loader_counter_value;
   wire                loader_counter_willOverflowIfInc;
   wire                loader_counter_willOverflow;
-  reg        [1:0]    loader_waysAllocator;
+  reg        [0:0]    loader_waysAllocator;
   reg                 loader_error;
   wire                loader_kill;
   reg                 loader_killReg;
@@ -5344,31 +5321,23 @@ module DataCache (
   reg                 loader_valid_regNext;
   wire                when_DataCache_l1110;
   wire                when_DataCache_l1113;
-  (* ram_style = "block" *) reg [22:0] ways_0_tags [0:63];
-  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol0 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol1 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol2 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol3 [0:511];
+  (* ram_style = "block" *) reg [21:0] ways_0_tags [0:127];
+  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol0 [0:1023];
+  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol1 [0:1023];
+  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol2 [0:1023];
+  (* ram_style = "block" *) reg [7:0] ways_0_data_symbol3 [0:1023];
   reg [7:0] _zz_ways_0_datasymbol_read;
   reg [7:0] _zz_ways_0_datasymbol_read_1;
   reg [7:0] _zz_ways_0_datasymbol_read_2;
   reg [7:0] _zz_ways_0_datasymbol_read_3;
-  (* ram_style = "block" *) reg [22:0] ways_1_tags [0:63];
-  (* ram_style = "block" *) reg [7:0] ways_1_data_symbol0 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_1_data_symbol1 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_1_data_symbol2 [0:511];
-  (* ram_style = "block" *) reg [7:0] ways_1_data_symbol3 [0:511];
-  reg [7:0] _zz_ways_1_datasymbol_read;
-  reg [7:0] _zz_ways_1_datasymbol_read_1;
-  reg [7:0] _zz_ways_1_datasymbol_read_2;
-  reg [7:0] _zz_ways_1_datasymbol_read_3;
 
+  assign _zz_stage0_dataColisions = (io_cpu_execute_address[11 : 2] >>> 0);
+  assign _zz__zz_stageA_dataColisions = (io_cpu_memory_address[11 : 2] >>> 0);
   assign _zz_when = 1'b1;
   assign _zz_loader_counter_valueNext_1 = loader_counter_willIncrement;
   assign _zz_loader_counter_valueNext = {2'd0, _zz_loader_counter_valueNext_1};
-  assign _zz_loader_waysAllocator = {loader_waysAllocator,loader_waysAllocator[1]};
+  assign _zz_loader_waysAllocator = {loader_waysAllocator,loader_waysAllocator[0]};
   assign _zz_ways_0_tags_port = {tagsWriteCmd_payload_data_address,{tagsWriteCmd_payload_data_error,tagsWriteCmd_payload_data_valid}};
-  assign _zz_ways_1_tags_port = {tagsWriteCmd_payload_data_address,{tagsWriteCmd_payload_data_error,tagsWriteCmd_payload_data_valid}};
   always @(posedge clk) begin
     if(_zz_ways_0_tagsReadRsp_valid) begin
       _zz_ways_0_tags_port0 <= ways_0_tags[tagsReadCmd_payload];
@@ -5376,7 +5345,7 @@ module DataCache (
   end
 
   always @(posedge clk) begin
-    if(_zz_4) begin
+    if(_zz_2) begin
       ways_0_tags[tagsWriteCmd_payload_address] <= _zz_ways_0_tags_port;
     end
   end
@@ -5394,84 +5363,31 @@ module DataCache (
   end
 
   always @(posedge clk) begin
-    if(dataWriteCmd_payload_mask[0] && _zz_3) begin
+    if(dataWriteCmd_payload_mask[0] && _zz_1) begin
       ways_0_data_symbol0[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[7 : 0];
     end
-    if(dataWriteCmd_payload_mask[1] && _zz_3) begin
+    if(dataWriteCmd_payload_mask[1] && _zz_1) begin
       ways_0_data_symbol1[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[15 : 8];
     end
-    if(dataWriteCmd_payload_mask[2] && _zz_3) begin
+    if(dataWriteCmd_payload_mask[2] && _zz_1) begin
       ways_0_data_symbol2[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[23 : 16];
     end
-    if(dataWriteCmd_payload_mask[3] && _zz_3) begin
-      ways_0_data_symbol3[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[31 : 24];
-    end
-  end
-
-  always @(posedge clk) begin
-    if(_zz_ways_1_tagsReadRsp_valid) begin
-      _zz_ways_1_tags_port0 <= ways_1_tags[tagsReadCmd_payload];
-    end
-  end
-
-  always @(posedge clk) begin
-    if(_zz_2) begin
-      ways_1_tags[tagsWriteCmd_payload_address] <= _zz_ways_1_tags_port;
-    end
-  end
-
-  always @(*) begin
-    _zz_ways_1_data_port0 = {_zz_ways_1_datasymbol_read_3, _zz_ways_1_datasymbol_read_2, _zz_ways_1_datasymbol_read_1, _zz_ways_1_datasymbol_read};
-  end
-  always @(posedge clk) begin
-    if(_zz_ways_1_dataReadRspMem) begin
-      _zz_ways_1_datasymbol_read <= ways_1_data_symbol0[dataReadCmd_payload];
-      _zz_ways_1_datasymbol_read_1 <= ways_1_data_symbol1[dataReadCmd_payload];
-      _zz_ways_1_datasymbol_read_2 <= ways_1_data_symbol2[dataReadCmd_payload];
-      _zz_ways_1_datasymbol_read_3 <= ways_1_data_symbol3[dataReadCmd_payload];
-    end
-  end
-
-  always @(posedge clk) begin
-    if(dataWriteCmd_payload_mask[0] && _zz_1) begin
-      ways_1_data_symbol0[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[7 : 0];
-    end
-    if(dataWriteCmd_payload_mask[1] && _zz_1) begin
-      ways_1_data_symbol1[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[15 : 8];
-    end
-    if(dataWriteCmd_payload_mask[2] && _zz_1) begin
-      ways_1_data_symbol2[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[23 : 16];
-    end
     if(dataWriteCmd_payload_mask[3] && _zz_1) begin
-      ways_1_data_symbol3[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[31 : 24];
+      ways_0_data_symbol3[dataWriteCmd_payload_address] <= dataWriteCmd_payload_data[31 : 24];
     end
   end
 
   always @(*) begin
     _zz_1 = 1'b0;
-    if(when_DataCache_l639_1) begin
+    if(when_DataCache_l639) begin
       _zz_1 = 1'b1;
     end
   end
 
   always @(*) begin
     _zz_2 = 1'b0;
-    if(when_DataCache_l636_1) begin
-      _zz_2 = 1'b1;
-    end
-  end
-
-  always @(*) begin
-    _zz_3 = 1'b0;
-    if(when_DataCache_l639) begin
-      _zz_3 = 1'b1;
-    end
-  end
-
-  always @(*) begin
-    _zz_4 = 1'b0;
     if(when_DataCache_l636) begin
-      _zz_4 = 1'b1;
+      _zz_2 = 1'b1;
     end
   end
 
@@ -5480,22 +5396,12 @@ module DataCache (
   assign _zz_ways_0_tagsReadRsp_valid_1 = _zz_ways_0_tags_port0;
   assign ways_0_tagsReadRsp_valid = _zz_ways_0_tagsReadRsp_valid_1[0];
   assign ways_0_tagsReadRsp_error = _zz_ways_0_tagsReadRsp_valid_1[1];
-  assign ways_0_tagsReadRsp_address = _zz_ways_0_tagsReadRsp_valid_1[22 : 2];
+  assign ways_0_tagsReadRsp_address = _zz_ways_0_tagsReadRsp_valid_1[21 : 2];
   assign _zz_ways_0_dataReadRspMem = (dataReadCmd_valid && (! io_cpu_memory_isStuck));
   assign ways_0_dataReadRspMem = _zz_ways_0_data_port0;
   assign ways_0_dataReadRsp = ways_0_dataReadRspMem[31 : 0];
   assign when_DataCache_l636 = (tagsWriteCmd_valid && tagsWriteCmd_payload_way[0]);
   assign when_DataCache_l639 = (dataWriteCmd_valid && dataWriteCmd_payload_way[0]);
-  assign _zz_ways_1_tagsReadRsp_valid = (tagsReadCmd_valid && (! io_cpu_memory_isStuck));
-  assign _zz_ways_1_tagsReadRsp_valid_1 = _zz_ways_1_tags_port0;
-  assign ways_1_tagsReadRsp_valid = _zz_ways_1_tagsReadRsp_valid_1[0];
-  assign ways_1_tagsReadRsp_error = _zz_ways_1_tagsReadRsp_valid_1[1];
-  assign ways_1_tagsReadRsp_address = _zz_ways_1_tagsReadRsp_valid_1[22 : 2];
-  assign _zz_ways_1_dataReadRspMem = (dataReadCmd_valid && (! io_cpu_memory_isStuck));
-  assign ways_1_dataReadRspMem = _zz_ways_1_data_port0;
-  assign ways_1_dataReadRsp = ways_1_dataReadRspMem[31 : 0];
-  assign when_DataCache_l636_1 = (tagsWriteCmd_valid && tagsWriteCmd_payload_way[1]);
-  assign when_DataCache_l639_1 = (dataWriteCmd_valid && dataWriteCmd_payload_way[1]);
   always @(*) begin
     tagsReadCmd_valid = 1'b0;
     if(when_DataCache_l658) begin
@@ -5504,9 +5410,9 @@ module DataCache (
   end
 
   always @(*) begin
-    tagsReadCmd_payload = 6'bxxxxxx;
+    tagsReadCmd_payload = 7'bxxxxxxx;
     if(when_DataCache_l658) begin
-      tagsReadCmd_payload = io_cpu_execute_address[10 : 5];
+      tagsReadCmd_payload = io_cpu_execute_address[11 : 5];
     end
   end
 
@@ -5518,9 +5424,9 @@ module DataCache (
   end
 
   always @(*) begin
-    dataReadCmd_payload = 9'bxxxxxxxxx;
+    dataReadCmd_payload = 10'bxxxxxxxxxx;
     if(when_DataCache_l658) begin
-      dataReadCmd_payload = io_cpu_execute_address[10 : 2];
+      dataReadCmd_payload = io_cpu_execute_address[11 : 2];
     end
   end
 
@@ -5538,9 +5444,9 @@ module DataCache (
   end
 
   always @(*) begin
-    tagsWriteCmd_payload_way = 2'bxx;
+    tagsWriteCmd_payload_way = 1'bx;
     if(when_DataCache_l844) begin
-      tagsWriteCmd_payload_way = 2'b11;
+      tagsWriteCmd_payload_way = 1'b1;
     end
     if(loader_done) begin
       tagsWriteCmd_payload_way = loader_waysAllocator;
@@ -5548,12 +5454,12 @@ module DataCache (
   end
 
   always @(*) begin
-    tagsWriteCmd_payload_address = 6'bxxxxxx;
+    tagsWriteCmd_payload_address = 7'bxxxxxxx;
     if(when_DataCache_l844) begin
-      tagsWriteCmd_payload_address = stageB_flusher_counter[5:0];
+      tagsWriteCmd_payload_address = stageB_flusher_counter[6:0];
     end
     if(loader_done) begin
-      tagsWriteCmd_payload_address = stageB_mmuRsp_physicalAddress[10 : 5];
+      tagsWriteCmd_payload_address = stageB_mmuRsp_physicalAddress[11 : 5];
     end
   end
 
@@ -5575,9 +5481,9 @@ module DataCache (
   end
 
   always @(*) begin
-    tagsWriteCmd_payload_data_address = 21'bxxxxxxxxxxxxxxxxxxxxx;
+    tagsWriteCmd_payload_data_address = 20'bxxxxxxxxxxxxxxxxxxxx;
     if(loader_done) begin
-      tagsWriteCmd_payload_data_address = stageB_mmuRsp_physicalAddress[31 : 11];
+      tagsWriteCmd_payload_data_address = stageB_mmuRsp_physicalAddress[31 : 12];
     end
   end
 
@@ -5597,7 +5503,7 @@ module DataCache (
   end
 
   always @(*) begin
-    dataWriteCmd_payload_way = 2'bxx;
+    dataWriteCmd_payload_way = 1'bx;
     if(stageB_cpuWriteToCache) begin
       dataWriteCmd_payload_way = stageB_waysHits;
     end
@@ -5607,12 +5513,12 @@ module DataCache (
   end
 
   always @(*) begin
-    dataWriteCmd_payload_address = 9'bxxxxxxxxx;
+    dataWriteCmd_payload_address = 10'bxxxxxxxxxx;
     if(stageB_cpuWriteToCache) begin
-      dataWriteCmd_payload_address = stageB_mmuRsp_physicalAddress[10 : 2];
+      dataWriteCmd_payload_address = stageB_mmuRsp_physicalAddress[11 : 2];
     end
     if(when_DataCache_l1078) begin
-      dataWriteCmd_payload_address = {stageB_mmuRsp_physicalAddress[10 : 5],loader_counter_value};
+      dataWriteCmd_payload_address = {stageB_mmuRsp_physicalAddress[11 : 5],loader_counter_value};
     end
   end
 
@@ -5669,30 +5575,18 @@ module DataCache (
   end
 
   assign stage0_mask = (_zz_stage0_mask <<< io_cpu_execute_address[1 : 0]);
-  assign _zz_stage0_dataColisions = (io_cpu_execute_address[10 : 2] >>> 0);
-  assign _zz_stage0_dataColisions_1 = dataWriteCmd_payload_mask[3 : 0];
-  always @(*) begin
-    stage0_dataColisions[0] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[0]) && (dataWriteCmd_payload_address == _zz_stage0_dataColisions)) && ((stage0_mask & _zz_stage0_dataColisions_1) != 4'b0000));
-    stage0_dataColisions[1] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[1]) && (dataWriteCmd_payload_address == _zz_stage0_dataColisions)) && ((stage0_mask & _zz_stage0_dataColisions_1) != 4'b0000));
-  end
-
-  assign stage0_wayInvalidate = 2'b00;
+  assign stage0_dataColisions[0] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[0]) && (dataWriteCmd_payload_address == _zz_stage0_dataColisions)) && ((stage0_mask & dataWriteCmd_payload_mask[3 : 0]) != 4'b0000));
+  assign stage0_wayInvalidate = 1'b0;
   assign stage0_isAmo = 1'b0;
   assign when_DataCache_l765 = (! io_cpu_memory_isStuck);
   assign when_DataCache_l765_1 = (! io_cpu_memory_isStuck);
   assign io_cpu_memory_isWrite = stageA_request_wr;
   assign stageA_isAmo = 1'b0;
   assign stageA_isLrsc = 1'b0;
-  assign stageA_wayHits = {((io_cpu_memory_mmuRsp_physicalAddress[31 : 11] == ways_1_tagsReadRsp_address) && ways_1_tagsReadRsp_valid),((io_cpu_memory_mmuRsp_physicalAddress[31 : 11] == ways_0_tagsReadRsp_address) && ways_0_tagsReadRsp_valid)};
+  assign stageA_wayHits = ((io_cpu_memory_mmuRsp_physicalAddress[31 : 12] == ways_0_tagsReadRsp_address) && ways_0_tagsReadRsp_valid);
   assign when_DataCache_l765_2 = (! io_cpu_memory_isStuck);
   assign when_DataCache_l765_3 = (! io_cpu_memory_isStuck);
-  assign _zz_stageA_dataColisions_1 = (io_cpu_memory_address[10 : 2] >>> 0);
-  assign _zz_stageA_dataColisions_2 = dataWriteCmd_payload_mask[3 : 0];
-  always @(*) begin
-    _zz_stageA_dataColisions[0] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[0]) && (dataWriteCmd_payload_address == _zz_stageA_dataColisions_1)) && ((stageA_mask & _zz_stageA_dataColisions_2) != 4'b0000));
-    _zz_stageA_dataColisions[1] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[1]) && (dataWriteCmd_payload_address == _zz_stageA_dataColisions_1)) && ((stageA_mask & _zz_stageA_dataColisions_2) != 4'b0000));
-  end
-
+  assign _zz_stageA_dataColisions[0] = (((dataWriteCmd_valid && dataWriteCmd_payload_way[0]) && (dataWriteCmd_payload_address == _zz__zz_stageA_dataColisions)) && ((stageA_mask & dataWriteCmd_payload_mask[3 : 0]) != 4'b0000));
   assign stageA_dataColisions = (stage0_dataColisions_regNextWhen | _zz_stageA_dataColisions);
   assign when_DataCache_l816 = (! io_cpu_writeBack_isStuck);
   always @(*) begin
@@ -5705,8 +5599,6 @@ module DataCache (
   assign when_DataCache_l818 = ((! io_cpu_writeBack_isStuck) && (! stageB_mmuRspFreeze));
   assign when_DataCache_l815 = (! io_cpu_writeBack_isStuck);
   assign when_DataCache_l815_1 = (! io_cpu_writeBack_isStuck);
-  assign when_DataCache_l815_2 = (! io_cpu_writeBack_isStuck);
-  assign when_DataCache_l815_3 = (! io_cpu_writeBack_isStuck);
   assign when_DataCache_l814 = (! io_cpu_writeBack_isStuck);
   assign stageB_consistancyHazard = 1'b0;
   assign when_DataCache_l814_1 = (! io_cpu_writeBack_isStuck);
@@ -5714,7 +5606,7 @@ module DataCache (
   assign when_DataCache_l814_3 = (! io_cpu_writeBack_isStuck);
   assign stageB_waysHits = (stageB_waysHitsBeforeInvalidate & (~ stageB_wayInvalidate));
   assign stageB_waysHit = (|stageB_waysHits);
-  assign stageB_dataMux = (stageB_waysHits[0] ? stageB_dataReadRsp_0 : stageB_dataReadRsp_1);
+  assign stageB_dataMux = stageB_dataReadRsp_0;
   assign when_DataCache_l814_4 = (! io_cpu_writeBack_isStuck);
   always @(*) begin
     stageB_loaderValid = 1'b0;
@@ -5758,9 +5650,9 @@ module DataCache (
   end
 
   assign stageB_flusher_hold = 1'b0;
-  assign when_DataCache_l844 = (! stageB_flusher_counter[6]);
+  assign when_DataCache_l844 = (! stageB_flusher_counter[7]);
   assign when_DataCache_l850 = (! stageB_flusher_hold);
-  assign io_cpu_flush_ready = (stageB_flusher_waitDone && stageB_flusher_counter[6]);
+  assign io_cpu_flush_ready = (stageB_flusher_waitDone && stageB_flusher_counter[7]);
   assign stageB_isAmo = 1'b0;
   assign stageB_isAmoCached = 1'b0;
   assign stageB_isExternalLsrc = 1'b0;
@@ -5808,7 +5700,7 @@ module DataCache (
     if(stageB_bypassCache) begin
       io_cpu_writeBack_accessError = ((((! stageB_request_wr) && 1'b1) && io_mem_rsp_valid) && io_mem_rsp_payload_error);
     end else begin
-      io_cpu_writeBack_accessError = (((stageB_waysHits & {stageB_tagsReadRsp_1_error,stageB_tagsReadRsp_0_error}) != 2'b00) || (stageB_loadStoreFault && (! stageB_mmuRsp_isPaging)));
+      io_cpu_writeBack_accessError = (((stageB_waysHits & stageB_tagsReadRsp_0_error) != 1'b0) || (stageB_loadStoreFault && (! stageB_mmuRsp_isPaging)));
     end
   end
 
@@ -5887,7 +5779,7 @@ module DataCache (
   assign when_DataCache_l983 = ((! stageB_request_wr) ? (io_mem_rsp_valid && rspSync) : io_mem_cmd_ready);
   assign when_DataCache_l992 = (stageB_waysHit || (stageB_request_wr && (! stageB_isAmoCached)));
   assign when_DataCache_l997 = ((! stageB_request_wr) || io_mem_cmd_ready);
-  assign when_DataCache_l1008 = (((! stageB_request_wr) || stageB_isAmoCached) && ((stageB_dataColisions & stageB_waysHits) != 2'b00));
+  assign when_DataCache_l1008 = (((! stageB_request_wr) || stageB_isAmoCached) && ((stageB_dataColisions & stageB_waysHits) != 1'b0));
   assign when_DataCache_l1020 = (! memCmdSent);
   assign when_DataCache_l979 = (stageB_mmuRsp_isIoAccess || stageB_isExternalLsrc);
   always @(*) begin
@@ -5967,15 +5859,7 @@ module DataCache (
       stageB_tagsReadRsp_0_address <= ways_0_tagsReadRsp_address;
     end
     if(when_DataCache_l815_1) begin
-      stageB_tagsReadRsp_1_valid <= ways_1_tagsReadRsp_valid;
-      stageB_tagsReadRsp_1_error <= ways_1_tagsReadRsp_error;
-      stageB_tagsReadRsp_1_address <= ways_1_tagsReadRsp_address;
-    end
-    if(when_DataCache_l815_2) begin
       stageB_dataReadRsp_0 <= ways_0_dataReadRsp;
-    end
-    if(when_DataCache_l815_3) begin
-      stageB_dataReadRsp_1 <= ways_1_dataReadRsp;
     end
     if(when_DataCache_l814) begin
       stageB_wayInvalidate <= stageA_wayInvalidate;
@@ -5999,11 +5883,11 @@ module DataCache (
     if(reset) begin
       memCmdSent <= 1'b0;
       stageB_flusher_waitDone <= 1'b0;
-      stageB_flusher_counter <= 7'h0;
+      stageB_flusher_counter <= 8'h0;
       stageB_flusher_start <= 1'b1;
       loader_valid <= 1'b0;
       loader_counter_value <= 3'b000;
-      loader_waysAllocator <= 2'b01;
+      loader_waysAllocator <= 1'b1;
       loader_error <= 1'b0;
       loader_killReg <= 1'b0;
     end else begin
@@ -6018,13 +5902,13 @@ module DataCache (
       end
       if(when_DataCache_l844) begin
         if(when_DataCache_l850) begin
-          stageB_flusher_counter <= (stageB_flusher_counter + 7'h01);
+          stageB_flusher_counter <= (stageB_flusher_counter + 8'h01);
         end
       end
       stageB_flusher_start <= (((((((! stageB_flusher_waitDone) && (! stageB_flusher_start)) && io_cpu_flush_valid) && (! io_cpu_execute_isValid)) && (! io_cpu_memory_isValid)) && (! io_cpu_writeBack_isValid)) && (! io_cpu_redo));
       if(stageB_flusher_start) begin
         stageB_flusher_waitDone <= 1'b1;
-        stageB_flusher_counter <= 7'h0;
+        stageB_flusher_counter <= 8'h0;
       end
       `ifndef SYNTHESIS
         `ifdef FORMAL
@@ -6051,7 +5935,7 @@ module DataCache (
         loader_killReg <= 1'b0;
       end
       if(when_DataCache_l1106) begin
-        loader_waysAllocator <= _zz_loader_waysAllocator[1:0];
+        loader_waysAllocator <= _zz_loader_waysAllocator[0:0];
       end
     end
   end
@@ -6104,10 +5988,10 @@ module InstructionCache (
 
   reg        [31:0]   _zz_banks_0_port1;
   reg        [31:0]   _zz_banks_1_port1;
-  reg        [22:0]   _zz_ways_0_tags_port1;
-  reg        [22:0]   _zz_ways_1_tags_port1;
-  wire       [22:0]   _zz_ways_0_tags_port;
-  wire       [22:0]   _zz_ways_1_tags_port;
+  reg        [21:0]   _zz_ways_0_tags_port1;
+  reg        [21:0]   _zz_ways_1_tags_port1;
+  wire       [21:0]   _zz_ways_0_tags_port;
+  wire       [21:0]   _zz_ways_1_tags_port;
   reg                 _zz_fetchStage_hit_error;
   reg        [31:0]   _zz_fetchStage_hit_data;
   reg                 _zz_1;
@@ -6119,7 +6003,7 @@ module InstructionCache (
   (* keep , syn_keep *) reg        [31:0]   lineLoader_address /* synthesis syn_keep = 1 */ ;
   reg                 lineLoader_hadError;
   reg                 lineLoader_flushPending;
-  reg        [6:0]    lineLoader_flushCounter;
+  reg        [7:0]    lineLoader_flushCounter;
   wire                when_InstructionCache_l338;
   reg                 _zz_when_InstructionCache_l342;
   wire                when_InstructionCache_l342;
@@ -6135,42 +6019,42 @@ module InstructionCache (
   wire                lineLoader_wayToAllocate_willOverflow;
   (* keep , syn_keep *) reg        [2:0]    lineLoader_wordIndex /* synthesis syn_keep = 1 */ ;
   wire                lineLoader_write_tag_0_valid;
-  wire       [5:0]    lineLoader_write_tag_0_payload_address;
+  wire       [6:0]    lineLoader_write_tag_0_payload_address;
   wire                lineLoader_write_tag_0_payload_data_valid;
   wire                lineLoader_write_tag_0_payload_data_error;
-  wire       [20:0]   lineLoader_write_tag_0_payload_data_address;
+  wire       [19:0]   lineLoader_write_tag_0_payload_data_address;
   wire                lineLoader_write_tag_1_valid;
-  wire       [5:0]    lineLoader_write_tag_1_payload_address;
+  wire       [6:0]    lineLoader_write_tag_1_payload_address;
   wire                lineLoader_write_tag_1_payload_data_valid;
   wire                lineLoader_write_tag_1_payload_data_error;
-  wire       [20:0]   lineLoader_write_tag_1_payload_data_address;
+  wire       [19:0]   lineLoader_write_tag_1_payload_data_address;
   wire                lineLoader_write_data_0_valid;
-  wire       [8:0]    lineLoader_write_data_0_payload_address;
+  wire       [9:0]    lineLoader_write_data_0_payload_address;
   wire       [31:0]   lineLoader_write_data_0_payload_data;
   wire                lineLoader_write_data_1_valid;
-  wire       [8:0]    lineLoader_write_data_1_payload_address;
+  wire       [9:0]    lineLoader_write_data_1_payload_address;
   wire       [31:0]   lineLoader_write_data_1_payload_data;
   wire                when_InstructionCache_l401;
-  wire       [8:0]    _zz_fetchStage_read_banksValue_0_dataMem;
+  wire       [9:0]    _zz_fetchStage_read_banksValue_0_dataMem;
   wire                _zz_fetchStage_read_banksValue_0_dataMem_1;
   wire       [31:0]   fetchStage_read_banksValue_0_dataMem;
   wire       [31:0]   fetchStage_read_banksValue_0_data;
-  wire       [8:0]    _zz_fetchStage_read_banksValue_1_dataMem;
+  wire       [9:0]    _zz_fetchStage_read_banksValue_1_dataMem;
   wire                _zz_fetchStage_read_banksValue_1_dataMem_1;
   wire       [31:0]   fetchStage_read_banksValue_1_dataMem;
   wire       [31:0]   fetchStage_read_banksValue_1_data;
-  wire       [5:0]    _zz_fetchStage_read_waysValues_0_tag_valid;
+  wire       [6:0]    _zz_fetchStage_read_waysValues_0_tag_valid;
   wire                _zz_fetchStage_read_waysValues_0_tag_valid_1;
   wire                fetchStage_read_waysValues_0_tag_valid;
   wire                fetchStage_read_waysValues_0_tag_error;
-  wire       [20:0]   fetchStage_read_waysValues_0_tag_address;
-  wire       [22:0]   _zz_fetchStage_read_waysValues_0_tag_valid_2;
-  wire       [5:0]    _zz_fetchStage_read_waysValues_1_tag_valid;
+  wire       [19:0]   fetchStage_read_waysValues_0_tag_address;
+  wire       [21:0]   _zz_fetchStage_read_waysValues_0_tag_valid_2;
+  wire       [6:0]    _zz_fetchStage_read_waysValues_1_tag_valid;
   wire                _zz_fetchStage_read_waysValues_1_tag_valid_1;
   wire                fetchStage_read_waysValues_1_tag_valid;
   wire                fetchStage_read_waysValues_1_tag_error;
-  wire       [20:0]   fetchStage_read_waysValues_1_tag_address;
-  wire       [22:0]   _zz_fetchStage_read_waysValues_1_tag_valid_2;
+  wire       [19:0]   fetchStage_read_waysValues_1_tag_address;
+  wire       [21:0]   _zz_fetchStage_read_waysValues_1_tag_valid_2;
   wire                fetchStage_hit_hits_0;
   wire                fetchStage_hit_hits_1;
   wire                fetchStage_hit_valid;
@@ -6194,10 +6078,10 @@ module InstructionCache (
   reg                 decodeStage_hit_valid;
   wire                when_InstructionCache_l459_2;
   reg                 decodeStage_hit_error;
-  (* ram_style = "block" *) reg [31:0] banks_0 [0:511];
-  (* ram_style = "block" *) reg [31:0] banks_1 [0:511];
-  (* ram_style = "block" *) reg [22:0] ways_0_tags [0:63];
-  (* ram_style = "block" *) reg [22:0] ways_1_tags [0:63];
+  (* ram_style = "block" *) reg [31:0] banks_0 [0:1023];
+  (* ram_style = "block" *) reg [31:0] banks_1 [0:1023];
+  (* ram_style = "block" *) reg [21:0] ways_0_tags [0:127];
+  (* ram_style = "block" *) reg [21:0] ways_1_tags [0:127];
 
   assign _zz_ways_0_tags_port = {lineLoader_write_tag_0_payload_data_address,{lineLoader_write_tag_0_payload_data_error,lineLoader_write_tag_0_payload_data_valid}};
   assign _zz_ways_1_tags_port = {lineLoader_write_tag_1_payload_data_address,{lineLoader_write_tag_1_payload_data_error,lineLoader_write_tag_1_payload_data_valid}};
@@ -6312,7 +6196,7 @@ module InstructionCache (
     end
   end
 
-  assign when_InstructionCache_l338 = (! lineLoader_flushCounter[6]);
+  assign when_InstructionCache_l338 = (! lineLoader_flushCounter[7]);
   assign when_InstructionCache_l342 = (! _zz_when_InstructionCache_l342);
   assign when_InstructionCache_l351 = (lineLoader_flushPending && (! (lineLoader_valid || io_cpu_fetch_isValid)));
   assign io_mem_cmd_fire = (io_mem_cmd_valid && io_mem_cmd_ready);
@@ -6337,45 +6221,45 @@ module InstructionCache (
     end
   end
 
-  assign lineLoader_write_tag_0_valid = (((lineLoader_wayToAllocate_value == 1'b0) && lineLoader_fire) || (! lineLoader_flushCounter[6]));
-  assign lineLoader_write_tag_0_payload_address = (lineLoader_flushCounter[6] ? lineLoader_address[10 : 5] : lineLoader_flushCounter[5 : 0]);
-  assign lineLoader_write_tag_0_payload_data_valid = lineLoader_flushCounter[6];
+  assign lineLoader_write_tag_0_valid = (((lineLoader_wayToAllocate_value == 1'b0) && lineLoader_fire) || (! lineLoader_flushCounter[7]));
+  assign lineLoader_write_tag_0_payload_address = (lineLoader_flushCounter[7] ? lineLoader_address[11 : 5] : lineLoader_flushCounter[6 : 0]);
+  assign lineLoader_write_tag_0_payload_data_valid = lineLoader_flushCounter[7];
   assign lineLoader_write_tag_0_payload_data_error = (lineLoader_hadError || io_mem_rsp_payload_error);
-  assign lineLoader_write_tag_0_payload_data_address = lineLoader_address[31 : 11];
-  assign lineLoader_write_tag_1_valid = (((lineLoader_wayToAllocate_value == 1'b1) && lineLoader_fire) || (! lineLoader_flushCounter[6]));
-  assign lineLoader_write_tag_1_payload_address = (lineLoader_flushCounter[6] ? lineLoader_address[10 : 5] : lineLoader_flushCounter[5 : 0]);
-  assign lineLoader_write_tag_1_payload_data_valid = lineLoader_flushCounter[6];
+  assign lineLoader_write_tag_0_payload_data_address = lineLoader_address[31 : 12];
+  assign lineLoader_write_tag_1_valid = (((lineLoader_wayToAllocate_value == 1'b1) && lineLoader_fire) || (! lineLoader_flushCounter[7]));
+  assign lineLoader_write_tag_1_payload_address = (lineLoader_flushCounter[7] ? lineLoader_address[11 : 5] : lineLoader_flushCounter[6 : 0]);
+  assign lineLoader_write_tag_1_payload_data_valid = lineLoader_flushCounter[7];
   assign lineLoader_write_tag_1_payload_data_error = (lineLoader_hadError || io_mem_rsp_payload_error);
-  assign lineLoader_write_tag_1_payload_data_address = lineLoader_address[31 : 11];
+  assign lineLoader_write_tag_1_payload_data_address = lineLoader_address[31 : 12];
   assign lineLoader_write_data_0_valid = (io_mem_rsp_valid && (lineLoader_wayToAllocate_value == 1'b0));
-  assign lineLoader_write_data_0_payload_address = {lineLoader_address[10 : 5],lineLoader_wordIndex};
+  assign lineLoader_write_data_0_payload_address = {lineLoader_address[11 : 5],lineLoader_wordIndex};
   assign lineLoader_write_data_0_payload_data = io_mem_rsp_payload_data;
   assign lineLoader_write_data_1_valid = (io_mem_rsp_valid && (lineLoader_wayToAllocate_value == 1'b1));
-  assign lineLoader_write_data_1_payload_address = {lineLoader_address[10 : 5],lineLoader_wordIndex};
+  assign lineLoader_write_data_1_payload_address = {lineLoader_address[11 : 5],lineLoader_wordIndex};
   assign lineLoader_write_data_1_payload_data = io_mem_rsp_payload_data;
   assign when_InstructionCache_l401 = (lineLoader_wordIndex == 3'b111);
-  assign _zz_fetchStage_read_banksValue_0_dataMem = io_cpu_prefetch_pc[10 : 2];
+  assign _zz_fetchStage_read_banksValue_0_dataMem = io_cpu_prefetch_pc[11 : 2];
   assign _zz_fetchStage_read_banksValue_0_dataMem_1 = (! io_cpu_fetch_isStuck);
   assign fetchStage_read_banksValue_0_dataMem = _zz_banks_0_port1;
   assign fetchStage_read_banksValue_0_data = fetchStage_read_banksValue_0_dataMem[31 : 0];
-  assign _zz_fetchStage_read_banksValue_1_dataMem = io_cpu_prefetch_pc[10 : 2];
+  assign _zz_fetchStage_read_banksValue_1_dataMem = io_cpu_prefetch_pc[11 : 2];
   assign _zz_fetchStage_read_banksValue_1_dataMem_1 = (! io_cpu_fetch_isStuck);
   assign fetchStage_read_banksValue_1_dataMem = _zz_banks_1_port1;
   assign fetchStage_read_banksValue_1_data = fetchStage_read_banksValue_1_dataMem[31 : 0];
-  assign _zz_fetchStage_read_waysValues_0_tag_valid = io_cpu_prefetch_pc[10 : 5];
+  assign _zz_fetchStage_read_waysValues_0_tag_valid = io_cpu_prefetch_pc[11 : 5];
   assign _zz_fetchStage_read_waysValues_0_tag_valid_1 = (! io_cpu_fetch_isStuck);
   assign _zz_fetchStage_read_waysValues_0_tag_valid_2 = _zz_ways_0_tags_port1;
   assign fetchStage_read_waysValues_0_tag_valid = _zz_fetchStage_read_waysValues_0_tag_valid_2[0];
   assign fetchStage_read_waysValues_0_tag_error = _zz_fetchStage_read_waysValues_0_tag_valid_2[1];
-  assign fetchStage_read_waysValues_0_tag_address = _zz_fetchStage_read_waysValues_0_tag_valid_2[22 : 2];
-  assign _zz_fetchStage_read_waysValues_1_tag_valid = io_cpu_prefetch_pc[10 : 5];
+  assign fetchStage_read_waysValues_0_tag_address = _zz_fetchStage_read_waysValues_0_tag_valid_2[21 : 2];
+  assign _zz_fetchStage_read_waysValues_1_tag_valid = io_cpu_prefetch_pc[11 : 5];
   assign _zz_fetchStage_read_waysValues_1_tag_valid_1 = (! io_cpu_fetch_isStuck);
   assign _zz_fetchStage_read_waysValues_1_tag_valid_2 = _zz_ways_1_tags_port1;
   assign fetchStage_read_waysValues_1_tag_valid = _zz_fetchStage_read_waysValues_1_tag_valid_2[0];
   assign fetchStage_read_waysValues_1_tag_error = _zz_fetchStage_read_waysValues_1_tag_valid_2[1];
-  assign fetchStage_read_waysValues_1_tag_address = _zz_fetchStage_read_waysValues_1_tag_valid_2[22 : 2];
-  assign fetchStage_hit_hits_0 = (fetchStage_read_waysValues_0_tag_valid && (fetchStage_read_waysValues_0_tag_address == io_cpu_fetch_mmuRsp_physicalAddress[31 : 11]));
-  assign fetchStage_hit_hits_1 = (fetchStage_read_waysValues_1_tag_valid && (fetchStage_read_waysValues_1_tag_address == io_cpu_fetch_mmuRsp_physicalAddress[31 : 11]));
+  assign fetchStage_read_waysValues_1_tag_address = _zz_fetchStage_read_waysValues_1_tag_valid_2[21 : 2];
+  assign fetchStage_hit_hits_0 = (fetchStage_read_waysValues_0_tag_valid && (fetchStage_read_waysValues_0_tag_address == io_cpu_fetch_mmuRsp_physicalAddress[31 : 12]));
+  assign fetchStage_hit_hits_1 = (fetchStage_read_waysValues_1_tag_valid && (fetchStage_read_waysValues_1_tag_address == io_cpu_fetch_mmuRsp_physicalAddress[31 : 12]));
   assign fetchStage_hit_valid = (|{fetchStage_hit_hits_1,fetchStage_hit_hits_0});
   assign fetchStage_hit_wayId = fetchStage_hit_hits_1;
   assign fetchStage_hit_error = _zz_fetchStage_hit_error;
@@ -6438,11 +6322,11 @@ module InstructionCache (
       lineLoader_address <= io_cpu_fill_payload;
     end
     if(when_InstructionCache_l338) begin
-      lineLoader_flushCounter <= (lineLoader_flushCounter + 7'h01);
+      lineLoader_flushCounter <= (lineLoader_flushCounter + 8'h01);
     end
-    _zz_when_InstructionCache_l342 <= lineLoader_flushCounter[6];
+    _zz_when_InstructionCache_l342 <= lineLoader_flushCounter[7];
     if(when_InstructionCache_l351) begin
-      lineLoader_flushCounter <= 7'h0;
+      lineLoader_flushCounter <= 8'h0;
     end
     if(when_InstructionCache_l435) begin
       io_cpu_fetch_data_regNextWhen <= io_cpu_fetch_data;
