@@ -297,22 +297,30 @@ def _tile_design():
     return TileWithoutCore
 
 
-# LiteX's VexRiscv variants that make resources measures: the core of every tile, and the two
-# smaller ones LiteX ships (what a smaller core would save; both would move every cycle count).
+# The VexRiscv variants that make resources measures: the core of every board tile, the project's
+# own (gateware/cpu: the simulated SoC's and the boards' candidate) and the two smaller ones LiteX
+# ships (what a smaller core would save; both would move every cycle count).
 CORE_VARIANTS = {
-    "standard": "VexRiscv `standard` (LiteX's), the core of a tile",
+    "standard": "VexRiscv `standard` (LiteX's), the core of a board tile",
+    "standard_i2way": "VexRiscv `standard_i2way` (gateware/cpu): 2-way 4 KiB I$",
+    "standard_i8k2way": "VexRiscv `standard_i8k2way` (gateware/cpu): 2-way 8 KiB I$, the simulated "
+                        "tiles' core",
     "lite":     "VexRiscv `lite` (LiteX's): rv32im, 2 KiB I$, no D$",
     "minimal":  "VexRiscv `minimal` (LiteX's): rv32i, no caches",
 }
 
 
 def _core_design(variant="standard"):
-    """LiteX's VexRiscv ``variant`` as a :class:`Design`: its Verilog file (every variant's
-    module is ``VexRiscv``, as LiteX instantiates it), named after the file."""
-    from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
-    from litex import get_data_mod
-    name = CPU_VARIANTS[variant]
-    source = os.path.join(get_data_mod("cpu", "vexriscv").data_location, name + ".v")
+    """A VexRiscv ``variant`` (LiteX's, or gateware.cpu's) as a :class:`Design`: its Verilog file
+    (every variant's module is ``VexRiscv``, as LiteX instantiates it), named after the file."""
+    from gateware import cpu
+    if variant in cpu.CORE_VARIANTS:
+        source = cpu.CORE_VARIANTS[variant].verilog
+    else:
+        from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
+        from litex import get_data_mod
+        source = os.path.join(get_data_mod("cpu", "vexriscv").data_location, CPU_VARIANTS[variant] + ".v")
+    name = os.path.splitext(os.path.basename(source))[0]
     return Design(name, CORE_VARIANTS[variant], None, sources=[source], widelut=False,
         verilog_top="VexRiscv")
 
@@ -400,7 +408,8 @@ def main():
               "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
               "the device; Fmax from the same placement. A whole tile as the boards build it is "
               "its VexRiscv `standard`, the tile row and its router (fewer ports at the mesh "
-              "edge); the tile row includes the NI with the Subutai port and engine. The `lite` "
+              "edge); the tile row includes the NI with the Subutai port and engine. The "
+              "simulated tiles' core is `standard_i8k2way` (gateware/cpu). The `lite` "
               "and `minimal` rows are LiteX's smaller cores, which no tile uses (either would "
               "move every cycle count).")
     print(f"wrote {csv_path} and {md_path}")
