@@ -153,10 +153,18 @@ def _pthreadtest_ok(r, groups):
     """Every check group of firmware/apps/pthreadtest (the bare-metal tests run the same source)
     passed."""
     assert r.exit_code == 0, r.output[-3000:]
-    groups = dict(re.findall(r"^([a-z ]+): (ok|FAILED)$", r.output, re.M))
-    assert set(groups) == set(groups), r.output[-3000:]
-    assert all(result == "ok" for result in groups.values()), r.output[-3000:]
+    found = dict(re.findall(r"^([a-z ]+): (ok|FAILED)$", r.output, re.M))
+    assert set(found) == set(groups), r.output[-3000:]
+    assert all(result == "ok" for result in found.values()), r.output[-3000:]
     assert "pthreadtest: 0 failures" in r.output
+
+
+def _placement(output):
+    """Cores of pthreadtest's unpinned threads (its placement group): two threads pinned on core
+    cores/2 stay alive while one unpinned thread per core is created after them."""
+    m = re.search(r"^placement:((?: \d+)*)$", output, re.M)
+    assert m, output[-2000:]
+    return [int(c) for c in m.group(1).split()]
 
 
 @needs_zephyr
@@ -187,8 +195,22 @@ def test_spin_then_block_paths(zephyr, pthreadtest_groups, backend, conf, per_co
 
 @needs_zephyr
 def test_least_loaded_placement(zephyr, pthreadtest_groups):
+    """Least-loaded placement fills the emptiest cores first, the lowest number first: with the
+    main thread on core 0 and two threads pinned on core 2, the unpinned ones go to 1, 3, then 0
+    and 1 (every core then holds one thread but core 2)."""
     r = zephyr.run(2, 2, "pthreadtest", "subutai", conf=["CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y"])
     _pthreadtest_ok(r, pthreadtest_groups)
+    assert _placement(r.output) == [1, 3, 0, 1]
+
+
+@needs_zephyr
+def test_round_robin_placement(zephyr, pthreadtest_groups):
+    """Round-robin placement (the default) takes the cores in turn whatever they hold."""
+    r = zephyr.run(2, 2, "pthreadtest", "subutai")
+    _pthreadtest_ok(r, pthreadtest_groups)
+    cores = _placement(r.output)
+    assert len(cores) == 4 and sorted(cores) == [0, 1, 2, 3]
+    assert all((b - a) % 4 == 1 for a, b in zip(cores, cores[1:])), cores
 
 
 def _checksum(output, program):

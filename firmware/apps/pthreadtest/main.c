@@ -245,6 +245,55 @@ static void test_thread_errors(void)
 	report("thread errors", before);
 }
 
+/*
+ * Placement of threads created without a core: the policy's choices are printed for the test
+ * runner, which knows the policy (tests/test_zephyr.py). With per_core > 1 (several threads per
+ * core, Zephyr), `crowd` threads are pinned on core n_cores / 2 and n_cores unpinned threads
+ * follow, every one alive until all are placed: the least-loaded policy then fills the emptiest
+ * cores first (lowest number first), round-robin takes the cores in turn whatever they hold.
+ */
+static unsigned int placed_on[MAX_THREADS];
+static void *placement_gate;
+
+static void *placed_then_wait(void *arg)
+{
+	*(unsigned int *)arg = pthread_core_np();
+	return wait_at_gate(placement_gate);
+}
+
+static void test_placement(unsigned int per_core)
+{
+	int before = failures;
+	pthread_t t[MAX_THREADS];
+	pthread_attr_t pinned;
+	unsigned int crowd = per_core > 1 ? 2 : 1;
+	unsigned int free = per_core > 1 ? n_cores : n_cores - 1 - crowd;
+
+	if (crowd + free + 1 > n_threads) {
+		return;
+	}
+	placement_gate = next_gate();
+	CHECK(pthread_attr_init(&pinned) == 0);
+	CHECK(pthread_attr_setcore_np(&pinned, (int)(n_cores / 2)) == 0);
+	for (unsigned int i = 0; i < crowd; i++) {
+		CHECK(pthread_create(&t[i], &pinned, wait_at_gate, placement_gate) == 0);
+	}
+	for (unsigned int i = 0; i < free; i++) {
+		CHECK(pthread_create(&t[crowd + i], NULL, placed_then_wait, &placed_on[i]) == 0);
+	}
+	open_gate();
+	failures += join_all(t, crowd + free);
+	/* Joined: each thread's record is visible. */
+	printf("placement:");
+	for (unsigned int i = 0; i < free; i++) {
+		CHECK(placed_on[i] < n_cores);
+		printf(" %u", placed_on[i]);
+	}
+	printf("\n");
+	CHECK(pthread_attr_destroy(&pinned) == 0);
+	report("placement", before);
+}
+
 /* Mutexes. */
 
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1435,6 +1484,7 @@ int main(int argc, char **argv)
 	printf("pthreadtest: %u cores, %u threads\n", n_cores, n_threads);
 	test_threads();
 	test_thread_errors();
+	test_placement(per_core);
 	test_mutex();
 	test_mutex_types();
 	test_mutex_errors();
