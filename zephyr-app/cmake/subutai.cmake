@@ -4,7 +4,7 @@
 #   find_package(Zephyr REQUIRED HINTS $ENV{ZEPHYR_BASE})
 #
 # SUBUTAI_SOC_DIR (CMake or environment variable) is the LiteX build directory of the SoC the image
-# is for (e.g. build/sim_2x2_standard): its csr.json becomes the board's devicetree and its
+# is for (e.g. build/sim_2x2_standard_i8k2way): its csr.json becomes the board's devicetree and its
 # generated headers give the drivers their registers. BOARD defaults to subutai_litex.
 
 get_filename_component(SUBUTAI_ZEPHYR_APP ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
@@ -15,7 +15,7 @@ if(NOT DEFINED SUBUTAI_SOC_DIR AND DEFINED ENV{SUBUTAI_SOC_DIR})
 endif()
 if(NOT SUBUTAI_SOC_DIR)
   message(FATAL_ERROR "SUBUTAI_SOC_DIR is not set: give the SoC build directory, "
-    "e.g. -DSUBUTAI_SOC_DIR=build/sim_2x2_standard (python3 boards/sim.py --tiles 4 --build makes one)")
+    "e.g. -DSUBUTAI_SOC_DIR=build/sim_2x2_standard_i8k2way (python3 boards/sim.py --tiles 4 --build makes one)")
 endif()
 get_filename_component(SUBUTAI_SOC_DIR ${SUBUTAI_SOC_DIR} ABSOLUTE BASE_DIR ${SUBUTAI_ROOT})
 if(NOT EXISTS ${SUBUTAI_SOC_DIR}/csr.json)

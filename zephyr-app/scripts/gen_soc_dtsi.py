@@ -2,7 +2,7 @@
 #
 # Devicetree of one Subutai SoC build, generated from its csr.json.
 #
-#   gen_soc_dtsi.py build/sim_2x2_standard/csr.json out/dts/riscv/subutai_soc.dtsi --code-size 0x60000
+#   gen_soc_dtsi.py build/sim_2x2_standard_i8k2way/csr.json out/dts/riscv/subutai_soc.dtsi --code-size 0x60000
 #
 # The board subutai_litex (zephyr-app/boards/) includes the result, so a Zephyr image follows the
 # SoC it was built for: CSR addresses, interrupt numbers, memories and clock all come from the SoC
