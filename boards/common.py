@@ -158,7 +158,7 @@ class BoardSoC(SubutaiSoC):
     A board's ``__init__`` creates its platform and ``self.crg``, calls this ``__init__``, then
     :meth:`add_main_ram_sdram` with its PHY and module.
 
-    In simulation (``sim``, :mod:`soc.board_sim`) the same SoC runs in Verilator: the board's
+    In simulation (``sim``, :func:`run_board_sim`) the same SoC runs in Verilator: the board's
     platform and CRG give way to :func:`sim_platform` (one clock, a stream UART that the
     harness bridges to a pseudo-terminal) and its SDRAM PHY to LiteDRAM's model of the same chip
     (:func:`sdram_phy_model`); the BIOS, the controller, the L2 and the tiles are the board's.
