@@ -241,6 +241,21 @@ def membw(d):
             "make bench-mem")
 
 
+def apps_links(d):
+    rows = _rows(d, "apps_links", "make bench-apps")
+    by = {}
+    for r in rows:
+        by.setdefault((r["program"], r["backend"], _int(r["tiles"])), []).append(_int(r["roi"]))
+    spreads = {k: 100.0 * (max(v) - min(v)) / min(v) for k, v in by.items()}
+    links = max(len(v) for v in by.values())
+    tiles = sorted({t for _, _, t in by})
+    within = sum(s < 2.0 for s in spreads.values())
+    worst = max(spreads, key=spreads.get)
+    return (f"benchmark programs' ROI across {links} links of the library ({', '.join(map(str, tiles))} tiles)",
+            f"{within} of {len(spreads)} within 2 % (largest {spreads[worst]:.1f} %, {worst[0]} {worst[1]})",
+            "make bench-apps")
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -254,7 +269,7 @@ def simspeed(d):
 
 
 ROWS = [noc_zero_load, noc_saturation, noc_pingpong, subutai_fsm, resources, bitstream, membw, prodcons,
-        apps, zephyr_apps, zephyr_prodcons, simspeed]
+        apps, apps_links, zephyr_apps, zephyr_prodcons, simspeed]
 
 
 def render(results_dir=RESULTS_DIR):
