@@ -30,7 +30,7 @@ from gateware.uplink import RegisteredUplink
 from boards.floorplan import anchor_block_rams, FloorplanError
 
 from soc.mesh import mesh_shape, MeshShapeError
-from soc.subutai_soc import SubutaiSoC, KiB, MiB
+from soc.subutai_soc import SubutaiSoC, KiB
 
 YOWASP_BIN  = os.path.join(BUILD_DIR, "yowasp-bin")
 

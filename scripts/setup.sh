@@ -34,7 +34,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 echo "[setup] pip: installing the project (editable) and its dependencies (pyproject.toml)"
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q -e "$here"
+"$venv/bin/pip" install -q -e "$here[test,zephyr]"
 # From any directory: the project's packages come from this checkout.
 (cd / && "$venv/bin/python" -c "import gateware, soc, boards, scripts, litex, migen") \
     || { echo "[setup] error: the project is not importable from the venv" >&2; exit 1; }

@@ -77,7 +77,7 @@ def main():
 
     header = ["tiles"] + [f"{c} (Mc/s)" for c in configs]
     if "litex" in configs and len(configs) > 1:
-        header.append(f"best/litex")
+        header.append("best/litex")
     # What a many-tile model costs: tile-cycles per second of the default build, and the cost of a
     # tile-cycle relative to the 1-tile model (1.00: the model scales linearly with its tiles).
     per_tile = "default" in configs and 1 in tiles
