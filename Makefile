@@ -22,11 +22,12 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup lint test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream board-sim zephyr-sim zephyr-test zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
+	@echo "make lint                  ruff's checks of the Python (pyproject.toml; .ci/run runs them first)"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
@@ -73,6 +74,9 @@ setup:
 
 $(PYTHON):
 	@echo "error: no virtual environment: run 'make setup' first" >&2; exit 1
+
+lint: | $(PYTHON)
+	.venv/bin/ruff check .
 
 test: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs $(PYTEST_ARGS)

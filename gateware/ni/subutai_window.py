@@ -37,9 +37,7 @@ so a handler can give each reply to its thread.
 from migen import *
 
 from litex.gen import LiteXModule
-from litex.soc.interconnect import stream, wishbone
-
-from gateware.subutai import protocol as P
+from litex.soc.interconnect import wishbone
 
 # Register map (byte offsets in the window). One source of truth: exported as C by c_header().
 WINDOW_SIZE   = 0x1000

@@ -453,13 +453,13 @@ class SubutaiEngine(LiteXModule):
             waiter=Cat(spm.qd_thread, spm.qd_core))
         self.output  = output  = EnginePacketOutput(source, request, ni_id)
         self.mem = spm.mem
-        rd, wr, cbase = spm.rd, spm.wr, spm.cbase
+        rd, cbase = spm.rd, spm.cbase
         ctrl_free_head, qfree_head = spm.ctrl_free_head, spm.qfree_head
         free_ctrl, free_queue = spm.free_ctrl, spm.free_queue
         take, accept = request.take, request.accept
         r_sync, r_op, r_core = request.r_sync, request.r_op, request.r_core
         r_thread, r_value, r_reply = request.r_thread, request.r_value, request.r_reply
-        emit, o, o_self, can_emit = output.emit, output.o, output.o_self, output.can_emit
+        can_emit = output.can_emit
         write, write_next = spm.write, spm.write_next
         grant_inc, error_inc, silent_inc = events.grant_inc, events.error_inc, events.silent_inc
 
