@@ -28,7 +28,7 @@ import time
 
 
 from gateware.cpu import SIM_CPU_VARIANT
-from soc.firmware import BACKENDS, link_perturbations
+from soc.firmware import BACKENDS, link_perturbations, slug
 from soc.simulation import build_model, mem_banks_arg, stop_runs_on_sigterm
 from scripts import host_programs
 from scripts.bench import run_checked
@@ -85,7 +85,7 @@ def run_links(programs, tiles, backends, args, jobs=1, cpu_variant=SIM_CPU_VARIA
 
     def run(n, program, backend, perturbation):
         model, (x, y) = models[n], mesh_shape(n)
-        tag = "".join(c if c.isalnum() else "_" for c in args.strip())
+        tag = slug(args)
         image = model.build_firmware(program, backend=backend, program_args=args,
             out_dir=os.path.join(model.output_dir, "firmware", f"{program}-{backend}-{tag}-link"
                                  f"{perturbation.variant if perturbation else 0}"),

@@ -48,6 +48,12 @@ def benchmark_programs():
         if d != "common" and os.path.isdir(os.path.join(base, d)))
 
 
+def slug(text):
+    """A build directory's name for some text (program arguments, Kconfig settings): letters and
+    digits kept, anything else an underscore."""
+    return "".join(c if c.isalnum() else "_" for c in text.strip())
+
+
 def library_members(backend):
     """Sources of a bare-metal image's PThreads archive, relative to firmware/lib/, in their link
     order: the lists of firmware/lib/library.mk (the Makefile's and the Zephyr module's one source)
@@ -139,7 +145,7 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
         raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
     soc_dir = os.path.abspath(soc_dir)
     if out_dir is None:
-        tag = "".join(c if c.isalnum() else "_" for c in program_args.strip())
+        tag = slug(program_args)
         out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
     cmd = ["make", "-s", "-C", firmware_dir, f"APP={app}", f"SOC_DIR={soc_dir}",
         f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}", f"LAYOUT_PAD={layout_pad}"]

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from gateware.build import ROOT
-from soc.firmware import benchmark_programs, check_backend, firmware_apps
+from soc.firmware import benchmark_programs, check_backend, firmware_apps, slug
 
 ZEPHYR_APP_DIR = os.path.join(ROOT, "zephyr-app")
 APPS_DIR = os.path.join(ZEPHYR_APP_DIR, "apps")
@@ -80,8 +80,8 @@ def build_app(model, app, backend="subutai", program=None, program_args="", conf
     soc_dir = getattr(model, "output_dir", model)
     # Kconfig settings given on CMake's command line stay in its cache: a build directory of its
     # own for each set of them, so a setting never outlives the call that gave it.
-    name = "-".join(filter(None, [app, program, backend, _slug(program_args)]
-        + [_slug(c.removeprefix("CONFIG_")) for c in conf]))
+    name = "-".join(filter(None, [app, program, backend, slug(program_args)]
+        + [slug(c.removeprefix("CONFIG_")) for c in conf]))
     out_dir = out_dir or os.path.join(soc_dir, "zephyr", name)
     cmd = ["cmake", "-GNinja", "-S", os.path.join(APPS_DIR, app), "-B", out_dir,
         f"-DSUBUTAI_SOC_DIR={soc_dir}",
@@ -97,10 +97,6 @@ def build_app(model, app, backend="subutai", program=None, program_args="", conf
     log(f"[zephyr] {name}: building")
     _run(["ninja", "-C", out_dir], env, out_dir, "build")
     return os.path.join(out_dir, "zephyr", "zephyr.bin")
-
-
-def _slug(text):
-    return "".join(c if c.isalnum() else "_" for c in text.strip())
 
 
 def _run(cmd, env, out_dir, stage):
