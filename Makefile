@@ -32,6 +32,7 @@ help:
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
+	@echo "                           (PROGRAM_DIR=path: a PThreads program of one's own, any directory)"
 	@echo "                           (BACKEND=subutai|swonly: PThreads backend of the app;"
 	@echo "                           APP=x264 ARGS=\"-i test\": a benchmark program and its arguments;"
 	@echo "                           DEFINES=\"NAME=VALUE ...\": C macros of the app)"
@@ -86,7 +87,8 @@ test-fast: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m "not slow and not bitstream and not zephyr" $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
-	$(PYTHON) boards/sim.py --tiles $(TILES) --app $(APP) --backend $(BACKEND) --args "$(ARGS)" \
+	$(PYTHON) boards/sim.py --tiles $(TILES) $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)",--app $(APP)) \
+	  --backend $(BACKEND) --args "$(ARGS)" \
 	  $(foreach d,$(DEFINES),--define $(d))
 
 stress: | $(PYTHON)

@@ -9,7 +9,9 @@
 #
 
 import argparse
+import glob
 import os
+import subprocess
 import sys
 
 from gateware.cpu import SIM_CPU_VARIANT
@@ -32,6 +34,9 @@ def main():
     parser.add_argument("--force", action="store_true", help="Rebuild the model even when up to date.")
     parser.add_argument("--app", default=None,
         help="Firmware application (firmware/apps/<app>) or benchmark program (firmware/programs/<app>) to compile and run.")
+    parser.add_argument("--program-dir", default=None, metavar="DIR",
+        help="A plain PThreads program of one's own (the .c files of DIR, any directory), built "
+             "and run as the benchmark programs are.")
     parser.add_argument("--args", default="", metavar="'ARGS'",
         help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').")
     parser.add_argument("--define", "-D", action="append", type=define_arg, default=[],
@@ -53,8 +58,10 @@ def main():
         mesh_x, mesh_y = mesh_shape(args.tiles, args.mesh)
     except MeshShapeError as e:
         parser.error(str(e))
-    if args.ram_init and args.app:
-        parser.error("give either --app or --ram-init, not both")
+    if sum(map(bool, (args.ram_init, args.app, args.program_dir))) > 1:
+        parser.error("give one of --app, --program-dir and --ram-init")
+    if args.program_dir and not glob.glob(os.path.join(args.program_dir, "*.c")):
+        parser.error(f"--program-dir {args.program_dir}: no C sources (*.c) there")
     if args.ram_init and not os.path.isfile(args.ram_init):
         parser.error(f"--ram-init {args.ram_init}: no such file")
     if args.max_cycles < 0:
@@ -62,12 +69,12 @@ def main():
     if args.app and args.app not in firmware_apps() + benchmark_programs():
         parser.error(f"--app {args.app}: no such application or program (have: "
             f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs())})")
-    if args.args and args.app not in benchmark_programs():
-        parser.error("--args only applies to a benchmark program (firmware/programs/)")
+    if args.args and args.app not in benchmark_programs() and not args.program_dir:
+        parser.error("--args only applies to a benchmark program (firmware/programs/, --program-dir)")
     if "'" in args.args:
         parser.error("--args: no quotes allowed")
-    if args.define and not args.app:
-        parser.error("--define applies to an --app")
+    if args.define and not (args.app or args.program_dir):
+        parser.error("--define applies to an --app or a --program-dir")
 
     trace = None
     if args.trace:
@@ -80,9 +87,12 @@ def main():
         sys.exit(f"error: {e}")
 
     image = args.ram_init
-    if args.app:
-        image = model.build_firmware(args.app, backend=args.backend, program_args=args.args,
-            extra_cflags=" ".join(f"-D{d}" for d in args.define))
+    if args.app or args.program_dir:
+        try:
+            image = model.build_firmware(args.app, backend=args.backend, program_args=args.args,
+                extra_cflags=" ".join(f"-D{d}" for d in args.define), program_dir=args.program_dir)
+        except subprocess.CalledProcessError:
+            sys.exit(f"error: the firmware of {args.app or args.program_dir} did not build (above)")
     if image is None:
         return
     print(f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles)", flush=True)

@@ -131,14 +131,21 @@ def define_arg(text):
 
 
 def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-        firmware_dir=FIRMWARE_DIR, layout_pad=0, perturbation=None):
+        firmware_dir=FIRMWARE_DIR, layout_pad=0, perturbation=None, program_dir=None):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
     ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
     ``firmware_dir`` is the firmware/ tree to build (another checkout's, say); ``layout_pad``
     shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld);
-    ``perturbation`` (a :class:`LinkPerturbation`) links the library another way."""
+    ``perturbation`` (a :class:`LinkPerturbation`) links the library another way; ``program_dir``
+    is a plain PThreads program of one's own (its .c files, any directory), built and run as the
+    benchmark programs are, ``app`` then being the directory's name (or None for it)."""
     check_backend(backend)
+    if program_dir is not None:
+        program_dir = os.path.abspath(program_dir)
+        if not glob.glob(os.path.join(program_dir, "*.c")):
+            raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
+        app = app or os.path.basename(program_dir)
     if not isinstance(layout_pad, int) or layout_pad < 0 or layout_pad % 4:
         raise ValueError(f"layout_pad {layout_pad!r}: a non-negative multiple of 4 bytes")
     if "'" in program_args:
@@ -153,6 +160,8 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
     if perturbation is not None:
         cmd += [f"LIB_ORDER={' '.join(perturbation.order)}", f"LAYOUT_VARIANT={perturbation.variant}"]
+    if program_dir is not None:
+        cmd.append(f"PROGRAM_DIR={program_dir}")
     with build_lock(soc_dir):
         subprocess.run(cmd, check=True)
     return os.path.join(out_dir, f"{app}.bin")

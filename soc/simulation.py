@@ -169,11 +169,11 @@ class SimModel:
         return self.config["constants"]["n_tiles"]
 
     def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-            layout_pad=0, perturbation=None):
+            layout_pad=0, perturbation=None, program_dir=None):
         """Compile a firmware application or benchmark program against this SoC's generated
         headers (:func:`soc.firmware.build_firmware`); return its .bin."""
         return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args,
-            layout_pad=layout_pad, perturbation=perturbation)
+            layout_pad=layout_pad, perturbation=perturbation, program_dir=program_dir)
 
     def _prepare_run(self, run_dir):
         """A run directory with the design's initialised memories (LiteX's identifier ROM, a

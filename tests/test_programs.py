@@ -106,3 +106,67 @@ def test_cli_errors(cmd, message):
     import subprocess
     proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+USER_PROGRAM = """
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int counter;
+
+static void *work(void *arg)
+{
+	for (int i = 0; i < 100; i++) {
+		pthread_mutex_lock(&lock);
+		counter++;
+		pthread_mutex_unlock(&lock);
+	}
+	return arg;
+}
+
+int main(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, work, NULL);
+	work(NULL);
+	pthread_join(t, NULL);
+	printf("counted: %d\\n", counter);
+	return counter == 200 ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+def test_program_of_ones_own_from_any_directory(sim, tmp_path, backend):
+    """A PThreads program outside the tree (PROGRAM_DIR) builds against the library as the
+    benchmark programs do, and runs under the harness: its output, its exit code, its records
+    under its directory's name."""
+    program = tmp_path / "counting"
+    program.mkdir()
+    (program / "main.c").write_text(USER_PROGRAM)
+    model = sim.model(2, 1)
+    image = model.build_firmware(None, backend=backend, program_dir=str(program),
+        out_dir=str(tmp_path / "out"))
+    r = model.run(image, max_cycles=20_000_000)
+    assert r.exit_code == 0, r.output[-2000:]
+    assert "counted: 200" in r.output
+    (run,) = app_runs(r.output.splitlines())
+    assert run["program"] == "counting" and run["backend"] == backend and run["exit"] == 0
+    assert events(run, "mutex") == 400
+
+
+def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
+    program = tmp_path / "rw"
+    program.mkdir()
+    (program / "main.c").write_text(
+        "int pthread_rwlock_rdlock(void *lock);\n"
+        "int main(void) { static int lock; return pthread_rwlock_rdlock(&lock); }\n")
+    import subprocess
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "boards", "sim.py"), "--tiles", "2",
+        "--program-dir", str(program)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1
+    assert ("rw calls what neither the project's PThreads library (firmware/include/pthread.h) nor "
+            "the C library provides: pthread_rwlock_rdlock") in p.stderr
+    assert "did not build" in p.stderr and "Traceback" not in p.stderr
