@@ -12,6 +12,7 @@
 # Zephyr's cross-compile variant (zephyr-app/cmake/subutai.cmake maps its multilib).
 
 import argparse
+import os
 import sys
 
 from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
@@ -27,6 +28,9 @@ def main():
     parser.add_argument("--app", default="pthreadtest", help="Application of zephyr-app/apps/ (default pthreadtest).")
     parser.add_argument("--program", default=None,
         help="With --app program: a benchmark program (firmware/programs/) or firmware application (firmware/apps/).")
+    parser.add_argument("--program-dir", default=None, metavar="DIR",
+        help="With --app program: a plain PThreads program of one's own (the .c files of DIR, any "
+             "directory) instead of --program.")
     parser.add_argument("--args", default="", metavar="'ARGS'",
         help="Arguments of a benchmark program after '-t <tiles>'.")
     parser.add_argument("--backend", choices=BACKENDS, default="subutai", help="PThreads backend.")
@@ -42,7 +46,11 @@ def main():
         parser.error(str(e))
     if args.app not in zephyr_apps():
         parser.error(f"--app {args.app}: no such application (have: {', '.join(zephyr_apps())})")
-    if args.app == "program" and args.program not in benchmark_programs() + firmware_apps():
+    if args.program_dir and (args.app != "program" or args.program):
+        parser.error("--program-dir goes with --app program, instead of --program")
+    if args.program_dir and not os.path.isdir(args.program_dir):
+        parser.error(f"--program-dir {args.program_dir}: no such directory")
+    if args.app == "program" and not args.program_dir and args.program not in benchmark_programs() + firmware_apps():
         parser.error(f"--program {args.program}: give a program of firmware/programs/ "
             f"({', '.join(benchmark_programs())}) or an application of firmware/apps/")
     if args.app != "program" and (args.program or args.args):
@@ -56,8 +64,9 @@ def main():
 
     model = build_model(mesh_x, mesh_y)
     try:
-        image = build_app(model, args.app, args.backend, args.program, args.args, args.conf)
-    except RuntimeError as e:
+        image = build_app(model, args.app, args.backend, args.program, args.args, args.conf,
+            program_dir=args.program_dir)
+    except (RuntimeError, ValueError) as e:
         sys.exit(f"error: {e}")
     if args.build_only:
         print(image)

@@ -11,6 +11,7 @@ or, by default, Debian's ``riscv64-unknown-elf-gcc`` through Zephyr's ``cross-co
 missing.
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -65,13 +66,21 @@ def require_zephyr():
 
 
 def build_app(model, app, backend="subutai", program=None, program_args="", conf=(), out_dir=None,
-        extra_cflags="", log=print):
+        extra_cflags="", log=print, program_dir=None):
     """Build a zephyr-app application for a SoC model (:class:`soc.simulation.SimModel` or any LiteX build
-    directory with a csr.json); return its zephyr.bin. Rebuilds only what changed."""
+    directory with a csr.json); return its zephyr.bin. Rebuilds only what changed. With the app
+    ``program``, ``program_dir`` is a plain PThreads program of one's own (the .c files of any
+    directory) instead of ``program``, named after its directory."""
     if app not in zephyr_apps():
         raise ValueError(f"no Zephyr application {app!r} (have: {', '.join(zephyr_apps())})")
     check_backend(backend)
-    if app == "program":
+    if program_dir is not None:
+        if app != "program" or program:
+            raise ValueError("a program directory applies to the app 'program', instead of a program")
+        program_dir = os.path.abspath(program_dir)
+        if not glob.glob(os.path.join(program_dir, "*.c")):
+            raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
+    elif app == "program":
         if program not in benchmark_programs() + firmware_apps():
             raise ValueError(f"program {program!r}: no such program or application")
     elif program or program_args:
@@ -80,15 +89,17 @@ def build_app(model, app, backend="subutai", program=None, program_args="", conf
     soc_dir = getattr(model, "output_dir", model)
     # Kconfig settings given on CMake's command line stay in its cache: a build directory of its
     # own for each set of them, so a setting never outlives the call that gave it.
-    name = "-".join(filter(None, [app, program, backend, slug(program_args)]
+    name = "-".join(filter(None, [app, program or (program_dir and os.path.basename(program_dir)),
+        backend, slug(program_args)]
         + [slug(c.removeprefix("CONFIG_")) for c in conf]))
     out_dir = out_dir or os.path.join(soc_dir, "zephyr", name)
     cmd = ["cmake", "-GNinja", "-S", os.path.join(APPS_DIR, app), "-B", out_dir,
         f"-DSUBUTAI_SOC_DIR={soc_dir}",
         f"-DCONFIG_SUBUTAI_BACKEND_{backend.upper()}=y"]
-    if program:
-        cmd += [f"-DPROGRAM={program}", f"-DPROGRAM_ARGS={program_args}",
-            f'-DCONFIG_SUBUTAI_APP_NAME="{program}"']
+    if program or program_dir:
+        label = program or os.path.basename(program_dir)
+        cmd += [f"-DPROGRAM={program or ''}", f"-DPROGRAM_DIR={program_dir or ''}",
+            f"-DPROGRAM_ARGS={program_args}", f'-DCONFIG_SUBUTAI_APP_NAME="{label}"']
     cmd += [f"-D{c}" for c in conf]
     if extra_cflags:
         cmd.append(f"-DEXTRA_CFLAGS={extra_cflags}")

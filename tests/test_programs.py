@@ -108,34 +108,8 @@ def test_cli_errors(cmd, message):
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
-USER_PROGRAM = """
-#include <pthread.h>
-#include <stdio.h>
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int counter;
-
-static void *work(void *arg)
-{
-	for (int i = 0; i < 100; i++) {
-		pthread_mutex_lock(&lock);
-		counter++;
-		pthread_mutex_unlock(&lock);
-	}
-	return arg;
-}
-
-int main(void)
-{
-	pthread_t t;
-
-	pthread_create(&t, NULL, work, NULL);
-	work(NULL);
-	pthread_join(t, NULL);
-	printf("counted: %d\\n", counter);
-	return counter == 200 ? 0 : 1;
-}
-"""
+# A plain PThreads program of one's own, outside firmware/ (tests/data/programs/counting).
+USER_PROGRAM = os.path.join(os.path.dirname(__file__), "data", "programs", "counting")
 
 
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
@@ -143,11 +117,8 @@ def test_program_of_ones_own_from_any_directory(sim, tmp_path, backend):
     """A PThreads program outside the tree (PROGRAM_DIR) builds against the library as the
     benchmark programs do, and runs under the harness: its output, its exit code, its records
     under its directory's name."""
-    program = tmp_path / "counting"
-    program.mkdir()
-    (program / "main.c").write_text(USER_PROGRAM)
     model = sim.model(2, 1)
-    image = model.build_firmware(None, backend=backend, program_dir=str(program),
+    image = model.build_firmware(None, backend=backend, program_dir=USER_PROGRAM,
         out_dir=str(tmp_path / "out"))
     r = model.run(image, max_cycles=20_000_000)
     assert r.exit_code == 0, r.output[-2000:]

@@ -234,6 +234,22 @@ def test_programs_match_bare_metal(sim, zephyr, program, backend):
 
 
 @needs_zephyr
+def test_program_of_ones_own_under_zephyr(sim, tmp_path):
+    """A PThreads program outside the tree (--program-dir) builds as a Zephyr application as the
+    benchmark programs do and runs under the harness."""
+    from soc.zephyr import build_app
+    program = os.path.join(os.path.dirname(__file__), "data", "programs", "counting")
+    model = sim.model(2, 1)
+    image = build_app(model, "program", "subutai", program_dir=program,
+        out_dir=str(tmp_path / "build"), log=lambda m: print(m, file=sys.stderr))
+    r = model.run(image, max_cycles=50_000_000)
+    assert r.exit_code == 0, r.output[-2000:]
+    assert "counted: 200" in r.output
+    runs = [rec for rec in parse_lines(r.output.splitlines()) if rec.get("event") == "run"]
+    assert len(runs) == 1 and runs[0]["program"] == "counting" and runs[0]["exit"] == 0
+
+
+@needs_zephyr
 def test_program_with_more_threads_than_cores(sim, zephyr):
     """Several threads per core: the checksum does not depend on the thread count."""
     bare = sim.run(2, 2, "x264", "subutai", "-i test")
