@@ -64,7 +64,8 @@ help:
 	@echo "                           (BACKEND=..., ARGS=\"...\" of a program, BOARD_ARGS=\"--capture F\")"
 	@echo "make zephyr-sim TILES=4 ZAPP=pthreadtest"
 	@echo "                           Zephyr on every tile: build a zephyr-app application and run it in"
-	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...)"
+	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...;"
+	@echo "                           PROGRAM_DIR=path: a PThreads program of one's own)"
 	@echo "make zephyr-test           the Zephyr suite (needs ZEPHYR_BASE; skipped with a message without)"
 	@echo "make zephyr-bench          prodcons and the benchmark programs under Zephyr, both backends:"
 	@echo "                           results/zephyr_prodcons.* and results/zephyr_apps.*"
@@ -144,8 +145,9 @@ ZAPP    ?= pthreadtest
 PROGRAM ?=
 
 zephyr-sim: | $(PYTHON)
-	$(PYTHON) boards/zephyr.py --tiles $(TILES) --app $(ZAPP) --backend $(BACKEND) \
-	  $(if $(PROGRAM),--program $(PROGRAM) --args "$(ARGS)")
+	$(PYTHON) boards/zephyr.py --tiles $(TILES) --app $(if $(PROGRAM_DIR),program,$(ZAPP)) \
+	  --backend $(BACKEND) $(if $(PROGRAM),--program $(PROGRAM) --args "$(ARGS)") \
+	  $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)" --args "$(ARGS)")
 
 zephyr-test: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m zephyr $(PYTEST_ARGS)
