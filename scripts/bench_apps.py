@@ -35,7 +35,7 @@ from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
 from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_capture, save_csv
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_capture, save_csv, spread
 from soc.mesh import MeshShapeError, mesh_shape
 
 INPUTS = ("test", "simsmall", "simmedium")
@@ -111,9 +111,10 @@ def links_report(rows, results_dir):
     by = {}
     for program, backend, tiles, _, _, roi, _ in rows:
         by.setdefault((program, backend, tiles), []).append(roi)
-    table = [[p, b, t, min(v), max(v), f"{100*(max(v) - min(v))/min(v):.1f} %"]
-             for (p, b, t), v in sorted(by.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))]
-    over = [r for r in table if float(r[5].split()[0]) >= LINK_SPREAD_GOAL]
+    keys = sorted(by, key=lambda k: (k[2], k[0], k[1]))
+    table = [[p, b, t, min(by[(p, b, t)]), max(by[(p, b, t)]), f"{spread(by[(p, b, t)]):.1f} %"]
+             for p, b, t in keys]
+    over = [row for row, k in zip(table, keys) if spread(by[k]) >= LINK_SPREAD_GOAL]
     header = ["program", "backend", "tiles", "smallest ROI", "largest ROI", "spread"]
     notes = (f"Spread: (largest − smallest) / smallest ROI over {len(rows) // max(1, len(by))} links of "
              "each image, the default and the perturbed ones of `soc.firmware.link_perturbations()` "

@@ -18,7 +18,7 @@ import sys
 from gateware.build import ROOT
 from scripts.bench_apps import LINK_SPREAD_GOAL
 from scripts.prodcons_report import SPREAD_GOAL, median_spreads
-from scripts.results import RESULTS_DIR, markdown_table
+from scripts.results import RESULTS_DIR, markdown_table, spread
 
 README = os.path.join(ROOT, "README.md")
 BEGIN = "<!-- figures: begin (written by `make figures` from results/*.csv; do not edit) -->"
@@ -247,7 +247,7 @@ def apps_links(d):
     by = {}
     for r in rows:
         by.setdefault((r["program"], r["backend"], _int(r["tiles"])), []).append(_int(r["roi"]))
-    spreads = {k: 100.0 * (max(v) - min(v)) / min(v) for k, v in by.items()}
+    spreads = {k: spread(v) for k, v in by.items()}
     links = max(len(v) for v in by.values())
     tiles = sorted({t for _, _, t in by})
     within = sum(s < LINK_SPREAD_GOAL for s in spreads.values())

@@ -17,7 +17,7 @@ import os
 
 
 from scripts.capture import CaptureError, parse_lines, report_main
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, spread
 
 PROGRAM = "prodcons"
 BACKENDS = ("swonly", "subutai")
@@ -222,8 +222,7 @@ def median_spreads(rows, probe=_pad):
     medians = {}
     for r in rows:
         medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[probe(r)] = r["median"]
-    return {k: 100.0 * (max(v.values()) - min(v.values())) / min(v.values()) if min(v.values()) else 0.0
-            for k, v in medians.items() if len(v) > 1}
+    return {k: spread(v.values()) for k, v in medians.items() if len(v) > 1}
 
 
 def _run_cycles(records, tiles):

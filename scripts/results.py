@@ -7,6 +7,13 @@ from gateware.build import ROOT
 RESULTS_DIR = os.path.join(ROOT, "results")
 
 
+def spread(values):
+    """(largest − smallest) / smallest of some figures, in percent (0 when the smallest is 0): how
+    far a figure moves across layouts, links or runs of one configuration."""
+    low = min(values)
+    return 100.0 * (max(values) - low) / low if low else 0.0
+
+
 def markdown_table(header, rows):
     lines = ["| " + " | ".join(str(h) for h in header) + " |",
              "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
