@@ -22,12 +22,14 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup lint test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup lint format test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream board-sim zephyr-sim zephyr-test zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
-	@echo "make lint                  ruff's checks of the Python (pyproject.toml; .ci/run runs them first)"
+	@echo "make lint                  ruff's checks of the Python (pyproject.toml) and clang-format's of the"
+	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
+	@echo "make format                rewrite the C to that style"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
@@ -77,8 +79,17 @@ setup:
 $(PYTHON):
 	@echo "error: no virtual environment: run 'make setup' first" >&2; exit 1
 
+# The C of firmware/ and zephyr-app/ in Zephyr's style (.clang-format); tests/data holds inputs.
+C_SOURCES = $(shell git ls-files '*.c' '*.h' | grep -v '^tests/data/')
+
 lint: | $(PYTHON)
 	.venv/bin/ruff check .
+	@command -v clang-format >/dev/null || { echo "error: clang-format not found: install the Debian package clang-format (make setup)" >&2; exit 1; }
+	clang-format --dry-run -Werror $(C_SOURCES)
+
+# Rewrites the C in place to the house style (what make lint checks).
+format: | $(PYTHON)
+	clang-format -i $(C_SOURCES)
 
 test: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs $(PYTEST_ARGS)

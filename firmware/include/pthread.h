@@ -76,7 +76,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t magic;
-	clockid_t clock;   /* of pthread_cond_timedwait()'s timeouts (both count the same cycles) */
+	clockid_t clock; /* of pthread_cond_timedwait()'s timeouts (both count the same cycles) */
 } pthread_condattr_t;
 
 typedef struct {
@@ -96,16 +96,16 @@ typedef struct {
 #define SUBUTAI_PTHREAD_OBJECT_ALIGN 16
 typedef struct {
 	uint32_t magic;
-	uint32_t handle;   /* Subutai sync id, or software object */
-	uint8_t impl;      /* which implementation holds it */
-	uint8_t type;      /* PTHREAD_MUTEX_* */
-	uint16_t depth;    /* recursive mutexes: lock depth of the owner */
-	pthread_t owner;   /* recursive mutexes: owning thread */
+	uint32_t handle; /* Subutai sync id, or software object */
+	uint8_t impl;    /* which implementation holds it */
+	uint8_t type;    /* PTHREAD_MUTEX_* */
+	uint16_t depth;  /* recursive mutexes: lock depth of the owner */
+	pthread_t owner; /* recursive mutexes: owning thread */
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_mutex_t;
 
 typedef struct {
 	uint32_t magic;
-	uint32_t handle;   /* allocated at the first wait, next to its mutex's implementation */
+	uint32_t handle; /* allocated at the first wait, next to its mutex's implementation */
 	uint8_t impl;
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_cond_t;
 
@@ -121,7 +121,10 @@ typedef struct {
 	volatile uint32_t state;
 } pthread_once_t;
 
-#define PTHREAD_ONCE_INIT {0}
+#define PTHREAD_ONCE_INIT                                                                          \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 /* Thread-specific data keys: an index of the key table, valid while allocated. */
 typedef uint32_t pthread_key_t;
@@ -133,7 +136,7 @@ typedef uint32_t pthread_key_t;
  * Threads: at most one per core bare-metal (the main thread's included), the thread slots under
  * Zephyr (CONFIG_SUBUTAI_THREADS_MAX). Synchronization objects: pthread_sw_objects_max_np() below.
  */
-#define SUBUTAI_PTHREAD_KEYS 128
+#define SUBUTAI_PTHREAD_KEYS                  128
 #define SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS 4
 #undef PTHREAD_KEYS_MAX
 #define PTHREAD_KEYS_MAX SUBUTAI_PTHREAD_KEYS
@@ -151,7 +154,7 @@ typedef uint32_t pthread_key_t;
 #define PTHREAD_CANCEL_DISABLE      1
 #define PTHREAD_CANCEL_DEFERRED     0
 #define PTHREAD_CANCEL_ASYNCHRONOUS 1
-#define PTHREAD_CANCELED ((void *)-1)
+#define PTHREAD_CANCELED            ((void *)-1)
 
 /* A cleanup handler, on the stack of its thread (pthread_cleanup_push()). */
 struct __subutai_cleanup {
@@ -160,8 +163,14 @@ struct __subutai_cleanup {
 	struct __subutai_cleanup *outer;
 };
 
-#define PTHREAD_MUTEX_INITIALIZER {0, 0, 0, 0, 0, 0}
-#define PTHREAD_COND_INITIALIZER  {0, 0, 0}
+#define PTHREAD_MUTEX_INITIALIZER                                                                  \
+	{                                                                                          \
+		0, 0, 0, 0, 0, 0                                                                   \
+	}
+#define PTHREAD_COND_INITIALIZER                                                                   \
+	{                                                                                          \
+		0, 0, 0                                                                            \
+	}
 
 int pthread_attr_init(pthread_attr_t *attr);
 int pthread_attr_destroy(pthread_attr_t *attr);
@@ -190,12 +199,12 @@ void pthread_testcancel(void);
 /* pthread_cleanup_push() and pthread_cleanup_pop() are a pair in one block, as POSIX requires. */
 void __subutai_cleanup_push(struct __subutai_cleanup *cleanup, void (*routine)(void *), void *arg);
 void __subutai_cleanup_pop(struct __subutai_cleanup *cleanup, int execute);
-#define pthread_cleanup_push(routine, arg)                                                        \
-	{                                                                                         \
-		struct __subutai_cleanup __subutai_cleanup_frame;                                 \
+#define pthread_cleanup_push(routine, arg)                                                         \
+	{                                                                                          \
+		struct __subutai_cleanup __subutai_cleanup_frame;                                  \
 		__subutai_cleanup_push(&__subutai_cleanup_frame, (routine), (arg));
-#define pthread_cleanup_pop(execute)                                                              \
-		__subutai_cleanup_pop(&__subutai_cleanup_frame, (execute));                       \
+#define pthread_cleanup_pop(execute)                                                               \
+	__subutai_cleanup_pop(&__subutai_cleanup_frame, (execute));                                \
 	}
 
 int pthread_mutexattr_init(pthread_mutexattr_t *attr);

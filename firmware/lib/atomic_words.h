@@ -41,10 +41,11 @@ enum {
 	RT_THREAD_GEN = RT_WAIT_NEXT + RT_THREADS_MAX,
 	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
 	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,
-	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX, /* per thread slot: its core */
+	RT_THREAD_CORE = RT_THREAD_CLAIM + RT_THREADS_MAX,  /* per thread slot: its core */
 	RT_THREAD_CANCEL = RT_THREAD_CORE + RT_THREADS_MAX, /* per thread slot: cancellation */
-	RT_THREAD_WAIT = RT_THREAD_CANCEL + RT_THREADS_MAX, /* per thread slot: its blocking point */
-	RT_KEYS = RT_THREAD_WAIT + RT_THREADS_MAX,          /* per key: generation, odd if allocated */
+	RT_THREAD_WAIT =
+		RT_THREAD_CANCEL + RT_THREADS_MAX, /* per thread slot: its blocking point */
+	RT_KEYS = RT_THREAD_WAIT + RT_THREADS_MAX, /* per key: generation, odd if allocated */
 	RT_POOL = RT_KEYS + SUBUTAI_PTHREAD_KEYS,
 	/* The last word: the Subutai driver's allocation round-robin. */
 	RT_ALLOC_RR = ATOMIC_WORDS - 1,
@@ -56,9 +57,9 @@ enum {
  * when set (a build option bare-metal, Kconfig SUBUTAI_PTHREAD_SW_OBJECTS under Zephyr, 0 there
  * meaning unset), else every block the atomic unit holds.
  */
-#define RT_BLOCK_WORDS 8
+#define RT_BLOCK_WORDS   8
 #define RT_POOL_CAPACITY ((RT_ALLOC_RR - RT_POOL) / RT_BLOCK_WORDS)
-#if !defined(SUBUTAI_PTHREAD_SW_OBJECTS) && defined(CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS) && \
+#if !defined(SUBUTAI_PTHREAD_SW_OBJECTS) && defined(CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS) &&          \
 	CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS > 0
 #define SUBUTAI_PTHREAD_SW_OBJECTS CONFIG_SUBUTAI_PTHREAD_SW_OBJECTS
 #endif

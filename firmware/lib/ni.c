@@ -6,8 +6,9 @@
 #include <subutai/ni.h>
 #include <subutai_port.h>
 
-SUBUTAI_SYNC_PATH int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
-		    const uint32_t *payload, unsigned int length)
+SUBUTAI_SYNC_PATH int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls,
+				      unsigned int type, const uint32_t *payload,
+				      unsigned int length)
 {
 	if (dest >= subutai_num_tiles() || (unsigned int)cls > 1 || length > NOC_MAX_PAYLOAD) {
 		return -EINVAL;
@@ -44,8 +45,9 @@ SUBUTAI_SYNC_PATH unsigned int subutai_ni_pending(enum subutai_ni_class cls)
 {
 	uint32_t status = ni_rx_status_read();
 
-	return cls == SUBUTAI_NI_PRIORITY ? SUBUTAI_FIELD_GET(status, CSR_NI_RX_STATUS_PRIO_MESSAGES)
-					  : SUBUTAI_FIELD_GET(status, CSR_NI_RX_STATUS_MESSAGES);
+	return cls == SUBUTAI_NI_PRIORITY
+		       ? SUBUTAI_FIELD_GET(status, CSR_NI_RX_STATUS_PRIO_MESSAGES)
+		       : SUBUTAI_FIELD_GET(status, CSR_NI_RX_STATUS_MESSAGES);
 }
 
 static inline uint32_t ni_pop(enum subutai_ni_class cls)

@@ -43,6 +43,3 @@ SUBUTAI_SYNC_PATH void subutai_ni_isr(void)
 		ni_handler();
 	}
 }
-
-/* Whether this core enabled its reply event (subutai_port.h). */
-bool subutai_reply_irq_ready __tile_bss;

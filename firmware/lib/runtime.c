@@ -67,7 +67,8 @@ SUBUTAI_SYNC_PATH __attribute__((weak)) void subutai_isr(uint32_t pending)
 		subutai_ni_isr();
 	}
 	if (pending & (1u << TIMER0_INTERRUPT)) {
-		/* Only a sleep (rt_nap_until()) arms the timer: its wake-up is done, the line drops. */
+		/* Only a sleep (rt_nap_until()) arms the timer: its wake-up is done, the line
+		 * drops. */
 		timer0_ev_enable_write(0);
 	}
 }
@@ -80,8 +81,8 @@ SUBUTAI_SYNC_PATH void subutai_trap(void)
 		subutai_isr(irq_pending() & irq_getmask());
 		return;
 	}
-	printf("\n*** trap on tile %u: mcause=%lu mepc=0x%08lx mtval=0x%08lx\n",
-	       subutai_tile_id(), (unsigned long)mcause, csrr(mepc), csrr(mtval));
+	printf("\n*** trap on tile %u: mcause=%lu mepc=0x%08lx mtval=0x%08lx\n", subutai_tile_id(),
+	       (unsigned long)mcause, csrr(mepc), csrr(mtval));
 	subutai_exit(3);
 }
 
@@ -106,7 +107,8 @@ void subutai_start(void)
 	}
 
 	memset(_fbss, 0, _ebss - _fbss);
-	/* Shared atomic variables start from zero, also when a program is reloaded without a reset. */
+	/* Shared atomic variables start from zero, also when a program is reloaded without a reset.
+	 */
 	for (unsigned int i = 0; i < ATOMIC_WORDS; i++) {
 		subutai_atomic_store(i, 0);
 	}

@@ -22,7 +22,8 @@ static struct sys_heap heap __rt_shared;
 static int subutai_heap_init(void)
 {
 	if (subutai_tile_id() == 0) {
-		sys_heap_init(&heap, __subutai_heap_start, __subutai_heap_end - __subutai_heap_start);
+		sys_heap_init(&heap, __subutai_heap_start,
+			      __subutai_heap_end - __subutai_heap_start);
 	}
 	return 0;
 }

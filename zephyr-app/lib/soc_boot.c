@@ -43,7 +43,8 @@ static int subutai_boot_shared(void)
 		subutai_dcache_invalidate();
 		return 0;
 	}
-	memset(__subutai_shared_bss_start, 0, __subutai_shared_bss_end - __subutai_shared_bss_start);
+	memset(__subutai_shared_bss_start, 0,
+	       __subutai_shared_bss_end - __subutai_shared_bss_start);
 	/* Shared atomic variables start from zero, also when an image is reloaded without reset. */
 	for (unsigned int i = 0; i < ATOMIC_WORDS; i++) {
 		subutai_atomic_store(i, 0);

@@ -11,7 +11,13 @@
 
 #define ITERS 200
 
-enum { VAR_COUNT, VAR_WEIGHTED, VAR_FLAG, VAR_TOKEN, VAR_DONE };
+enum {
+	VAR_COUNT,
+	VAR_WEIGHTED,
+	VAR_FLAG,
+	VAR_TOKEN,
+	VAR_DONE
+};
 
 static uint32_t tas_won[N_TILES];
 static uint32_t tokens_seen[N_TILES];
@@ -27,7 +33,8 @@ static void work(unsigned int tile)
 	for (int i = 0; i < ITERS; i++) {
 		subutai_atomic_fetch_add(VAR_COUNT, 1);
 		subutai_atomic_fetch_add(VAR_WEIGHTED, tile + 1);
-		/* A token (a non-zero value) circulates: whoever swaps it out owns it, puts it back. */
+		/* A token (a non-zero value) circulates: whoever swaps it out owns it, puts it
+		 * back. */
 		uint32_t t = subutai_atomic_swap(VAR_TOKEN, 0);
 
 		if (t != 0) {
@@ -66,6 +73,7 @@ int main(void)
 	check("fetch_add_weighted", subutai_atomic_load(VAR_WEIGHTED) == weights * ITERS,
 	      subutai_atomic_load(VAR_WEIGHTED));
 	check("test_and_set_one_winner", winners == 1, winners);
-	check("swap_token_kept", subutai_atomic_load(VAR_TOKEN) == 0x7, subutai_atomic_load(VAR_TOKEN));
+	check("swap_token_kept", subutai_atomic_load(VAR_TOKEN) == 0x7,
+	      subutai_atomic_load(VAR_TOKEN));
 	return 0;
 }

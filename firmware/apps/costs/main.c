@@ -29,7 +29,8 @@ static uint32_t stamp_cost;
 				best = t1 - t0 - stamp_cost;                                       \
 			}                                                                          \
 		}                                                                                  \
-		printf("@subutai {\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n", \
+		printf("@subutai "                                                                 \
+		       "{\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",       \
 		       subutai_num_tiles(), name, (unsigned long)best);                            \
 	} while (0)
 #define MEASURE(name, stmt) MEASURE_AFTER(name, (void)0, stmt)
@@ -91,7 +92,8 @@ static void release_costs(void)
 	}
 	const char *names[2][2] = {
 		{"barrier release, first waiter, driver", "barrier release, last waiter, driver"},
-		{"barrier release, first waiter, pthread", "barrier release, last waiter, pthread"}};
+		{"barrier release, first waiter, pthread",
+		 "barrier release, last waiter, pthread"}};
 
 	for (unsigned int k = 0; k < 2; k++) {
 		uint32_t best_first = UINT32_MAX, best_last = UINT32_MAX;
@@ -108,9 +110,11 @@ static void release_costs(void)
 			best_first = first < best_first ? first : best_first;
 			best_last = last < best_last ? last : best_last;
 		}
-		printf("@subutai {\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
+		printf("@subutai "
+		       "{\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
 		       n, names[k][0], (unsigned long)best_first);
-		printf("@subutai {\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
+		printf("@subutai "
+		       "{\"program\":\"costs\",\"tiles\":%u,\"what\":\"%s\",\"min\":%lu}\n",
 		       n, names[k][1], (unsigned long)best_last);
 	}
 }
@@ -131,7 +135,8 @@ int main(void)
 	}
 	MEASURE("tile CSR read", sink = tile_id_read());
 	MEASURE("subutai last_error read", sink = subutai_last_error_read());
-	MEASURE("subutai ev_enable write", subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET));
+	MEASURE("subutai ev_enable write",
+		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET));
 	MEASURE("uart txfull read", sink = uart_txfull_read());
 	MEASURE("atomic swap", sink = subutai_atomic_swap(0, 0));
 	MEASURE("atomic load", sink = subutai_atomic_load(0));
@@ -156,7 +161,7 @@ int main(void)
 		subutai_request(remote, SUBUTAI_OP_LOCK, 0, false, NULL);
 		subutai_request(remote, SUBUTAI_OP_UNLOCK, 0, false, NULL);
 	});
-#ifdef SUBUTAI_PORT_WINDOW
+#if !SUBUTAI_PORT_SHARED_WINDOW
 	MEASURE("window register read", sink = subutai_window_reply_id());
 	MEASURE("window register write", subutai_window_set_value(0));
 	MEASURE("window lock+unlock, local engine", {
@@ -169,9 +174,13 @@ int main(void)
 		sink = subutai_window_reply();
 		subutai_window_issue(SUBUTAI_OP_UNLOCK, false, remote);
 	});
-	MEASURE_AFTER("window unlock (posted)",
-		      { subutai_window_issue(SUBUTAI_OP_LOCK, false, local); sink = subutai_window_reply(); },
-		      subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local));
+	MEASURE_AFTER(
+		"window unlock (posted)",
+		{
+			subutai_window_issue(SUBUTAI_OP_LOCK, false, local);
+			sink = subutai_window_reply();
+		},
+		subutai_window_issue(SUBUTAI_OP_UNLOCK, false, local));
 	{
 		bool inv;
 
@@ -196,7 +205,8 @@ int main(void)
 		pthread_mutex_unlock(&m);
 	});
 	MEASURE_AFTER("pthread unlock", pthread_mutex_lock(&m), pthread_mutex_unlock(&m));
-	MEASURE_AFTER("pthread lock (free, released here)", pthread_mutex_unlock(&m), pthread_mutex_lock(&m));
+	MEASURE_AFTER("pthread lock (free, released here)", pthread_mutex_unlock(&m),
+		      pthread_mutex_lock(&m));
 	pthread_mutex_unlock(&m);
 	if (subutai_num_tiles() > 1) {
 		release_costs();

@@ -22,15 +22,15 @@
 #include <subutai/soc.h>
 
 #ifndef MEM_BANKS
-#define MEM_BANKS 0      /* The SoC has one main RAM on the shared bus. */
+#define MEM_BANKS 0 /* The SoC has one main RAM on the shared bus. */
 #endif
 
-#define LINE_BYTES   32                   /* Cache line: one refill burst of 8 words. */
+#define LINE_BYTES   32 /* Cache line: one refill burst of 8 words. */
 #define LINE_WORDS   (LINE_BYTES / 4)
-#define STREAM_BYTES (8 * 1024)           /* Per core: twice the 4 KiB data cache. */
+#define STREAM_BYTES (8 * 1024) /* Per core: twice the 4 KiB data cache. */
 #define STREAM_WORDS (STREAM_BYTES / 4)
-#define CHASE_LINES  128                  /* 4 KiB: every line misses after an invalidation. */
-#define POLL_CYCLES  1024                 /* A waiting core polls this seldom, to stay off the bus. */
+#define CHASE_LINES  128  /* 4 KiB: every line misses after an invalidation. */
+#define POLL_CYCLES  1024 /* A waiting core polls this seldom, to stay off the bus. */
 
 enum test {
 	READ_PRIVATE,
@@ -43,15 +43,15 @@ enum test {
 };
 
 static const char *const test_names[N_TESTS] = {
-	"read_private", "write_private", "read_shared", "write_shared",
-	"refill_latency", "refill_latency_loaded",
+	"read_private", "write_private",  "read_shared",
+	"write_shared", "refill_latency", "refill_latency_loaded",
 };
 
 struct core_result {
 	uint32_t start;
 	uint32_t end;
 	uint32_t bytes;
-	uint32_t sink;     /* Sum of what was read, so that no load is optimized away. */
+	uint32_t sink; /* Sum of what was read, so that no load is optimized away. */
 } __attribute__((aligned(LINE_BYTES)));
 
 static uint32_t private_slices[N_TILES][STREAM_WORDS] __attribute__((aligned(LINE_BYTES)));
@@ -61,7 +61,8 @@ static struct core_result results[N_TESTS][N_TILES];
 
 /* Phase protocol: core t sets arrived[t] = p when it waits for phase p; core 0, once all have
  * arrived, sets start_at (a cycle far enough ahead for every poller to notice) and then phase = p;
- * every core starts at cycle start_at exactly; core t sets done[t] = p once its result is stored. */
+ * every core starts at cycle start_at exactly; core t sets done[t] = p once its result is stored.
+ */
 static volatile uint32_t phase;
 static volatile uint32_t start_at;
 static volatile uint32_t arrived[N_TILES] __attribute__((aligned(LINE_BYTES)));
@@ -91,7 +92,8 @@ static uint32_t read_stream(const volatile uint32_t *p)
 	uint32_t sum = 0;
 
 	for (unsigned int i = 0; i < STREAM_WORDS; i += 8) {
-		sum += p[i] + p[i + 1] + p[i + 2] + p[i + 3] + p[i + 4] + p[i + 5] + p[i + 6] + p[i + 7];
+		sum += p[i] + p[i + 1] + p[i + 2] + p[i + 3] + p[i + 4] + p[i + 5] + p[i + 6] +
+		       p[i + 7];
 	}
 	return sum;
 }
@@ -99,8 +101,14 @@ static uint32_t read_stream(const volatile uint32_t *p)
 static void write_stream(volatile uint32_t *p, uint32_t value)
 {
 	for (unsigned int i = 0; i < STREAM_WORDS; i += 8) {
-		p[i] = value; p[i + 1] = value; p[i + 2] = value; p[i + 3] = value;
-		p[i + 4] = value; p[i + 5] = value; p[i + 6] = value; p[i + 7] = value;
+		p[i] = value;
+		p[i + 1] = value;
+		p[i + 2] = value;
+		p[i + 3] = value;
+		p[i + 4] = value;
+		p[i + 5] = value;
+		p[i + 6] = value;
+		p[i + 7] = value;
 	}
 }
 

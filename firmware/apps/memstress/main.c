@@ -19,16 +19,16 @@
 
 #define WORDS        (8 * 1024)
 #define ROUNDS       2
-#define ATOMIC_EVERY 16       /* Stores between two uncached fetch-and-adds. */
-#define VAR_COUNTER  0        /* Atomic words: the shared counter and the barrier. */
+#define ATOMIC_EVERY 16 /* Stores between two uncached fetch-and-adds. */
+#define VAR_COUNTER  0  /* Atomic words: the shared counter and the barrier. */
 #define VAR_BARRIER  1
 
 static uint32_t buffer[WORDS] __attribute__((aligned(32)));
 
 struct core_report {
-	uint32_t own_errors;      /* Read-backs of its own words during the writes. */
-	uint32_t check_errors;    /* Words of the buffer that differ after the barrier. */
-	uint32_t first_bad;       /* Index of the first such word, or WORDS. */
+	uint32_t own_errors;   /* Read-backs of its own words during the writes. */
+	uint32_t check_errors; /* Words of the buffer that differ after the barrier. */
+	uint32_t first_bad;    /* Index of the first such word, or WORDS. */
 	uint32_t adds;
 } __attribute__((aligned(32)));
 
@@ -75,7 +75,7 @@ static void stress(unsigned int tile)
 {
 	unsigned int n = subutai_num_tiles();
 	uint32_t owned = WORDS / n;
-	struct core_report r = { 0, 0, WORDS, 0 };
+	struct core_report r = {0, 0, WORDS, 0};
 	uint32_t rng = 0x1234567u + tile * 7919u;
 
 	for (uint32_t round = 0; round < ROUNDS; round++) {
@@ -135,7 +135,8 @@ int main(void)
 	for (unsigned int t = 0; t < n; t++) {
 		const struct core_report *r = &reports[t];
 
-		printf("@subutai {\"program\":\"memstress\",\"tile\":%u,\"tiles\":%u,\"own_errors\":%lu,"
+		printf("@subutai "
+		       "{\"program\":\"memstress\",\"tile\":%u,\"tiles\":%u,\"own_errors\":%lu,"
 		       "\"check_errors\":%lu,\"first_bad\":%lu,\"adds\":%lu}\n",
 		       t, n, (unsigned long)r->own_errors, (unsigned long)r->check_errors,
 		       (unsigned long)r->first_bad, (unsigned long)r->adds);

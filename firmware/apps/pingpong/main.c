@@ -17,7 +17,13 @@
 #define PINGPONG_ROUNDS 16
 #endif
 
-enum { MSG_PING = 1, MSG_PONG, MSG_CMD, MSG_REPORT, MSG_STOP };
+enum {
+	MSG_PING = 1,
+	MSG_PONG,
+	MSG_CMD,
+	MSG_REPORT,
+	MSG_STOP
+};
 
 struct rtt_stats {
 	uint32_t min, max, sum;
@@ -30,7 +36,8 @@ static volatile uint32_t pong_seen __tile_bss;
 static volatile uint32_t report_seen __tile_bss;
 static uint32_t report[4] __tile_bss;
 
-SUBUTAI_SYNC_PATH static void send(unsigned int dest, unsigned int type, const uint32_t *words, unsigned int n)
+SUBUTAI_SYNC_PATH static void send(unsigned int dest, unsigned int type, const uint32_t *words,
+				   unsigned int n)
 {
 	if (subutai_ni_send(dest, SUBUTAI_NI_NORMAL, type, words, n) != 0) {
 		printf("pingpong: send to %u refused\n", dest);

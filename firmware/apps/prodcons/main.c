@@ -83,8 +83,17 @@ struct samples {
 	uint32_t v[MAX_SAMPLES];
 };
 
-enum { LOCK_FREE, UNLOCK, LOCK_QUEUED, UNLOCK_QUEUED, BARRIER_RELEASED, BARRIER_LAST, COND_BROADCAST,
-       COND_QUEUED, N_CASES };
+enum {
+	LOCK_FREE,
+	UNLOCK,
+	LOCK_QUEUED,
+	UNLOCK_QUEUED,
+	BARRIER_RELEASED,
+	BARRIER_LAST,
+	COND_BROADCAST,
+	COND_QUEUED,
+	N_CASES
+};
 static const char *const case_names[N_CASES][2] = {
 	[LOCK_FREE] = {"mutex", "lock_free"},
 	[UNLOCK] = {"mutex", "unlock"},
@@ -140,8 +149,9 @@ static void print_samples(unsigned int c, const char *impl)
 	for (unsigned int i = 0; i < s->n; i++) {
 		sum += s->v[i];
 	}
-	uint32_t median = s->n % 2 ? s->v[s->n / 2]
-				   : (uint32_t)(((uint64_t)s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2);
+	uint32_t median = s->n % 2
+				  ? s->v[s->n / 2]
+				  : (uint32_t)(((uint64_t)s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2);
 	unsigned int mean10 = (unsigned int)(sum * 10 / s->n);
 	/* 90th percentile, nearest rank: the smallest sample with at least 90 % at or below it. */
 	uint32_t p90 = s->v[(s->n * 9 + 9) / 10 - 1];
@@ -151,10 +161,9 @@ static void print_samples(unsigned int c, const char *impl)
 	       "\"count\":%u,\"dropped\":%u,"
 	       "\"min\":%lu,\"median\":%lu,\"p90\":%lu,\"max\":%lu,\"mean\":%u.%u}\n",
 	       pthread_backend_np, impl, n_threads, (unsigned int)(uintptr_t)__layout_pad,
-	       (unsigned int)(uintptr_t)__layout_variant,
-	       case_names[c][0], case_names[c][1], s->n, s->dropped, (unsigned long)s->v[0],
-	       (unsigned long)median, (unsigned long)p90, (unsigned long)s->v[s->n - 1], mean10 / 10,
-	       mean10 % 10);
+	       (unsigned int)(uintptr_t)__layout_variant, case_names[c][0], case_names[c][1], s->n,
+	       s->dropped, (unsigned long)s->v[0], (unsigned long)median, (unsigned long)p90,
+	       (unsigned long)s->v[s->n - 1], mean10 / 10, mean10 % 10);
 }
 
 static void check(int err, const char *what)
@@ -198,8 +207,8 @@ SUBUTAI_SYNC_PATH static void *consumer(void *arg)
 		st[me].woke_unlock = now();
 		pthread_mutex_unlock(&mutex);
 
-		/* 4: queue on the mutex the producer holds (it takes it once phase 3 is over for all:
-		 * a software mutex lets a new locker overtake sleeping ones).
+		/* 4: queue on the mutex the producer holds (it takes it once phase 3 is over for
+		 * all: a software mutex lets a new locker overtake sleeping ones).
 		 */
 		pthread_barrier_wait(&barrier);
 		pthread_barrier_wait(&barrier);
@@ -231,8 +240,9 @@ SUBUTAI_SYNC_PATH static int next_grant(const uint32_t *got, bool *taken, uint32
 }
 
 /* Chain of grants: each from the previous owner's unlock. */
-SUBUTAI_SYNC_PATH static void chain(struct samples *s, uint32_t first_release, const uint32_t *start,
-		  const uint32_t *got, const uint32_t *release)
+SUBUTAI_SYNC_PATH static void chain(struct samples *s, uint32_t first_release,
+				    const uint32_t *start, const uint32_t *got,
+				    const uint32_t *release)
 {
 	bool taken[MAX_THREADS] = {false};
 	uint32_t prev = first_release;
@@ -367,11 +377,12 @@ int main(void)
 	check(pthread_cond_init(&items_ready, NULL), "pthread_cond_init");
 	check(pthread_cond_init(&consumers_waiting, NULL), "pthread_cond_init");
 	check(pthread_barrier_init(&barrier, NULL, n_threads), "pthread_barrier_init");
-	printf("prodcons: 1 producer, %u consumers, %u rounds after %u warm-up rounds\n", n_consumers,
-	       ROUNDS, WARMUP);
+	printf("prodcons: 1 producer, %u consumers, %u rounds after %u warm-up rounds\n",
+	       n_consumers, ROUNDS, WARMUP);
 
 	for (unsigned int i = 1; i < n_threads; i++) {
-		check(pthread_create(&t[i], NULL, consumer, (void *)(uintptr_t)i), "pthread_create");
+		check(pthread_create(&t[i], NULL, consumer, (void *)(uintptr_t)i),
+		      "pthread_create");
 	}
 	producer();
 	for (unsigned int i = 1; i < n_threads; i++) {
@@ -389,8 +400,8 @@ int main(void)
 	}
 	bool ok = n_items == 0 && sum == expected;
 
-	printf("prodcons: %u items consumed, checksum %lu (%s)\n", (WARMUP + ROUNDS) * n_consumers, sum,
-	       ok ? "ok" : "WRONG");
+	printf("prodcons: %u items consumed, checksum %lu (%s)\n", (WARMUP + ROUNDS) * n_consumers,
+	       sum, ok ? "ok" : "WRONG");
 
 	const char *mutex_impl = pthread_mutex_impl_np(&mutex);
 
@@ -402,11 +413,12 @@ int main(void)
 	print_samples(BARRIER_LAST, pthread_barrier_impl_np(&barrier));
 	print_samples(COND_BROADCAST, pthread_cond_impl_np(&items_ready));
 	print_samples(COND_QUEUED, pthread_cond_impl_np(&items_ready));
-	printf("@subutai {\"program\":\"prodcons\",\"backend\":\"%s\",\"tiles\":%u,\"event\":\"run\","
+	printf("@subutai "
+	       "{\"program\":\"prodcons\",\"backend\":\"%s\",\"tiles\":%u,\"event\":\"run\","
 	       "\"layout_pad\":%u,\"layout_variant\":%u,\"cycles\":%lu,\"rounds\":%u,"
 	       "\"warmup\":%u}\n",
 	       pthread_backend_np, n_threads, (unsigned int)(uintptr_t)__layout_pad,
-	       (unsigned int)(uintptr_t)__layout_variant,
-	       (unsigned long)(end - begin), ROUNDS, WARMUP);
+	       (unsigned int)(uintptr_t)__layout_variant, (unsigned long)(end - begin), ROUNDS,
+	       WARMUP);
 	return ok ? 0 : 1;
 }

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS 64
+#define MAX_THREADS   64
 /* More than any port's thread slots (Zephyr's CONFIG_SUBUTAI_THREADS_MAX is at most 255). */
 #define PROBE_THREADS 256
 
@@ -40,8 +40,8 @@ static int failures;
 #define TCHECK(cond)                                                                               \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			printf("  FAIL core %u %s:%d: %s\n", pthread_core_np(), __func__, __LINE__, \
-			       #cond);                                                             \
+			printf("  FAIL core %u %s:%d: %s\n", pthread_core_np(), __func__,          \
+			       __LINE__, #cond);                                                   \
 			fails++;                                                                   \
 		}                                                                                  \
 	} while (0)
@@ -143,7 +143,8 @@ static void test_threads(void)
 	/* Return values, through return and through pthread_exit (argument 7), twice per slot. */
 	for (unsigned int round = 0; round < 2; round++) {
 		for (unsigned int i = 1; i < n_threads; i++) {
-			CHECK(pthread_create(&t[i], NULL, double_it, (void *)(intptr_t)(i + 5 * round)) == 0);
+			CHECK(pthread_create(&t[i], NULL, double_it,
+					     (void *)(intptr_t)(i + 5 * round)) == 0);
 		}
 		for (unsigned int i = 1; i < n_threads; i++) {
 			void *ret;
@@ -234,7 +235,8 @@ static void test_thread_errors(void)
 	unsigned int live = 0;
 	int err = 0;
 
-	while (live < PROBE_THREADS && (err = pthread_create(&t[live], NULL, wait_at_gate, gate)) == 0) {
+	while (live < PROBE_THREADS &&
+	       (err = pthread_create(&t[live], NULL, wait_at_gate, gate)) == 0) {
 		live++;
 	}
 	CHECK(err == EAGAIN);
@@ -822,7 +824,8 @@ static void test_timedlock(void)
 			CHECK(pthread_create(&t[1], &on[1], tl_waiter, NULL) == 0);
 		}
 		pthread_barrier_wait(&tl_barrier);
-		/* Thread start-up, here or on the other cores, is behind us: the release is 1 ms on. */
+		/* Thread start-up, here or on the other cores, is behind us: the release is 1 ms
+		 * on. */
 		tl_release = now_ns() + 1000000;
 		pthread_barrier_wait(&tl_barrier);
 		CHECK(pthread_mutex_trylock(&tl_mutex) == EBUSY);
@@ -843,7 +846,8 @@ static void test_timedlock(void)
 		}
 		CHECK(!waiter || tl_waiter_got == 1);
 		/* Nobody holds it now. */
-		CHECK(pthread_mutex_trylock(&tl_mutex) == 0 && pthread_mutex_unlock(&tl_mutex) == 0);
+		CHECK(pthread_mutex_trylock(&tl_mutex) == 0 &&
+		      pthread_mutex_unlock(&tl_mutex) == 0);
 		CHECK(pthread_barrier_destroy(&tl_barrier) == 0);
 	}
 	for (unsigned int k = 0; k < 2; k++) {
@@ -977,14 +981,14 @@ static void test_clocks_sleep(void)
  * PTHREAD_CANCELED; disabled cancellation waits; the objects it blocked on work on afterwards.
  */
 
-static pthread_mutex_t cx_mutex;        /* error-checking: a handler's unlock proves ownership */
+static pthread_mutex_t cx_mutex; /* error-checking: a handler's unlock proves ownership */
 static pthread_cond_t cx_cond = PTHREAD_COND_INITIALIZER;
-static pthread_barrier_t cx_barrier;    /* the main thread and one worker */
+static pthread_barrier_t cx_barrier;      /* the main thread and one worker */
 static pthread_barrier_t cx_late_barrier; /* the main thread and a joined thread */
-static unsigned int cx_waiting;         /* under cx_mutex */
+static unsigned int cx_waiting;           /* under cx_mutex */
 static unsigned int cx_log[8], cx_logged; /* cleanup handlers run, in order */
-static volatile unsigned int cx_stage;  /* how far a worker got (read after its join) */
-static volatile int cx_fails;           /* failed checks of a worker that ends cancelled */
+static volatile unsigned int cx_stage;    /* how far a worker got (read after its join) */
+static volatile int cx_fails;             /* failed checks of a worker that ends cancelled */
 
 static void cx_note(void *arg)
 {
@@ -1036,7 +1040,8 @@ static void cx_cancel_cond_waiter(bool timed, bool hold)
 	cx_logged = 0;
 	cx_stage = 0;
 	CHECK(pthread_create(&t, NULL, cx_cond_waiter, (void *)(uintptr_t)timed) == 0);
-	/* Once the mutex is free again with cx_waiting set, the waiter is in the condition's queue. */
+	/* Once the mutex is free again with cx_waiting set, the waiter is in the condition's queue.
+	 */
 	while (!waiting) {
 		CHECK(pthread_mutex_lock(&cx_mutex) == 0);
 		waiting = cx_waiting;
@@ -1366,7 +1371,7 @@ static void test_once_keys(void)
 
 /* Scratchpads hold 64 control structures per tile by default; the SoC has at most 16 tiles; the
  * software implementation a few hundred objects (pthread_sw_objects_max_np()). */
-#define MANY (64 * 16 + 320)
+#define MANY     (64 * 16 + 320)
 #define SOFTWARE 4
 
 static pthread_mutex_t many[MANY];
@@ -1429,7 +1434,8 @@ static void test_fallback(void)
 	CHECK(pthread_cond_destroy(&gate_cond) == 0);
 
 	/* Every object the implementations hold: then EAGAIN (a barrier too), and room again once
-	 * one is destroyed. The software ones are the pool but the few the program holds elsewhere. */
+	 * one is destroyed. The software ones are the pool but the few the program holds elsewhere.
+	 */
 	int err = 0;
 
 	CHECK(pthread_sw_objects_max_np() >= 64);
@@ -1438,7 +1444,8 @@ static void test_fallback(void)
 		n_many++;
 	}
 	CHECK(n_many < MANY && err == EAGAIN);
-	CHECK(software <= pthread_sw_objects_max_np() && software + 16 > pthread_sw_objects_max_np());
+	CHECK(software <= pthread_sw_objects_max_np() &&
+	      software + 16 > pthread_sw_objects_max_np());
 	pthread_barrier_t full;
 
 	CHECK(pthread_barrier_init(&full, NULL, 2) == EAGAIN);
@@ -1477,8 +1484,10 @@ int main(int argc, char **argv)
 	n_cores = count_cores();
 	n_threads = n_cores * per_core;
 	if (n_cores < 2 || per_core < 1 || n_threads > MAX_THREADS) {
-		printf("pthreadtest: %u cores, %u threads per core: needs 2 cores or more and 1 to %d "
-		       "threads\n", n_cores, per_core, MAX_THREADS);
+		printf("pthreadtest: %u cores, %u threads per core: needs 2 cores or more and 1 to "
+		       "%d "
+		       "threads\n",
+		       n_cores, per_core, MAX_THREADS);
 		return 2;
 	}
 	printf("pthreadtest: %u cores, %u threads\n", n_cores, n_threads);

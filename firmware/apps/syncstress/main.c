@@ -9,9 +9,10 @@
  * operations (lock, trylock, signal or broadcast with or without the mutex, a normal-class NoC
  * message, a burst of posted signals and broadcasts), one token given to a condition variable and
  * one token taken from one (waiting on it, untimed or with a short timeout), and ends each round at
- * a barrier; every STORM_EVERY-th round is a storm round (storm_round()). Hosts: two mutexes and one condition per tile, the mutex of tile A's condition on
- * tile B and that of B's on A (tiles paired: every wait and wake-up crosses between engines, both
- * ways), barriers on up to four tiles in turn.
+ * a barrier; every STORM_EVERY-th round is a storm round (storm_round()). Hosts: two mutexes and
+ * one condition per tile, the mutex of tile A's condition on tile B and that of B's on A (tiles
+ * paired: every wait and wake-up crosses between engines, both ways), barriers on up to four tiles
+ * in turn.
  *
  * Checked: mutual exclusion (an owner word set inside every critical section and a per-mutex
  * count of entries equal to the entries the cores made), barrier generations (nobody leaves a
@@ -47,24 +48,31 @@
 #define MSG_TYPE        0x5a
 #define MSGS_PER_ROUND  2 /* at most, to one partner: 3 flits each, within the RX FIFO (below) */
 #define SHORT_TIMEOUT   2000u
-#define STORM_EVERY     4  /* every 4th round is a storm round */
+#define STORM_EVERY     4 /* every 4th round is a storm round */
 #define STORM_WAKES     64
 
 enum {
-	C_LOCKS, C_TRYLOCK_BUSY, C_WAITS, C_TIMEOUTS, C_WAKES, C_MSGS_RECEIVED, C_ROUNDS, C_FAILURES,
+	C_LOCKS,
+	C_TRYLOCK_BUSY,
+	C_WAITS,
+	C_TIMEOUTS,
+	C_WAKES,
+	C_MSGS_RECEIVED,
+	C_ROUNDS,
+	C_FAILURES,
 	N_COUNTS
 };
 
 /* Broken invariants (failure codes). */
 enum {
-	F_INSIDE = 1,      /* a critical section found another core inside */
-	F_OVERTAKEN,       /* or was entered while this core was inside */
-	F_SEND,            /* a NoC send refused */
-	F_STALE_TOKEN,     /* a token of an earlier round was never taken */
-	F_WRONG_ROUND,     /* a token taken was given in another round */
-	F_EARLY_RELEASE,   /* a barrier released before every core entered */
-	F_SERIALS,         /* a barrier round without exactly one serial waiter */
-	F_BAD_MESSAGE,     /* a NoC message with the wrong type, length, content or receiver */
+	F_INSIDE = 1,    /* a critical section found another core inside */
+	F_OVERTAKEN,     /* or was entered while this core was inside */
+	F_SEND,          /* a NoC send refused */
+	F_STALE_TOKEN,   /* a token of an earlier round was never taken */
+	F_WRONG_ROUND,   /* a token taken was given in another round */
+	F_EARLY_RELEASE, /* a barrier released before every core entered */
+	F_SERIALS,       /* a barrier round without exactly one serial waiter */
+	F_BAD_MESSAGE,   /* a NoC message with the wrong type, length, content or receiver */
 };
 
 struct shared {
@@ -84,7 +92,6 @@ struct shared {
 	uint32_t first_failure[N_TILES];
 };
 
-
 static struct shared sh;
 
 static void check(const char *name, int ok, unsigned long value)
@@ -92,7 +99,6 @@ static void check(const char *name, int ok, unsigned long value)
 	printf("@subutai {\"program\":\"syncstress\",\"check\":\"%s\",\"ok\":%d,\"value\":%lu}\n",
 	       name, ok ? 1 : 0, value);
 }
-
 
 static void must(int status, const char *what)
 {
@@ -233,7 +239,8 @@ static void wake_storm(struct core *c)
 		unsigned int to = i & 1 ? cond_mutex_host(k) : k;
 
 		must((r >> (12 + i)) & 1 ? subutai_cond_broadcast(sh.cond[to])
-					 : subutai_cond_signal(sh.cond[to]), "wake");
+					 : subutai_cond_signal(sh.cond[to]),
+		     "wake");
 	}
 	c->counts[C_WAKES] += n;
 }
@@ -244,7 +251,7 @@ static void message_op(struct core *c)
 		return;
 	}
 	unsigned int to = partner(c->tile, c->round);
-	uint32_t payload[2] = { c->round, c->tile };
+	uint32_t payload[2] = {c->round, c->tile};
 
 	if (subutai_ni_send(to, SUBUTAI_NI_NORMAL, MSG_TYPE, payload, 2) != 0) {
 		failure(c, F_SEND);
@@ -340,7 +347,8 @@ static void storm_round(struct core *c)
 	for (unsigned int i = 0; i < STORM_WAKES; i++) {
 		subutai_id_t cond = sh.cond[i & 1 ? c->tile : pair];
 
-		must((r >> (i % 32)) & 1 ? subutai_cond_broadcast(cond) : subutai_cond_signal(cond), "wake");
+		must((r >> (i % 32)) & 1 ? subutai_cond_broadcast(cond) : subutai_cond_signal(cond),
+		     "wake");
 	}
 	c->counts[C_WAKES] += STORM_WAKES;
 	must(subutai_mutex_lock(sh.cond_mutex[pair]), "lock");
@@ -365,7 +373,8 @@ static void end_round(struct core *c)
 		}
 	}
 	if (c->tile == 0) {
-		/* Round r - 1's serial flags are final: every core wrote them before entering round r. */
+		/* Round r - 1's serial flags are final: every core wrote them before entering round
+		 * r. */
 		if (r > 0) {
 			uint32_t serials = 0;
 
@@ -475,11 +484,13 @@ int main(void)
 	}
 	for (unsigned int k = 0; k < CONDS; k++) {
 		must(subutai_cond_alloc(k, &sh.cond[k]), "alloc cond");
-		must(subutai_mutex_alloc(cond_mutex_host(k), false, &sh.cond_mutex[k]), "alloc mutex");
+		must(subutai_mutex_alloc(cond_mutex_host(k), false, &sh.cond_mutex[k]),
+		     "alloc mutex");
 		sh.cond_owner[k] = NOBODY;
 	}
 	for (unsigned int b = 0; b < BARRIERS; b++) {
-		must(subutai_barrier_alloc(b * N_TILES / BARRIERS, N_TILES, &sh.barrier[b]), "alloc barrier");
+		must(subutai_barrier_alloc(b * N_TILES / BARRIERS, N_TILES, &sh.barrier[b]),
+		     "alloc barrier");
 	}
 	printf("syncstress: %u tiles, %u mutexes, %u conditions, %u barriers, %lu cycles\n",
 	       N_TILES, MUTEXES, CONDS, BARRIERS, (unsigned long)STRESS_CYCLES);
@@ -487,7 +498,7 @@ int main(void)
 
 	run(0);
 
-	uint32_t rounds = sh.counts[0][C_ROUNDS], entries_ok = 1, sums[N_COUNTS] = { 0 };
+	uint32_t rounds = sh.counts[0][C_ROUNDS], entries_ok = 1, sums[N_COUNTS] = {0};
 	uint32_t sent = 0, tokens_left = 0, rounds_ok = 1, first_failure = 0;
 
 	for (unsigned int m = 0; m < MUTEXES; m++) {
@@ -515,10 +526,12 @@ int main(void)
 	}
 	printf("@subutai {\"program\":\"syncstress\",\"tiles\":%u,\"rounds\":%lu,\"cycles\":%lu,"
 	       "\"locks\":%lu,\"trylock_busy\":%lu,\"waits\":%lu,\"timeouts\":%lu,\"wakes\":%lu,"
-	       "\"messages\":%lu}\n", N_TILES, (unsigned long)rounds,
-	       (unsigned long)(subutai_cycles() - subutai_release_cycle), (unsigned long)sums[C_LOCKS],
-	       (unsigned long)sums[C_TRYLOCK_BUSY], (unsigned long)sums[C_WAITS],
-	       (unsigned long)sums[C_TIMEOUTS], (unsigned long)sums[C_WAKES], (unsigned long)sent);
+	       "\"messages\":%lu}\n",
+	       N_TILES, (unsigned long)rounds,
+	       (unsigned long)(subutai_cycles() - subutai_release_cycle),
+	       (unsigned long)sums[C_LOCKS], (unsigned long)sums[C_TRYLOCK_BUSY],
+	       (unsigned long)sums[C_WAITS], (unsigned long)sums[C_TIMEOUTS],
+	       (unsigned long)sums[C_WAKES], (unsigned long)sent);
 	check("invariants", sums[C_FAILURES] == 0, first_failure);
 	check("mutex_entries_counted", entries_ok, sums[C_LOCKS]);
 	check("every_core_ran_every_round", rounds_ok, rounds);
@@ -526,5 +539,7 @@ int main(void)
 	check("messages_delivered", sums[C_MSGS_RECEIVED] == sent, sums[C_MSGS_RECEIVED]);
 	check("ran_long_enough", subutai_cycles() - subutai_release_cycle >= STRESS_CYCLES, rounds);
 	return sums[C_FAILURES] == 0 && entries_ok && rounds_ok && tokens_left == 0 &&
-	       sums[C_MSGS_RECEIVED] == sent ? 0 : 1;
+			       sums[C_MSGS_RECEIVED] == sent
+		       ? 0
+		       : 1;
 }

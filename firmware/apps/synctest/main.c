@@ -11,9 +11,9 @@
 
 #include <subutai/sync.h>
 
-#define MUTEX_ITERS  20
+#define MUTEX_ITERS    20
 #define BARRIER_ROUNDS 6
-#define ITEMS        24
+#define ITEMS          24
 
 struct shared {
 	volatile uint32_t ready;
@@ -176,7 +176,8 @@ int main(void)
 	check("round_robin_hosts", hosts == (1u << n) - 1, hosts);
 	check("ids_hosted_as_asked",
 	      SUBUTAI_ID_NI(sh.mutex) == 1 % n && SUBUTAI_ID_NI(sh.barrier) == (n - 1) % n &&
-	      SUBUTAI_ID_NI(sh.not_empty) == 2 % n && SUBUTAI_ID_KIND(sh.ec_mutex) == SUBUTAI_KIND_MUTEX_EC,
+		      SUBUTAI_ID_NI(sh.not_empty) == 2 % n &&
+		      SUBUTAI_ID_KIND(sh.ec_mutex) == SUBUTAI_KIND_MUTEX_EC,
 	      (long)sh.mutex);
 	sh.ready = 1;
 
@@ -210,7 +211,8 @@ int main(void)
 	check("free_ok", subutai_free(sh.ec_mutex) == 0, 0);
 	check("lock_freed_einval", subutai_mutex_lock(sh.ec_mutex) == EINVAL, 0);
 	check("free_twice_einval", subutai_free(sh.ec_mutex) == EINVAL, 0);
-	check("lock_bogus_einval", subutai_mutex_lock(SUBUTAI_ID_F | SUBUTAI_ALLOC_TARGET(n - 1) | 0x3ff) == EINVAL, 0);
+	check("lock_bogus_einval",
+	      subutai_mutex_lock(SUBUTAI_ID_F | SUBUTAI_ALLOC_TARGET(n - 1) | 0x3ff) == EINVAL, 0);
 	check("barrier_op_on_mutex_einval", subutai_barrier_wait(sh.mutex) == EINVAL, 0);
 	must(subutai_free(sh.mutex), "free");
 	must(subutai_free(sh.barrier), "free");

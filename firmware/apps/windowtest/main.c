@@ -18,8 +18,8 @@
 struct shared {
 	volatile uint32_t ready;
 	subutai_id_t barrier;
-	uint32_t value;          /* written by core 1 before the barrier */
-	uint32_t arrive;         /* cycle of core 1's arrival */
+	uint32_t value;  /* written by core 1 before the barrier */
+	uint32_t arrive; /* cycle of core 1's arrival */
 };
 
 static struct shared sh;

@@ -13,7 +13,7 @@
 #include <subutai/soc.h>
 
 /* Value of field F (a generated CSR_<REG>_<FIELD> prefix) in register value v. */
-#define SUBUTAI_FIELD_GET(v, F) (((v) >> F##_OFFSET) & ((1u << F##_SIZE) - 1))
+#define SUBUTAI_FIELD_GET(v, F)  (((v) >> F##_OFFSET) & ((1u << F##_SIZE) - 1))
 #define SUBUTAI_FIELD_PREP(x, F) (((uint32_t)(x) & ((1u << F##_SIZE) - 1)) << F##_OFFSET)
 
 enum subutai_ni_class {

@@ -87,13 +87,12 @@ static inline void subutai_dcache_invalidate(void)
  */
 #define SUBUTAI_INVALIDATE_SHADOW "nop\n nop\n nop\n nop\n"
 /* The invalidation itself in asm: VexRiscv's flush_cpu_dcache() instruction. */
-#define SUBUTAI_INVALIDATE_INSN ".word 0x500f\n"
+#define SUBUTAI_INVALIDATE_INSN   ".word 0x500f\n"
 
 /* Invalidates the data cache when needed is true, and costs a few cycles when it is false. */
 static inline void subutai_dcache_invalidate_if(bool needed)
 {
-	__asm__ volatile("beqz %0, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
-			 "1:\n"
+	__asm__ volatile("beqz %0, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN "1:\n"
 			 :
 			 : "r"(needed)
 			 : "memory");

@@ -20,7 +20,7 @@ typedef uint32_t subutai_id_t;
 
 /* A reply of the engine, as popped from this tile's reply queue. */
 struct subutai_reply {
-	subutai_id_t id;     /* the id it concerns (the new id of an allocation) */
+	subutai_id_t id; /* the id it concerns (the new id of an allocation) */
 	uint32_t value;
 	unsigned int status; /* SUBUTAI_STATUS_* */
 	unsigned int thread; /* the requesting thread on this core */
@@ -38,9 +38,6 @@ struct subutai_stop {
 	bool stopped; /* set when it ended the wait, or the wait took a wake-up (Zephyr) */
 };
 #define SUBUTAI_STOP_POLL_CYCLES 2048
-
-/* Pops the oldest reply of this tile (one must be waiting). For the ports' reply handling. */
-void subutai_reply_pop(struct subutai_reply *reply);
 
 /* One request; waits for the reply when the op has one (or want_reply is set). */
 int subutai_request(subutai_id_t id, unsigned int op, uint32_t value, bool want_reply,

@@ -20,9 +20,9 @@
 /* A section per function (__COUNTER__), so that the linker drops the ones an image does not use. */
 #define SUBUTAI_SECTION_NAME(n) ".subutai_hot." #n
 #define SUBUTAI_SECTION_OF(n)   SUBUTAI_SECTION_NAME(n)
-#define SUBUTAI_SYNC_PATH   __attribute__((hot, section(SUBUTAI_SECTION_OF(__COUNTER__))))
+#define SUBUTAI_SYNC_PATH       __attribute__((hot, section(SUBUTAI_SECTION_OF(__COUNTER__))))
 #else
-#define SUBUTAI_SYNC_PATH   __attribute__((hot))
+#define SUBUTAI_SYNC_PATH __attribute__((hot))
 #endif
 /*
  * Paths of one backend: hot in the images linked with that backend, ordinary code in the other's,

@@ -71,6 +71,18 @@ static inline uint32_t subutai_window_reply_value(void)
 	return SUBUTAI_WINDOW_REG(SUBUTAI_WINDOW_VALUE);
 }
 
+/* Takes the oldest reply of this tile whole (one must wait: subutai_window_reply_waits()); the
+ * load returns at once. */
+static inline void subutai_window_pop(struct subutai_reply *reply)
+{
+	uint32_t info = subutai_window_reply();
+
+	reply->status = info & SUBUTAI_WINDOW_INFO_STATUS_MASK;
+	reply->id = subutai_window_reply_id();
+	reply->value = subutai_window_reply_value();
+	reply->thread = subutai_window_reply_thread();
+}
+
 /*
  * The reply of thread's request on id from the info word of its load. Only the low 24 bits of the
  * value come with the info word (enough for a grant's GRANT_LOCAL and a barrier's serial bit):
@@ -124,8 +136,7 @@ static inline uint32_t subutai_window_reply_brief_acquire(bool *invalidated)
 
 	__asm__ volatile("lw %0, %3(%2)\n"
 			 "andi %1, %0, %4\n"
-			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN
-			 "1:\n"
+			 "bnez %1, 1f\n" SUBUTAI_INVALIDATE_SHADOW SUBUTAI_INVALIDATE_INSN "1:\n"
 			 : "=&r"(info), "=&r"(brief)
 			 : "r"(TILE_SYNC_BASE), "i"(SUBUTAI_WINDOW_REPLY_BRIEF),
 			   "i"(SUBUTAI_WINDOW_INFO_VALID)

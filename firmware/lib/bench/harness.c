@@ -185,20 +185,20 @@ void __wrap_pthread_exit(void *retval)
 	int __real_pthread_##name params;                                                          \
 	int __wrap_pthread_##name params                                                           \
 	{                                                                                          \
-		uint32_t since = bench_clock32();                                                    \
+		uint32_t since = bench_clock32();                                                  \
 		int ret = __real_pthread_##name args;                                              \
 		bench_account(op, since);                                                          \
 		return ret;                                                                        \
 	}
 
 BENCH_WRAP(OP_THREAD_JOIN, join, (pthread_t thread, void **retval), (thread, retval))
-BENCH_WRAP(OP_MUTEX_LOCK, mutex_lock, (pthread_mutex_t *mutex), (mutex))
-BENCH_WRAP(OP_MUTEX_TRYLOCK, mutex_trylock, (pthread_mutex_t *mutex), (mutex))
-BENCH_WRAP(OP_MUTEX_UNLOCK, mutex_unlock, (pthread_mutex_t *mutex), (mutex))
-BENCH_WRAP(OP_COND_WAIT, cond_wait, (pthread_cond_t *cond, pthread_mutex_t *mutex), (cond, mutex))
-BENCH_WRAP(OP_COND_SIGNAL, cond_signal, (pthread_cond_t *cond), (cond))
-BENCH_WRAP(OP_COND_BROADCAST, cond_broadcast, (pthread_cond_t *cond), (cond))
-BENCH_WRAP(OP_BARRIER_WAIT, barrier_wait, (pthread_barrier_t *barrier), (barrier))
+BENCH_WRAP(OP_MUTEX_LOCK, mutex_lock, (pthread_mutex_t * mutex), (mutex))
+BENCH_WRAP(OP_MUTEX_TRYLOCK, mutex_trylock, (pthread_mutex_t * mutex), (mutex))
+BENCH_WRAP(OP_MUTEX_UNLOCK, mutex_unlock, (pthread_mutex_t * mutex), (mutex))
+BENCH_WRAP(OP_COND_WAIT, cond_wait, (pthread_cond_t * cond, pthread_mutex_t *mutex), (cond, mutex))
+BENCH_WRAP(OP_COND_SIGNAL, cond_signal, (pthread_cond_t * cond), (cond))
+BENCH_WRAP(OP_COND_BROADCAST, cond_broadcast, (pthread_cond_t * cond), (cond))
+BENCH_WRAP(OP_BARRIER_WAIT, barrier_wait, (pthread_barrier_t * barrier), (barrier))
 
 /* An object's set-up: counted when it succeeds (the objects a program uses, TPDS'21 Table V). */
 #define BENCH_WRAP_INIT(obj, name, params, args)                                                   \
@@ -212,10 +212,10 @@ BENCH_WRAP(OP_BARRIER_WAIT, barrier_wait, (pthread_barrier_t *barrier), (barrier
 		return ret;                                                                        \
 	}
 
-BENCH_WRAP_INIT(OBJ_MUTEX, mutex, (pthread_mutex_t *m, const pthread_mutexattr_t *a), (m, a))
-BENCH_WRAP_INIT(OBJ_COND, cond, (pthread_cond_t *c, const pthread_condattr_t *a), (c, a))
+BENCH_WRAP_INIT(OBJ_MUTEX, mutex, (pthread_mutex_t * m, const pthread_mutexattr_t *a), (m, a))
+BENCH_WRAP_INIT(OBJ_COND, cond, (pthread_cond_t * c, const pthread_condattr_t *a), (c, a))
 BENCH_WRAP_INIT(OBJ_BARRIER, barrier,
-		(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned int n), (b, a, n))
+		(pthread_barrier_t * b, const pthread_barrierattr_t *a, unsigned int n), (b, a, n))
 
 void __parsec_bench_begin(enum __parsec_benchmark benchmark)
 {
@@ -290,10 +290,11 @@ static void bench_report(const char *program, const struct bench_platform *platf
 	printf("\",\"exit\":%d,\"unit\":\"%s\",\"time\":%s,\"roi\":%s}\n", exit_code,
 	       platform->unit, bench_u64(a, total),
 	       bench_u64(b, bench_roi_end > bench_roi_begin ? bench_roi_end - bench_roi_begin
-							      : total));
+							    : total));
 	for (int i = 0; i < N_OPS; i++) {
 		bench_record(program, platform, threads, "sync");
-		printf(",\"primitive\":\"%s\",\"op\":\"%s\",\"count\":%lu,\"time\":%s,\"max\":%lu}\n",
+		printf(",\"primitive\":\"%s\",\"op\":\"%s\",\"count\":%lu,\"time\":%s,\"max\":%lu}"
+		       "\n",
 		       op_primitive[i], op_name[i], (unsigned long)all.op[i].count,
 		       bench_u64(a, all.op[i].time), (unsigned long)all.op[i].max);
 	}

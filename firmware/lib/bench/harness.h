@@ -13,9 +13,10 @@
 
 /* The port's platform. */
 struct bench_platform {
-	const char *backend; /* implementation of the pthread objects: "subutai", "swonly", "glibc" */
-	const char *unit;    /* unit of bench_clock(): "cycles" or "ns" */
-	unsigned int cores;  /* cores of the machine (tiles of the SoC) */
+	const char
+		*backend; /* implementation of the pthread objects: "subutai", "swonly", "glibc" */
+	const char *unit; /* unit of bench_clock(): "cycles" or "ns" */
+	unsigned int cores; /* cores of the machine (tiles of the SoC) */
 };
 
 /* Monotonic time, the same on every core; its low 32 bits, cheaper to read where the port can,

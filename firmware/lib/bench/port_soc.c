@@ -47,7 +47,8 @@ int main(void)
 	snprintf(threads, sizeof(threads), "%u", subutai_num_tiles());
 	char *save;
 
-	for (char *arg = strtok_r(args, " ", &save); arg != NULL; arg = strtok_r(NULL, " ", &save)) {
+	for (char *arg = strtok_r(args, " ", &save); arg != NULL;
+	     arg = strtok_r(NULL, " ", &save)) {
 		if (argc == BENCH_MAX_ARGS) {
 			printf("bench: more than %d arguments in ARGS\n", BENCH_MAX_ARGS - 3);
 			return 2;

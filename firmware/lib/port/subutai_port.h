@@ -1,11 +1,9 @@
 /*
- * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c): one thread per core, so a request
- * is thread 0's, and the core may stall on the bus until its reply: requests go through the
- * Subutai port's direct window (SUBUTAI_PORT_WINDOW; gateware/ni/subutai_window.py), and the
- * core waits for a reply with a load, except in a wait with a deadline, where it sleeps until
- * the reply interrupt line rises (subutai_port_wait_reply()). The Zephyr port
- * (zephyr-app/include/subutai_port.h) has the same functions and shares the window among the
- * threads of a core.
+ * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c; the contract is subutai/port.h): one
+ * thread per core, so a request is thread 0's, and the core may stall on the bus until its
+ * reply: requests go through the Subutai port's direct window (gateware/ni/subutai_window.py)
+ * and the core waits for the reply with a load; a wait with a deadline or one that stop can end
+ * polls the window in brief loads.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H
@@ -18,11 +16,13 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 #include <irq.h>
+#include <subutai/port.h>
 #include <subutai/soc.h>
 #include <subutai/sync.h>
 #include <subutai/window.h>
 
-#define SUBUTAI_PORT_WINDOW 1
+/* The window is the one thread's of the core. */
+#define SUBUTAI_PORT_SHARED_WINDOW 0
 
 /* Thread id of the caller in its requests (the reply's thread field). */
 static inline unsigned int subutai_port_thread(void)
@@ -49,45 +49,66 @@ static inline void subutai_port_unlock(unsigned int key)
 	}
 }
 
-/* The reply event is enabled once per core (the NI's event enable is per tile). */
-extern bool subutai_reply_irq_ready __tile_bss;
+/* A request of the core's thread: one store. */
+static inline void subutai_port_issue(unsigned int op, bool want_reply, subutai_id_t id)
+{
+	subutai_window_issue(op, want_reply, id);
+}
 
 /*
- * Waits for the caller's reply until the global cycle counter reaches deadline (0: no deadline)
- * or stop (NULL or without fn: none) says so; false then. Called with the port lock held (key), which it
- * releases. Without either the core sleeps until the reply interrupt line rises (enabled in the
- * mask, not taken); with one it polls, since nothing else would wake it, and asks stop every
- * SUBUTAI_STOP_POLL_CYCLES.
+ * Polls the window in brief loads until a reply comes (its info word goes to *info), the global
+ * cycle counter reaches deadline (0: none) or stop says so (false then; asked every
+ * SUBUTAI_STOP_POLL_CYCLES). An acquire invalidates the data cache once the first brief load has
+ * not brought the reply: between the invalidation and the reply the loop reads the window, the
+ * cycle counter and (in stop) the atomic unit, none of them cached, and its own stack, which no
+ * other core writes, so the cache holds no line another core may have written when the reply
+ * comes, as if invalidated after it.
  */
-static inline bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline,
-					   unsigned int key, struct subutai_stop *stop)
+static inline bool subutai_port_poll_for_reply(uint32_t *info, unsigned int how, uint64_t deadline,
+					       struct subutai_stop *stop, bool *invalidated)
 {
-	uint32_t asked = stop ? subutai_cycles32() : 0;
+	uint32_t got = (how & SUBUTAI_WAIT_ACQUIRE)
+			       ? subutai_window_reply_brief_acquire(invalidated)
+			       : subutai_window_reply_brief();
+	uint32_t asked = subutai_cycles32();
 
-	if (!subutai_reply_irq_ready) {
-		subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);
-		subutai_reply_irq_ready = true;
-	}
-	irq_setmask(irq_getmask() | (1u << SUBUTAI_INTERRUPT));
-	while (!subutai_window_reply_waits()) {
-		if (deadline == 0 && stop == NULL) {
-			__asm__ volatile("wfi");
-			continue;
-		}
-		bool stopped = false;
-
+	while (!(got & SUBUTAI_WINDOW_INFO_VALID)) {
 		if (stop && stop->fn && subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
 			asked = subutai_cycles32();
-			stopped = stop->stopped = stop->fn(stop->arg);
+			if ((stop->stopped = stop->fn(stop->arg))) {
+				return false;
+			}
 		}
-		if (stopped || (deadline != 0 && subutai_cycles() >= deadline)) {
-			subutai_port_unlock(key);
+		if (deadline != 0 && subutai_cycles() >= deadline) {
 			return false;
 		}
+		got = subutai_window_reply_brief();
 	}
-	subutai_reply_pop(reply);
-	subutai_port_unlock(key);
+	__asm__ volatile("" ::: "memory");
+	*info = got;
 	return true;
+}
+
+/* See subutai/port.h. The core waits on the bus unless a deadline or stop makes it poll. */
+static inline bool subutai_port_wait(struct subutai_reply *reply, subutai_id_t id, unsigned int how,
+				     uint64_t deadline, struct subutai_stop *stop, unsigned int key,
+				     bool *invalidated)
+{
+	uint32_t info;
+	bool replied = true;
+
+	*invalidated = false;
+	if (deadline == 0 && stop == NULL) {
+		info = (how & SUBUTAI_WAIT_ACQUIRE) ? subutai_window_reply_acquire(invalidated)
+						    : subutai_window_reply();
+	} else {
+		replied = subutai_port_poll_for_reply(&info, how, deadline, stop, invalidated);
+	}
+	if (replied) {
+		subutai_window_take(info, (how & SUBUTAI_WAIT_FULL) != 0, id, 0, reply);
+	}
+	subutai_port_unlock(key);
+	return replied;
 }
 
 #endif /* SUBUTAI_PORT_H */

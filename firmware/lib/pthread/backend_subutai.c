@@ -11,8 +11,8 @@
 
 #include "rt.h"
 
-static int alloc_anywhere(int (*alloc)(unsigned int host, uint32_t arg, uint32_t *id),
-			  uint32_t arg, uint32_t *id)
+static int alloc_anywhere(int (*alloc)(unsigned int host, uint32_t arg, uint32_t *id), uint32_t arg,
+			  uint32_t *id)
 {
 	unsigned int n = subutai_num_tiles();
 	unsigned int host = subutai_next_host();

@@ -78,7 +78,8 @@ static uint32_t cancel_set(unsigned int slot, uint32_t bit, bool on)
 	if (((cancel & bit) != 0) == on) {
 		return cancel;
 	}
-	cancel = subutai_atomic_fetch_add(RT_THREAD_CANCEL + slot, on ? bit : -bit) + (on ? bit : -bit);
+	cancel = subutai_atomic_fetch_add(RT_THREAD_CANCEL + slot, on ? bit : -bit) +
+		 (on ? bit : -bit);
 	if (cancel >= RT_CANCEL_REQ && !(cancel & RT_CANCEL_DONE)) {
 		cancel = rt_cancel_settle(slot);
 	}
@@ -146,7 +147,8 @@ void __subutai_cleanup_pop(struct __subutai_cleanup *cleanup, int execute)
 	unsigned int slot = rt_self_slot();
 
 	if (rt_threads[slot].cleanup != cleanup) {
-		rt_fatal("pthread_cleanup_pop() is not the innermost handler's (a jump out of its block?)");
+		rt_fatal("pthread_cleanup_pop() is not the innermost handler's (a jump out of its "
+			 "block?)");
 	}
 	rt_threads[slot].cleanup = cleanup->outer;
 	if (execute) {

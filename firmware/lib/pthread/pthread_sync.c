@@ -1,7 +1,8 @@
 /*
  * pthread mutexes, condition variables and barriers: argument checks, attributes, static
  * initializers and recursion here; the synchronization itself in the implementation holding each
- * object: the Subutai hardware (the driver, linked with the subutai backend) or software (swonly.c).
+ * object: the Subutai hardware (the driver, linked with the subutai backend) or software
+ * (swonly.c).
  *
  * An object is given to the hardware when the program is linked with the subutai backend and an
  * engine has room, else to the software implementation (TPDS'21 §III-D). A condition variable is
@@ -57,7 +58,8 @@ int pthread_mutexattr_gettype(const pthread_mutexattr_t *attr, int *type)
 
 static int mutex_setup(pthread_mutex_t *m, int type)
 {
-	/* Error checking is done by the implementation; recursion by this layer on a normal lock. */
+	/* Error checking is done by the implementation; recursion by this layer on a normal lock.
+	 */
 	bool errorcheck = type == PTHREAD_MUTEX_ERRORCHECK;
 	int err = EAGAIN;
 
@@ -91,7 +93,8 @@ int pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attr)
  * 0 when the object is ready, after setting up a statically initialized one (under the runtime
  * lock: several cores may use it first at once); EINVAL for a destroyed or corrupt one.
  */
-SUBUTAI_SYNC_PATH static int lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj)
+SUBUTAI_SYNC_PATH static int lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *),
+					void *obj)
 {
 	if (*magic == want) {
 		return 0;
@@ -216,7 +219,8 @@ static __attribute__((noinline)) int mutex_lock_slow(pthread_mutex_t *mutex)
 	if (mutex->type == PTHREAD_MUTEX_RECURSIVE) {
 		pthread_t self = pthread_self();
 
-		/* Only the owner itself can have written its id (and it clears it before unlocking). */
+		/* Only the owner itself can have written its id (and it clears it before
+		 * unlocking). */
 		if (mutex->owner == self) {
 			if (mutex->depth == UINT16_MAX) {
 				return EAGAIN;
@@ -309,8 +313,9 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 	}
 	uint64_t deadline = rt_timespec_to_cycles(abstime);
 
-	err = mutex->impl == RT_IMPL_HW ? hw_mutex_timedlock(mutex->handle, deadline)
-					: sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
+	err = mutex->impl == RT_IMPL_HW
+		      ? hw_mutex_timedlock(mutex->handle, deadline)
+		      : sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
 	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();
 		mutex->depth = 1;
@@ -334,7 +339,8 @@ static __attribute__((noinline)) int mutex_unlock_slow(pthread_mutex_t *mutex)
 		}
 		mutex->owner = 0;
 	} else if (tracks_owner(mutex) && mutex->owner == pthread_self()) {
-		/* Error-checking: cleared before the unlock (a non-owner's unlock gets EPERM below). */
+		/* Error-checking: cleared before the unlock (a non-owner's unlock gets EPERM
+		 * below). */
 		mutex->owner = 0;
 	}
 	return mutex_unlock_raw(mutex);
@@ -511,8 +517,8 @@ static inline void owner_restore(pthread_mutex_t *mutex, pthread_t owner)
  * hardware condition gets itself out of the engine's queue when cancelled
  * (subutai_cond_wait_stoppable()).
  */
-static __attribute__((noinline)) int cond_wait_cancellable(pthread_cond_t *cond,
-							   pthread_mutex_t *mutex, uint64_t deadline)
+static __attribute__((noinline)) int
+cond_wait_cancellable(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
 {
 	unsigned int slot = rt_self_slot();
 	bool hw = cond->impl == RT_IMPL_HW;
@@ -552,7 +558,8 @@ static __attribute__((noinline)) int cond_wait_cancellable(pthread_cond_t *cond,
 }
 
 /* deadline: global cycles, 0 for none. */
-SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline)
+SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+				       uint64_t deadline)
 {
 	int err = cond_ready(cond);
 
@@ -582,7 +589,8 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 		return err;
 	}
 	if (cond->impl == RT_IMPL_HW) {
-		/* A hardware condition is only ever used with the hardware mutex it was made for. */
+		/* A hardware condition is only ever used with the hardware mutex it was made for.
+		 */
 		if (mutex->impl != RT_IMPL_HW) {
 			err = EINVAL;
 		} else if (deadline == 0) {
@@ -612,13 +620,15 @@ int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 	uint64_t deadline = rt_timespec_to_cycles(abstime);
 
 	if (deadline <= subutai_cycles()) {
-		/* Already past: no wait, but the mutex is released and taken again as for a wait. */
+		/* Already past: no wait, but the mutex is released and taken again as for a wait.
+		 */
 		deadline = subutai_cycles() + 1;
 	}
 	return cond_wait(cond, mutex, deadline);
 }
 
-/* A set-up hardware condition that has had a waiter: signal and broadcast go straight to the engine. */
+/* A set-up hardware condition that has had a waiter: signal and broadcast go straight to the
+ * engine. */
 SUBUTAI_SYNC_PATH static inline bool cond_hw_ready(const pthread_cond_t *cond)
 {
 	return LIKELY(cond != NULL && cond->magic == RT_MAGIC_COND && cond->impl == RT_IMPL_HW &&
@@ -627,10 +637,11 @@ SUBUTAI_SYNC_PATH static inline bool cond_hw_ready(const pthread_cond_t *cond)
 
 /* Signal (all false) or broadcast; inlined into both, so each folds its own branch. */
 SUBUTAI_SYNC_PATH static inline __attribute__((always_inline)) int cond_wake(pthread_cond_t *cond,
-									    bool all)
+									     bool all)
 {
 	if (cond_hw_ready(cond)) {
-		return all ? subutai_cond_broadcast(cond->handle) : subutai_cond_signal(cond->handle);
+		return all ? subutai_cond_broadcast(cond->handle)
+			   : subutai_cond_signal(cond->handle);
 	}
 	int err = cond_ready(cond);
 
@@ -639,7 +650,8 @@ SUBUTAI_SYNC_PATH static inline __attribute__((always_inline)) int cond_wake(pth
 		return err;
 	}
 	if (cond->impl == RT_IMPL_HW) {
-		return all ? subutai_cond_broadcast(cond->handle) : subutai_cond_signal(cond->handle);
+		return all ? subutai_cond_broadcast(cond->handle)
+			   : subutai_cond_signal(cond->handle);
 	}
 	return all ? sw_cond_broadcast(cond->handle) : sw_cond_signal(cond->handle);
 }
@@ -669,7 +681,8 @@ int pthread_barrierattr_destroy(pthread_barrierattr_t *attr)
 int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr,
 			 unsigned int count)
 {
-	if (!barrier || count == 0 || count > UINT16_MAX || (attr && attr->magic != RT_MAGIC_ATTR)) {
+	if (!barrier || count == 0 || count > UINT16_MAX ||
+	    (attr && attr->magic != RT_MAGIC_ATTR)) {
 		return EINVAL;
 	}
 	int err = EAGAIN;

@@ -23,7 +23,7 @@ _Static_assert(SUBUTAI_BARRIER_SERIAL_THREAD == PTHREAD_BARRIER_SERIAL_THREAD,
 	       "the driver's serial-thread value is POSIX's");
 
 /* Thread handle: slot of the thread table and its generation (never 0). */
-#define RT_SLOT_BITS 8
+#define RT_SLOT_BITS         8
 #define RT_HANDLE(slot, gen) (((gen) << RT_SLOT_BITS) | (slot))
 #define RT_HANDLE_SLOT(t)    ((t) & ((1u << RT_SLOT_BITS) - 1))
 #define RT_HANDLE_GEN(t)     ((t) >> RT_SLOT_BITS)
@@ -87,7 +87,8 @@ static inline void rt_publish(uint32_t *magic, uint32_t value)
 /* One cache line per object (pthread.h): the fast path of a static initializer relies on it. */
 _Static_assert(sizeof(pthread_mutex_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "mutex spans two lines");
 _Static_assert(sizeof(pthread_cond_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "cond spans two lines");
-_Static_assert(sizeof(pthread_barrier_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN, "barrier spans two lines");
+_Static_assert(sizeof(pthread_barrier_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN,
+	       "barrier spans two lines");
 
 /* Which implementation holds a synchronization object. */
 #define RT_IMPL_SW 1
@@ -207,10 +208,10 @@ void rt_nap_until(uint64_t deadline);
 #define RT_CANCEL_TOOK     0x08u
 #define RT_CANCEL_REQ      0x100u
 
-#define RT_WAIT_WAKE 1u /* (waiter << 2) | 1: woken by rt_wake(waiter) */
-#define RT_WAIT_COND 2u /* address of a software condition | 2: woken by its broadcast */
-#define RT_WAIT_POLL 3u /* the thread polls its cancel word while it waits */
-#define RT_WAIT_KIND_MASK 3u
+#define RT_WAIT_WAKE             1u /* (waiter << 2) | 1: woken by rt_wake(waiter) */
+#define RT_WAIT_COND             2u /* address of a software condition | 2: woken by its broadcast */
+#define RT_WAIT_POLL             3u /* the thread polls its cancel word while it waits */
+#define RT_WAIT_KIND_MASK        3u
 #define RT_WAIT_WAKE_TAG(waiter) (((uint32_t)(waiter) << 2) | RT_WAIT_WAKE)
 
 /* A request the thread acts on now (it is at a cancellation point). */
@@ -220,9 +221,9 @@ static inline bool rt_cancel_acts(uint32_t cancel)
 }
 
 /*
- * Whether the program can cancel threads: pthread_cancel() is alone in its object (cancel_request.c)
- * and referenced weakly here, so a program that never calls it links none, no request can ever
- * come, and its condition waits go without the protocol (and its cost).
+ * Whether the program can cancel threads: pthread_cancel() is alone in its object
+ * (cancel_request.c) and referenced weakly here, so a program that never calls it links none, no
+ * request can ever come, and its condition waits go without the protocol (and its cost).
  */
 #pragma weak pthread_cancel
 static inline bool rt_cancel_linked(void)
@@ -247,7 +248,7 @@ static inline uint32_t rt_cancel_enter(unsigned int slot, uint32_t tag)
 {
 	subutai_atomic_store(RT_THREAD_WAIT + slot, tag);
 	return rt_cancel_acts(subutai_atomic_load(RT_THREAD_CANCEL + slot)) ? rt_cancel_settle(slot)
-									      : 0;
+									    : 0;
 }
 
 static inline uint32_t rt_cancel_exit(unsigned int slot)
@@ -293,7 +294,8 @@ int sw_cond_destroy(uint32_t handle);
  */
 uint32_t sw_cond_enter(uint32_t handle, uint32_t sw_mutex);
 void sw_cond_leave(uint32_t handle);
-int sw_cond_sleep(uint32_t handle, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked);
+int sw_cond_sleep(uint32_t handle, uint32_t seq, uint64_t deadline, uint32_t sw_mutex,
+		  bool checked);
 int sw_cond_signal(uint32_t handle);
 int sw_cond_broadcast(uint32_t handle);
 int sw_barrier_init(uint32_t *handle, unsigned int count);

@@ -29,10 +29,10 @@
 enum {
 	W_STATE = 0, /* mutex state, cond sequence, barrier arrivals; free-list link when free */
 	W_QLOCK,
-	W_HEAD,      /* queue of sleepers: waiter + 1, 0 if empty */
+	W_HEAD, /* queue of sleepers: waiter + 1, 0 if empty */
 	W_TAIL,
-	W_AUX,       /* mutex: owner waiter + 1 (error-checking); cond: waiters; barrier: count */
-	W_AUX2,      /* cond: handle of the waiters' software mutex */
+	W_AUX,  /* mutex: owner waiter + 1 (error-checking); cond: waiters; barrier: count */
+	W_AUX2, /* cond: handle of the waiters' software mutex */
 	W_KIND,
 };
 
@@ -61,9 +61,9 @@ static inline uint32_t swap(uint32_t handle, unsigned int w, uint32_t value)
 }
 
 /* Mutex state word. */
-#define M_STATE(word)  ((word) & 3u)
+#define M_STATE(word)          ((word)&3u)
 #define M_RELEASED_BY_ME(word) ((word) >> 2 == rt_core() + 1)
-#define M_FREE_BY_ME   ((rt_core() + 1) << 2)
+#define M_FREE_BY_ME           ((rt_core() + 1) << 2)
 
 static inline uint32_t fetch_add(uint32_t handle, unsigned int w, uint32_t value)
 {
@@ -187,7 +187,8 @@ SUBUTAI_SW_PATH static void wake_list(uint32_t first, uint32_t what)
 /* Sleeps on the queue while word w holds expected, until a wake-up or the deadline (global
  * cycles, 0: none); false on timeout.
  */
-SUBUTAI_SW_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected, uint64_t deadline)
+SUBUTAI_SW_PATH static bool futex_wait(uint32_t h, unsigned int w, uint32_t expected,
+				       uint64_t deadline)
 {
 	rt_spin_lock(word(h, W_QLOCK));
 	if (ld(h, w) != expected) {
@@ -270,8 +271,9 @@ int sw_mutex_timedlock(uint32_t h, bool checked, uint64_t deadline)
 	}
 	uint32_t old;
 
-	/* A wake-up is no hand-over: a woken waiter tries the swap again, so one that then finds the
-	 * deadline passed leaves the mutex to the next (its state stays 2: the unlock wakes one). */
+	/* A wake-up is no hand-over: a woken waiter tries the swap again, so one that then finds
+	 * the deadline passed leaves the mutex to the next (its state stays 2: the unlock wakes
+	 * one). */
 	while (M_STATE(old = swap(h, W_STATE, 2)) != 0) {
 		if (!futex_wait(h, W_STATE, 2, deadline)) {
 			return ETIMEDOUT;
@@ -293,7 +295,8 @@ SUBUTAI_SW_PATH int sw_mutex_lock(uint32_t h, bool checked)
 	uint32_t old = swap(h, W_STATE, 1);
 
 	if (M_STATE(old) != 0) {
-		/* A swap to 1 may have hidden a 2: the contended path puts it back before sleeping. */
+		/* A swap to 1 may have hidden a 2: the contended path puts it back before sleeping.
+		 */
 		old = mutex_lock_contended(h);
 	}
 	if (checked) {
@@ -367,7 +370,8 @@ SUBUTAI_SW_PATH void sw_cond_leave(uint32_t h)
 	fetch_add(h, W_AUX, (uint32_t)-1);
 }
 
-SUBUTAI_SW_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex, bool checked)
+SUBUTAI_SW_PATH int sw_cond_sleep(uint32_t h, uint32_t seq, uint64_t deadline, uint32_t sw_mutex,
+				  bool checked)
 {
 	int result = futex_wait(h, W_STATE, seq, deadline) ? 0 : ETIMEDOUT;
 
@@ -409,8 +413,9 @@ SUBUTAI_SW_PATH int sw_cond_broadcast(uint32_t h)
 	uint32_t rest = subutai_atomic_load(RT_WAIT_NEXT + first - 1);
 
 	if (mutex != 0 && rest != 0) {
-		/* Requeue all but the first onto the mutex: each is woken by the unlock before its turn
-		 * (the first one takes the mutex in the contended state, so that unlock wakes).
+		/* Requeue all but the first onto the mutex: each is woken by the unlock before its
+		 * turn (the first one takes the mutex in the contended state, so that unlock
+		 * wakes).
 		 */
 		uint32_t last = rest;
 

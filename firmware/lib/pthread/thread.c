@@ -18,8 +18,8 @@
 
 #include "rt.h"
 
-#define JOIN_WAITING 0x80000000u
-#define JOIN_EXITED  0x40000000u
+#define JOIN_WAITING  0x80000000u
+#define JOIN_EXITED   0x40000000u
 #define JOIN_DETACHED 0x20000000u
 
 struct rt_thread rt_threads[RT_THREADS_MAX] __rt_shared;
@@ -68,7 +68,6 @@ int rt_slot_of(pthread_t t)
 	}
 	return slot;
 }
-
 
 int pthread_attr_init(pthread_attr_t *attr)
 {
@@ -127,8 +126,8 @@ int pthread_attr_getstacksize(const pthread_attr_t *attr, size_t *stacksize)
 
 int pthread_attr_setcore_np(pthread_attr_t *attr, int core)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR || core < -1 || core >= (int)subutai_num_tiles() ||
-	    (core >= 0 && !rt_core_can_host(core))) {
+	if (!attr || attr->magic != RT_MAGIC_ATTR || core < -1 ||
+	    core >= (int)subutai_num_tiles() || (core >= 0 && !rt_core_can_host(core))) {
 		return EINVAL;
 	}
 	attr->core = core;
@@ -144,8 +143,7 @@ int pthread_attr_getcore_np(const pthread_attr_t *attr, int *core)
 	return 0;
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
-		   void *arg)
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
 	if (!thread || !start || (attr && attr->magic != RT_MAGIC_ATTR)) {
 		return EINVAL;

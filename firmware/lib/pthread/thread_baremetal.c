@@ -163,7 +163,8 @@ SUBUTAI_SW_PATH void rt_wake(unsigned int core, uint32_t what)
 int rt_place(const pthread_attr_t *attr)
 {
 	if (attr && attr->core >= 0) {
-		return subutai_atomic_test_and_set(RT_CORE_BUSY + attr->core) == 0 ? attr->core : -1;
+		return subutai_atomic_test_and_set(RT_CORE_BUSY + attr->core) == 0 ? attr->core
+										   : -1;
 	}
 	for (unsigned int core = 1; core < subutai_num_tiles(); core++) {
 		if (subutai_atomic_test_and_set(RT_CORE_BUSY + core) == 0) {
@@ -231,7 +232,8 @@ void tile_main(unsigned int tile)
 		rt_unplace(rt_core());
 		rt_thread_finish(slot, retval);
 		current = 0;
-		/* The process ends with its last thread (the main thread may have exited already). */
+		/* The process ends with its last thread (the main thread may have exited already).
+		 */
 		if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
 			exit(0);
 		}

@@ -13,10 +13,10 @@
  *              weight by an exponential table whose slope grows from layer to layer;
  * and the master does the serial part: it normalizes the weights by their total, at the last
  * layer it estimates the pose of the frame (weighted mean), and it resamples the particles
- * (systematic resampling, one sequential random generator). All of it is integer arithmetic; a particle's noise comes from wl_hash32() of its
- * frame, layer and index, so the result does not depend on which thread handles which particle.
- * The checksum covers the per-layer statistics, the estimated pose of every frame and the final
- * particle set.
+ * (systematic resampling, one sequential random generator). All of it is integer arithmetic; a
+ * particle's noise comes from wl_hash32() of its frame, layer and index, so the result does not
+ * depend on which thread handles which particle. The checksum covers the per-layer statistics, the
+ * estimated pose of every frame and the final particle set.
  *
  * Synchronization (3 mutexes, 1 condition, 4 barriers, as the paper's Table V counts for
  * bodytrack), mirroring PARSEC's WorkerGroup thread pool and TicketDispenser:
@@ -54,14 +54,14 @@
 #define IMG_W 64
 #define IMG_H 48
 
-#define LIMB_STEPS 3 /* model points per limb, the last one at its end; 8 limbs */
+#define LIMB_STEPS 3  /* model points per limb, the last one at its end; 8 limbs */
 #define DIM        10 /* pose: hip x, hip y (Q8 pixels), 8 joint angles; even */
 #define EDGE_MAX   255
 
 /* Angles: 4096 units a turn; the sine table has 256 entries (Q12). */
 #define ANGLE_TURN  4096
 #define SIN_ENTRIES 256
-#define SIN_SHIFT   4  /* angle >> SIN_SHIFT indexes the table */
+#define SIN_SHIFT   4 /* angle >> SIN_SHIFT indexes the table */
 #define Q12_ONE     4096
 
 /*
@@ -89,12 +89,12 @@ static const struct input_params input_params[WL_N_INPUTS] = {
 };
 
 /* Limb lengths in steps of the model walk: length / LIMB_STEPS, Q8 pixels. */
-#define LIMB_STEP(pixels) (((pixels) * 256 + LIMB_STEPS / 2) / LIMB_STEPS)
-#define TORSO    LIMB_STEP(14)
-#define HEAD     LIMB_STEP(5)
-#define UPPERARM LIMB_STEP(9)
-#define FOREARM  LIMB_STEP(8)
-#define THIGH    LIMB_STEP(11)
+#define LIMB_STEP(pixels) (((pixels)*256 + LIMB_STEPS / 2) / LIMB_STEPS)
+#define TORSO             LIMB_STEP(14)
+#define HEAD              LIMB_STEP(5)
+#define UPPERARM          LIMB_STEP(9)
+#define FOREARM           LIMB_STEP(8)
+#define THIGH             LIMB_STEP(11)
 
 /* Pose of the first frame, and amplitude / speed of the motion the true pose follows. */
 static const int32_t base_pose[DIM] = {
@@ -507,7 +507,7 @@ int main(int argc, char **argv)
 {
 	struct wl_options opt;
 	const struct input_params *ip;
-	int32_t (*pose)[DIM], (*spare)[DIM];
+	int32_t(*pose)[DIM], (*spare)[DIM];
 	int32_t start[DIM], est[DIM];
 	uint8_t *images;
 	uint32_t *weight;
@@ -573,9 +573,10 @@ int main(int argc, char **argv)
 	for (unsigned int f = 0; f < ip->frames; f++) {
 		job.image = &images[f * IMG_W * IMG_H];
 		for (unsigned int l = 0; l < ip->layers; l++) {
-			int32_t (*tmp)[DIM];
+			int32_t(*tmp)[DIM];
 
-			/* noise shrinks and the likelihood sharpens from layer to layer (annealing) */
+			/* noise shrinks and the likelihood sharpens from layer to layer (annealing)
+			 */
 			job.pose = pose;
 			job.noise_key = wl_hash32(opt.seed ^ 0x5eedu, f * ip->layers + l);
 			for (int d = 0; d < DIM; d++) {

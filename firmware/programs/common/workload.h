@@ -75,8 +75,8 @@ static inline int wl_parse_options(int argc, char **argv, struct wl_options *opt
 				k++;
 			}
 			if (k == WL_N_INPUTS) {
-				printf("%s: -i %s: input must be test, simsmall or simmedium\n", prog,
-				       value);
+				printf("%s: -i %s: input must be test, simsmall or simmedium\n",
+				       prog, value);
 				return -1;
 			}
 			opt->input = (enum wl_input)k;
@@ -163,12 +163,13 @@ static inline void wl_print_checksum(const char *program, uint32_t checksum)
 	printf("%s: checksum 0x%08lx\n", program, (unsigned long)checksum);
 }
 
-/* Exit with a message when a pthread call fails: a benchmark must not go on with a broken object. */
+/* Exit with a message when a pthread call fails: a benchmark must not go on with a broken object.
+ */
 #define WL_CHECK(call)                                                                             \
 	do {                                                                                       \
 		int wl_err_ = (call);                                                              \
 		if (wl_err_ != 0) {                                                                \
-			printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, wl_err_);       \
+			printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, wl_err_);      \
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)

@@ -30,12 +30,12 @@
  * Why this prefix and not SPLASH's: SPLASH builds a binary tree of the per-process histograms and
  * synchronizes its levels with spinning pause flags (SETPAUSE/WAITPAUSE), which the target cannot
  * do (no cache coherence: a flag spun on in a stale cache never changes), so it would need one
- * barrier per tree level instead. Having every thread compute its offsets from all histograms alone makes each
- * thread read all T * RADIX counters, a phase that grows with the thread count (and is all cache
- * misses here). Splitting the columns by digit keeps exactly one barrier per phase, divides the
- * T * RADIX counters evenly (each read and written once, by one thread, in a fixed order), and
- * leaves every thread only a T-long scan of the slice totals before fixing its own row: a
- * two-level prefix (digits within a slice, then slices) with one barrier after each of the
+ * barrier per tree level instead. Having every thread compute its offsets from all histograms alone
+ * makes each thread read all T * RADIX counters, a phase that grows with the thread count (and is
+ * all cache misses here). Splitting the columns by digit keeps exactly one barrier per phase,
+ * divides the T * RADIX counters evenly (each read and written once, by one thread, in a fixed
+ * order), and leaves every thread only a T-long scan of the slice totals before fixing its own row:
+ * a two-level prefix (digits within a slice, then slices) with one barrier after each of the
  * histogram, prefix and permutation phases.
  *
  * Memory layout: rows are RADIX + 8 words apart. With a 4 KiB direct-mapped data cache and
@@ -72,7 +72,7 @@
 	do {                                                                                       \
 		int err_ = (call);                                                                 \
 		if (err_ != 0 && err_ != PTHREAD_BARRIER_SERIAL_THREAD) {                          \
-			printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, err_);          \
+			printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, err_);         \
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)

@@ -69,22 +69,37 @@
 #define Z_DIV     128  /* the first z is (cost of a single centre) / Z_DIV: see kmedian() */
 
 struct params {
-	int chunks;   /* chunks in the stream */
-	int chunk;    /* points per chunk */
-	int kmin;     /* centres wanted per clustering */
+	int chunks; /* chunks in the stream */
+	int chunk;  /* points per chunk */
+	int kmin;   /* centres wanted per clustering */
 	int kmax;
-	int iters;    /* pgain calls per pFL series */
-	int series;   /* most pFL series per value of z */
-	int rounds;   /* most values of z tried after pspeedy */
+	int iters;  /* pgain calls per pFL series */
+	int series; /* most pFL series per value of z */
+	int rounds; /* most values of z tried after pspeedy */
 };
 
 static const struct params input_params[WL_N_INPUTS] = {
-	[WL_INPUT_TEST] = {.chunks = 2, .chunk = 32, .kmin = 6, .kmax = 10, .iters = 3,
-			   .series = 1, .rounds = 1},
-	[WL_INPUT_SIMSMALL] = {.chunks = 3, .chunk = 192, .kmin = 6, .kmax = 10, .iters = 10,
-			       .series = 2, .rounds = 2},
-	[WL_INPUT_SIMMEDIUM] = {.chunks = 6, .chunk = 256, .kmin = 6, .kmax = 10, .iters = 10,
-				.series = 2, .rounds = 2},
+	[WL_INPUT_TEST] = {.chunks = 2,
+			   .chunk = 32,
+			   .kmin = 6,
+			   .kmax = 10,
+			   .iters = 3,
+			   .series = 1,
+			   .rounds = 1},
+	[WL_INPUT_SIMSMALL] = {.chunks = 3,
+			       .chunk = 192,
+			       .kmin = 6,
+			       .kmax = 10,
+			       .iters = 10,
+			       .series = 2,
+			       .rounds = 2},
+	[WL_INPUT_SIMMEDIUM] = {.chunks = 6,
+				.chunk = 256,
+				.kmin = 6,
+				.kmax = 10,
+				.iters = 10,
+				.series = 2,
+				.rounds = 2},
 };
 
 /* The points one k-median clusters: a chunk of the stream or the centre set. */
@@ -104,13 +119,13 @@ static pthread_barrier_t bar;
 /* Input and output (written before the threads start, or by thread 0 only). */
 static int16_t *stream_coord; /* chunks * chunk * DIM */
 static int32_t *stream_weight;
-static int16_t *cset_coord;   /* the centre set: chunks * MAXC points */
+static int16_t *cset_coord; /* the centre set: chunks * MAXC points */
 static int32_t *cset_weight;
-static int cset_n;            /* written by thread 0 in collect(), read after a barrier */
-static int16_t *final_coord;  /* the final centres: MAXC points */
+static int cset_n;           /* written by thread 0 in collect(), read after a barrier */
+static int16_t *final_coord; /* the final centres: MAXC points */
 static int32_t *final_weight;
 static int final_n;
-static int64_t *chunk_cost;   /* per chunk, then the final clustering */
+static int64_t *chunk_cost; /* per chunk, then the final clustering */
 static int *chunk_k;
 
 /* Per point of the current set: each thread writes only its slice. */
@@ -119,11 +134,11 @@ static uint8_t *pt_switch; /* pgain: the point is closer to the candidate than t
 static int32_t *pt_assign; /* index of the point's centre */
 
 /* Centre bookkeeping, written by thread 0 only, read by all after a barrier. */
-static int32_t *ctr_slot;        /* per point that is a centre: its slot (row of "lower") */
-static int32_t slot_ctr[MAXC];   /* per slot: its centre, or -1 when free */
-static int nslots;               /* slots in use are below nslots */
+static int32_t *ctr_slot;      /* per point that is a centre: its slot (row of "lower") */
+static int32_t slot_ctr[MAXC]; /* per slot: its centre, or -1 when free */
+static int nslots;             /* slots in use are below nslots */
 static int ncenters;
-static uint8_t *is_ctr;          /* per point: is it a centre (thread 0's own view) */
+static uint8_t *is_ctr; /* per point: is it a centre (thread 0's own view) */
 
 /* Per-thread partial results, read by the others after a barrier. */
 static int64_t *lower;         /* nthreads rows of MAXC: pgain's losses, then centre weights */
@@ -447,8 +462,8 @@ static int64_t pgain(const struct pset *s, int64_t z, int pid)
  * PARSEC's pkmedian(): cluster the set s into kmin..kmax centres (as far as the binary search
  * on z gets in prm.rounds steps). Returns the cost; *k is the number of centres.
  */
-static int64_t kmedian(const struct pset *s, int kmin, int kmax, int pid, int *k,
-		       int32_t *opened, uint32_t *seen)
+static int64_t kmedian(const struct pset *s, int kmin, int kmax, int pid, int *k, int32_t *opened,
+		       uint32_t *seen)
 {
 	int64_t hiz, loz, z, cost;
 	int k1, k2, tries;
@@ -677,7 +692,7 @@ int main(int argc, char **argv)
 	npoints = (size_t)prm.chunks * prm.chunk;
 	/* Working arrays hold a chunk or the centre set. */
 	nwork = (size_t)prm.chunks * MAXC > (size_t)prm.chunk ? (size_t)prm.chunks * MAXC
-								: (size_t)prm.chunk;
+							      : (size_t)prm.chunk;
 
 	stream_coord = xcalloc(npoints * DIM, sizeof(*stream_coord));
 	stream_weight = xcalloc(npoints, sizeof(*stream_weight));
@@ -701,8 +716,7 @@ int main(int argc, char **argv)
 	generate(opt.seed);
 	wl_rng_seed(&rng, opt.seed, 0x5c);
 	printf("streamcluster: input %s, %d chunks of %d points, dim %d, k %d..%d, %u threads\n",
-	       wl_input_names[opt.input], prm.chunks, prm.chunk, DIM, prm.kmin, prm.kmax,
-	       nthreads);
+	       wl_input_names[opt.input], prm.chunks, prm.chunk, DIM, prm.kmin, prm.kmax, nthreads);
 
 	WL_CHECK(pthread_mutex_init(&open_lock, NULL));
 	WL_CHECK(pthread_cond_init(&open_cond, NULL));

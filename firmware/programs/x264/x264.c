@@ -53,15 +53,15 @@
 #include <hooks.h>
 #endif
 
-#define BLK        8  /* block size in pixels */
-#define MV_RANGE   3  /* motion vectors within +-MV_RANGE pixels */
-#define MV_LAMBDA  4  /* cost of one unit of motion vector difference, in SAD units */
-#define Q_SHIFT    3  /* quantization step: 8 */
-#define Q_ROUND    3  /* rounding offset, 3/8 of a step: a small dead zone, as x264's */
-#define TEX_BITS   5  /* the texture is a periodic 32x32 tile */
-#define TEX_SIZE   (1 << TEX_BITS)
-#define TEX_MASK   (TEX_SIZE - 1)
-#define N_SHAPES   3
+#define BLK       8 /* block size in pixels */
+#define MV_RANGE  3 /* motion vectors within +-MV_RANGE pixels */
+#define MV_LAMBDA 4 /* cost of one unit of motion vector difference, in SAD units */
+#define Q_SHIFT   3 /* quantization step: 8 */
+#define Q_ROUND   3 /* rounding offset, 3/8 of a step: a small dead zone, as x264's */
+#define TEX_BITS  5 /* the texture is a periodic 32x32 tile */
+#define TEX_SIZE  (1 << TEX_BITS)
+#define TEX_MASK  (TEX_SIZE - 1)
+#define N_SHAPES  3
 
 /* Parameters of each input class: frame size and frame count. */
 struct x264_params {
@@ -134,8 +134,8 @@ static inline int wrap(int a, int m)
  */
 
 struct shape {
-	int x0, y0;     /* position in frame 0 */
-	int vx, vy;     /* pixels per frame */
+	int x0, y0; /* position in frame 0 */
+	int vx, vy; /* pixels per frame */
 	int w, h;
 	int tx, ty;     /* where its texture starts in the tile */
 	int brightness; /* added to half the texture value */
@@ -257,9 +257,8 @@ static int sad8x8(const uint8_t *src, const uint8_t *ref, int stride, int limit)
 	int sum = 0;
 
 	for (int y = 0; y < BLK; y += 2) {
-		sum += absdiff(src[0], ref[0]) + absdiff(src[1], ref[1]) +
-		       absdiff(src[2], ref[2]) + absdiff(src[3], ref[3]) +
-		       absdiff(src[4], ref[4]) + absdiff(src[5], ref[5]) +
+		sum += absdiff(src[0], ref[0]) + absdiff(src[1], ref[1]) + absdiff(src[2], ref[2]) +
+		       absdiff(src[3], ref[3]) + absdiff(src[4], ref[4]) + absdiff(src[5], ref[5]) +
 		       absdiff(src[6], ref[6]) + absdiff(src[7], ref[7]);
 		if (sum >= limit) {
 			break;
@@ -331,8 +330,8 @@ static uint32_t encode_intra_block(const uint8_t *src, uint8_t *rec, int bx, int
  * residual. mv is this frame's vector array, filled in raster order: the vectors of the blocks
  * above and to the left are known and give the predictor.
  */
-static uint32_t encode_inter_block(const uint8_t *src, const uint8_t *ref, uint8_t *rec,
-				   int8_t *mv, int bx, int by)
+static uint32_t encode_inter_block(const uint8_t *src, const uint8_t *ref, uint8_t *rec, int8_t *mv,
+				   int bx, int by)
 {
 	static const int8_t dia[4][2] = {{0, -1}, {-1, 0}, {1, 0}, {0, 1}};
 	const int w = video.width, h = video.height, bw = video.blocks_x;

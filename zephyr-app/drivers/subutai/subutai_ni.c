@@ -26,8 +26,8 @@
 LOG_MODULE_REGISTER(subutai_ni, CONFIG_SUBUTAI_NI_LOG_LEVEL);
 
 #define HANDLER_TYPES 256
-#define ENGINE_NODE DT_INST_PHANDLE(0, engine)
-#define INTC_NODE DT_IRQ_INTC(ENGINE_NODE)
+#define ENGINE_NODE   DT_INST_PHANDLE(0, engine)
+#define INTC_NODE     DT_IRQ_INTC(ENGINE_NODE)
 /* How long a spinning thread unmasks a pending interrupt at most (one whose source a handler
  * does not clear must not keep it there). */
 #define LET_IN_CYCLES 64
@@ -47,7 +47,7 @@ static struct subutai_ni_data ni_data;
 
 /* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
  * While there are none, the next reply of this core is the one of the thread that runs. Kernel
- * data (tile RAM), read by the request path (subutai_port_window_mine()). */
+ * data (tile RAM), read by the request path (subutai_port_wait()). */
 unsigned int subutai_replies_awaited;
 
 void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
@@ -96,7 +96,8 @@ SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_time
 {
 	unsigned int key = irq_lock();
 
-	/* Only an untimed wait is sure to end with a give of this file (a timeout would not say). */
+	/* Only an untimed wait is sure to end with a give of this file (a timeout would not say).
+	 */
 	if (K_TIMEOUT_EQ(timeout, K_FOREVER) && k_sem_count_get(&waiter->sem) == 0) {
 		waiter->asleep = true;
 		ni_data.runnable--;
@@ -117,7 +118,8 @@ SUBUTAI_SW_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 
 SUBUTAI_SW_PATH void subutai_waiter_wake(unsigned int id)
 {
-	struct subutai_waiter *waiter = id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
+	struct subutai_waiter *waiter =
+		id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
 
 	if (waiter == NULL) {
 		LOG_ERR("wake-up for unknown waiter %u on tile %u", id, subutai_tile_id());
@@ -156,8 +158,8 @@ SUBUTAI_HW_PATH static void delivered(struct subutai_waiter *waiter)
 /* Hands a popped reply to its waiter. Called with interrupts locked or in the reply interrupt. */
 SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
 {
-	struct subutai_waiter *waiter = reply->thread < CONFIG_SUBUTAI_THREADS_MAX
-						? ni_data.waiters[reply->thread] : NULL;
+	struct subutai_waiter *waiter =
+		reply->thread < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[reply->thread] : NULL;
 	if (waiter == NULL) {
 		ni_data.lost_replies++;
 		LOG_ERR("reply for unknown thread %u (id 0x%08x)", reply->thread, reply->id);
@@ -170,7 +172,8 @@ SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
 }
 
 /* Takes a give of the waiter's semaphore: its reply (true) or a wake-up (*woken). */
-SUBUTAI_HW_PATH static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_HW_PATH static bool take_given(struct subutai_waiter *waiter, struct subutai_reply *reply,
+				       bool *woken)
 {
 	if (!waiter->replied) {
 		*woken = true;
@@ -188,18 +191,19 @@ SUBUTAI_HW_PATH static bool take_given(struct subutai_waiter *waiter, struct sub
  * for other threads met meanwhile go to them. Past the spin (a queued lock, a barrier, a
  * condition) the caller sleeps.
  */
-SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply, bool *woken)
+SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter,
+					   struct subutai_reply *reply, bool *woken)
 {
 	uint32_t start = subutai_cycles32();
 	/* A reply or a wake-up the handler gave before this request: take it first. */
-	bool mine = k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0 &&
-		    take_given(waiter, reply, woken);
+	bool mine = k_sem_count_get(&waiter->sem) != 0 &&
+		    k_sem_take(&waiter->sem, K_NO_WAIT) == 0 && take_given(waiter, reply, woken);
 
 	while (!mine && subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES) {
 		if (!subutai_window_reply_waits()) {
 			continue;
 		}
-		subutai_reply_pop(reply);
+		subutai_window_pop(reply);
 		if (reply->thread == waiter->id) {
 			mine = true;
 		} else {
@@ -213,9 +217,10 @@ SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter, struct
  * The rest of a wait whose caller stopped watching for its reply, with interrupts locked (key):
  * the reply comes from deliver(), asleep.
  */
-SUBUTAI_HW_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, struct subutai_reply *reply,
-			    uint64_t deadline, unsigned int key, struct subutai_stop *stop, bool mine,
-			    bool woken)
+SUBUTAI_HW_PATH static bool sleep_for_reply(struct subutai_waiter *waiter,
+					    struct subutai_reply *reply, uint64_t deadline,
+					    unsigned int key, struct subutai_stop *stop, bool mine,
+					    bool woken)
 {
 	if (!mine) {
 		awaits_delivery(waiter);
@@ -248,8 +253,14 @@ SUBUTAI_HW_PATH static bool sleep_for_reply(struct subutai_waiter *waiter, struc
 	}
 }
 
-SUBUTAI_HW_PATH bool subutai_port_wait_reply(struct subutai_reply *reply, uint64_t deadline, unsigned int key,
-			     struct subutai_stop *stop)
+/*
+ * Sleeps until the caller's reply arrives, the global cycle counter reaches deadline (0: none) or,
+ * woken without its reply (subutai_waiter_wake()), stop's fn says so; false then. A wake-up taken
+ * is noted in stop (NULL: ignored). Called with interrupts locked (key, taken before the request
+ * was written, so a quick reply is not taken by the interrupt handler first), which it releases.
+ */
+SUBUTAI_HW_PATH static bool wait_asleep(struct subutai_reply *reply, uint64_t deadline,
+					unsigned int key, struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 	bool woken = false;
@@ -263,8 +274,12 @@ static inline bool other_interrupt_pending(void)
 {
 	uint32_t pending, mask;
 
-	__asm__ volatile("csrr %0, %1" : "=r"(pending) : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_pending)));
-	__asm__ volatile("csrr %0, %1" : "=r"(mask) : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_mask)));
+	__asm__ volatile("csrr %0, %1"
+			 : "=r"(pending)
+			 : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_pending)));
+	__asm__ volatile("csrr %0, %1"
+			 : "=r"(mask)
+			 : "i"(DT_REG_ADDR_BY_NAME(INTC_NODE, irq_mask)));
 	return (pending & mask & ~BIT(DT_IRQN(ENGINE_NODE))) != 0;
 }
 
@@ -284,8 +299,8 @@ SUBUTAI_HW_PATH static void let_interrupts_in(unsigned int key)
 /*
  * Takes what was given the caller meanwhile: true with its reply; a wake-up is noted in *woken.
  */
-SUBUTAI_HW_PATH static bool take_delivered(struct subutai_waiter *waiter, struct subutai_reply *reply,
-					     bool *woken)
+SUBUTAI_HW_PATH static bool take_delivered(struct subutai_waiter *waiter,
+					   struct subutai_reply *reply, bool *woken)
 {
 	while (k_sem_count_get(&waiter->sem) != 0 && k_sem_take(&waiter->sem, K_NO_WAIT) == 0) {
 		if (take_given(waiter, reply, woken)) {
@@ -303,12 +318,13 @@ SUBUTAI_HW_PATH static bool take_delivered(struct subutai_waiter *waiter, struct
  * interrupt and no context switch. Another interrupt is let in as if the caller slept (its
  * handler may deliver the reply, wake the caller or switch threads), and the watch goes on if the
  * reply is still to come. A wake-up (rt_wake()) ends a wait that stop can end, as in
- * subutai_port_wait_reply(). An acquire invalidates the data cache once its brief load has not
+ * wait_asleep(). An acquire invalidates the data cache once its brief load has not
  * brought the reply: the loop then touches the window, CSRs, kernel data in tile RAM and its own
  * stack, so the cache is as clean at the grant as if invalidated after it.
  */
-SUBUTAI_HW_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
-			      bool full, bool *invalidated, unsigned int key, struct subutai_stop *stop)
+SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_t id, bool acquire,
+					bool full, bool *invalidated, unsigned int key,
+					struct subutai_stop *stop)
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 	/* Read before an invalidation: the waiter is in the shared heap. */
@@ -319,7 +335,7 @@ SUBUTAI_HW_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subut
 	for (;;) {
 		if (subutai_replies_awaited != 0) {
 			/* Replies of other threads may come first: each says whose it is. */
-			return subutai_port_wait_reply(reply, 0, key, stop);
+			return wait_asleep(reply, 0, key, stop);
 		}
 		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
 					: subutai_window_reply_brief();
@@ -354,6 +370,20 @@ SUBUTAI_HW_PATH bool subutai_port_window_wait(struct subutai_reply *reply, subut
 	}
 }
 
+/* The port's wait (subutai_port.h): a wait with a deadline sleeps, any other watches first. */
+SUBUTAI_HW_PATH bool subutai_ni_wait_reply(struct subutai_reply *reply, subutai_id_t id,
+					   unsigned int how, uint64_t deadline,
+					   struct subutai_stop *stop, unsigned int key,
+					   bool *invalidated)
+{
+	*invalidated = false;
+	if (deadline != 0) {
+		return wait_asleep(reply, deadline, key, stop);
+	}
+	return window_wait(reply, id, (how & SUBUTAI_WAIT_ACQUIRE) != 0,
+			   (how & SUBUTAI_WAIT_FULL) != 0, invalidated, key, stop);
+}
+
 int subutai_ni_add_handler(unsigned int type, subutai_msg_handler_t handler)
 {
 	if (type >= HANDLER_TYPES) {
@@ -369,7 +399,7 @@ SUBUTAI_HW_PATH static void subutai_reply_isr(const void *arg)
 	while (subutai_window_reply_waits()) {
 		struct subutai_reply reply;
 
-		subutai_reply_pop(&reply);
+		subutai_window_pop(&reply);
 		deliver(&reply);
 	}
 }
@@ -384,7 +414,8 @@ SUBUTAI_SYNC_PATH static void subutai_rx_isr(const void *arg)
 
 		if (handler == NULL) {
 			ni_data.lost_messages++;
-			LOG_ERR("NoC message of unknown type 0x%02x from tile %u", msg.type, msg.src);
+			LOG_ERR("NoC message of unknown type 0x%02x from tile %u", msg.type,
+				msg.src);
 			continue;
 		}
 		handler(&msg);
@@ -395,7 +426,8 @@ static int subutai_ni_init(const struct device *dev)
 {
 	ARG_UNUSED(dev);
 	IRQ_CONNECT(DT_INST_IRQN(0), DT_INST_IRQ(0, priority), subutai_rx_isr, NULL, 0);
-	IRQ_CONNECT(DT_IRQN(ENGINE_NODE), DT_IRQ(ENGINE_NODE, priority), subutai_reply_isr, NULL, 0);
+	IRQ_CONNECT(DT_IRQN(ENGINE_NODE), DT_IRQ(ENGINE_NODE, priority), subutai_reply_isr, NULL,
+		    0);
 	/* The NI's event lines stay high while a message or a reply waits. */
 	ni_ev_enable_write(1u << CSR_NI_EV_ENABLE_RX_OFFSET);
 	subutai_ev_enable_write(1u << CSR_SUBUTAI_EV_ENABLE_REPLY_OFFSET);

@@ -46,7 +46,10 @@ struct zthread {
 
 /* Requests to a core's service thread. */
 struct service_msg {
-	enum { SERVICE_SPAWN, SERVICE_REAP } op;
+	enum {
+		SERVICE_SPAWN,
+		SERVICE_REAP
+	} op;
 	unsigned int slot;
 	struct zthread *z;
 };
@@ -245,7 +248,8 @@ static void thread_end(struct zthread *z, void *retval)
 		rt_fatal("cannot queue a thread's clean-up");
 	}
 	if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
-		/* The process ends with its last thread (the main thread may have exited already). */
+		/* The process ends with its last thread (the main thread may have exited already).
+		 */
 		exit(0);
 	}
 	subutai_thread_runs(-1);
@@ -372,7 +376,8 @@ static int subutai_pthread_init(void)
 	subutai_ni_add_handler(RT_MSG_WAKE, on_wake);
 	subutai_ni_add_handler(RT_MSG_SPAWN, on_spawn);
 	k_thread_create(&service_thread, service_stack, K_KERNEL_STACK_SIZEOF(service_stack),
-			service_main, NULL, NULL, NULL, CONFIG_SUBUTAI_SERVICE_PRIORITY, 0, K_NO_WAIT);
+			service_main, NULL, NULL, NULL, CONFIG_SUBUTAI_SERVICE_PRIORITY, 0,
+			K_NO_WAIT);
 	k_thread_name_set(&service_thread, "subutai_service");
 #if CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS > 0
 	k_timer_start(&rotation, K_MSEC(CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS),

@@ -29,7 +29,7 @@
 #include <subutai/soc.h>
 #include <subutai/zephyr.h>
 
-#define REPEAT 16
+#define REPEAT    16
 /* A NoC message type of this program (the PThreads library's are 0xf0 and above). */
 #define MSG_PROBE 0x10
 
@@ -37,8 +37,10 @@ static uint32_t overhead;
 
 static void report(const char *what, uint32_t cycles)
 {
-	printf("@subutai {\"program\":\"costs\",\"os\":\"zephyr\",\"backend\":\"%s\",\"what\":\"%s\","
-	       "\"min\":%u}\n", pthread_backend_np, what, (unsigned int)cycles);
+	printf("@subutai "
+	       "{\"program\":\"costs\",\"os\":\"zephyr\",\"backend\":\"%s\",\"what\":\"%s\","
+	       "\"min\":%u}\n",
+	       pthread_backend_np, what, (unsigned int)cycles);
 }
 
 #define MEASURE(what, stmt)                                                                        \
@@ -91,7 +93,10 @@ static void measure_interrupt(void)
 static struct k_sem sem_go, sem_back, sem_alone;
 static volatile bool partner_stop;
 static volatile uint32_t partner_woke_at;
-static volatile enum { PARTNER_YIELD, PARTNER_HANDOFF } partner_mode;
+static volatile enum {
+	PARTNER_YIELD,
+	PARTNER_HANDOFF
+} partner_mode;
 
 static void *partner(void *arg)
 {
@@ -182,9 +187,11 @@ static void measure_stores(void)
 {
 	volatile uint32_t stack_words[STORES];
 
-	MEASURE("32 stores to the thread's stack (main RAM)",
+	MEASURE(
+		"32 stores to the thread's stack (main RAM)",
 		for (int k = 0; k < STORES; k++) { stack_words[k] = k; });
-	MEASURE("32 stores to the tile's RAM",
+	MEASURE(
+		"32 stores to the tile's RAM",
 		for (int k = 0; k < STORES; k++) { tile_words[k] = k; });
 }
 
@@ -206,7 +213,8 @@ int main(void)
 	MEASURE("dcache invalidate", subutai_dcache_invalidate());
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
-	MEASURE("pthread lock+unlock, uncontended", pthread_mutex_lock(&m); pthread_mutex_unlock(&m));
+	MEASURE("pthread lock+unlock, uncontended", pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m));
 	best = UINT32_MAX;
 	for (int i = 0; i < REPEAT; i++) {
 		pthread_mutex_lock(&m);

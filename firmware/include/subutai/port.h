@@ -1,0 +1,59 @@
+/*
+ * The contract between the OS-agnostic drivers (firmware/lib: ni.c, sync.c) and the runtime they
+ * run under, in the manner of nrfx's nrfx_glue.h: each port provides a header named
+ * subutai_port.h that includes this one and defines every primitive below, as a static inline
+ * function or as a function of its own driver. The drivers call these and nothing else of the
+ * runtime; a port never calls back into sync.c (it reads replies with subutai/window.h).
+ *
+ * Ports: bare metal (firmware/lib/port/subutai_port.h: one thread per core, which waits for its
+ * reply on the bus) and Zephyr (zephyr-app/include/subutai_port.h: the threads of a core share
+ * the window; a thread whose reply does not come at once sleeps in the scheduler).
+ *
+ * SUBUTAI_PORT_SHARED_WINDOW
+ *     1 if the threads of a core share the window (each request names its thread, with a store
+ *     of its own), 0 if the window is one thread's (a request without a value is one store).
+ *
+ * The lock
+ *   unsigned int subutai_port_lock(void);
+ *   void subutai_port_unlock(unsigned int key);
+ *     Masks, then restores, this core's handlers that could issue requests, take replies or
+ *     send messages, so that none comes between a request's stores or takes its reply.
+ *
+ * The current thread
+ *   unsigned int subutai_port_thread(void);
+ *     The caller's thread on its core: the thread field of its requests and their replies.
+ *
+ * Issue
+ *   void subutai_port_issue(unsigned int op, bool want_reply, subutai_id_t id);
+ *     Writes a request of the calling thread through the window (its value, if the op takes
+ *     one, already written with subutai_window_set_value()), the lock held.
+ *
+ * Wait for the reply
+ *   bool subutai_port_wait(struct subutai_reply *reply, subutai_id_t id, unsigned int how,
+ *                          uint64_t deadline, struct subutai_stop *stop, unsigned int key,
+ *                          bool *invalidated);
+ *     Waits for the reply of the caller's request on id, just issued with the lock held (key),
+ *     and releases the lock. how: SUBUTAI_WAIT_* below. deadline: the global cycle counter value
+ *     that ends the wait (0: none). stop: asked while the caller waits (subutai/sync.h; NULL or
+ *     without fn: none). True with the reply; false when the deadline passed or stop said so
+ *     (the reply is still to come then: the caller gets itself out of the engine's queue and
+ *     waits again). *invalidated says whether the data cache was invalidated while waiting,
+ *     after which the caller touched nothing another core writes.
+ *
+ * Wake is the runtime's own business (the PThreads library's wake-up messages): the drivers
+ * never wake a thread.
+ */
+#ifndef SUBUTAI_PORT_API_H
+#define SUBUTAI_PORT_API_H
+
+/* How a subutai_port_wait() waits. */
+enum {
+	/* A lock, barrier or condition wait: the data cache must hold no line another core wrote
+	 * when the caller goes on, so a long wait may invalidate it meanwhile. */
+	SUBUTAI_WAIT_ACQUIRE = 1 << 2,
+	/* The whole reply value and id are needed (an allocation's new id); otherwise the value's
+	 * low bits that come with the reply's info word do, and the id on an error. */
+	SUBUTAI_WAIT_FULL = 1 << 3,
+};
+
+#endif /* SUBUTAI_PORT_API_H */
