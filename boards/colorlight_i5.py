@@ -17,8 +17,10 @@ from litex_boards.targets.colorlight_i5 import _CRG
 from litedram.modules import M12L64322A   # Compatible with the board's EM638325-6H.
 from litedram.phy import GENSDRPHY
 
-from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board, sim_platform,
-    sdram_phy_model, ECP5_DEVICES, ECP5_BUDGET, KiB)
+from boards.common import board_argparser, run_board
+from soc.board_budget import DeviceLimits, ECP5_DEVICES, ECP5_BUDGET
+from soc.board_soc import BoardSoC, sdram_phy_model, sim_platform
+from soc.subutai_soc import KiB
 
 BOARD = "colorlight_i5"
 # Module: (revision, FPGA device).

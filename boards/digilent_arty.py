@@ -17,8 +17,9 @@ from litex_boards.targets.digilent_arty import _CRG
 from litedram.modules import MT41K128M16
 from litedram.phy import s7ddrphy
 
-from boards.common import (BoardSoC, DeviceLimits, board_argparser, run_board, sim_platform,
-    sdram_phy_model, XILINX_DEVICES, XILINX_BUDGET)
+from boards.common import board_argparser, run_board
+from soc.board_budget import DeviceLimits, XILINX_DEVICES, XILINX_BUDGET
+from soc.board_soc import BoardSoC, sdram_phy_model, sim_platform
 
 BOARD = "digilent_arty"
 VARIANTS = {

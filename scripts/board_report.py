@@ -30,7 +30,7 @@ import time
 
 from gateware.build import BUILD_DIR, ROOT
 
-from boards.common import critical_path, critical_path_text, parse_nextpnr_report, sys_fmax
+from soc.nextpnr import critical_path, critical_path_text, parse_nextpnr_report, sys_fmax
 from scripts.results import RESULTS_DIR, markdown_table, console_table, save_table
 
 COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
@@ -312,7 +312,7 @@ def main():
         p.error("give BUILD_DIR or --board (with --tiles or --mesh)")
     build_dir = args.build_dir
     if args.board:
-        from boards.common import default_output_dir
+        from soc.fpga_flow import default_output_dir
         from soc.mesh import MeshShapeError, mesh_shape
         try:
             build_dir = default_output_dir(args.board, *mesh_shape(args.tiles, args.mesh))

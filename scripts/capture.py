@@ -15,7 +15,8 @@ import json
 import os
 import signal
 import sys
-import time
+
+from soc.serial_boot import SerialError, open_serial, read_serial_lines
 
 
 PREFIX = "@subutai "
@@ -67,47 +68,11 @@ def read_capture(source, baud=115200, timeout=None):
 
 def _read_serial(port, baud, timeout):
     """Lines from the port until ``@exit`` or the timeout; Ctrl-C stops early and keeps what was read."""
-    with open_serial(port, baud) as link:
-        return read_serial_lines(link, port, timeout)
-
-
-def open_serial(port, baud=115200):
-    """An open pyserial port (also used by scripts/board_run.py after a serial boot)."""
     try:
-        import serial
-    except ImportError:
-        raise CaptureError(f"reading {SERIAL}{port} needs pyserial (pip install pyserial)") from None
-    try:
-        return serial.serial_for_url(port, baud, timeout=0.2)
-    except (serial.SerialException, OSError, ValueError) as e:
-        raise CaptureError(f"cannot open serial port {port}: {e}") from None
-
-
-def read_serial_lines(link, port="", timeout=None, echo=None):
-    """Lines read from an open port until ``@exit`` or the timeout (seconds, None: no limit);
-    ``echo(line)`` is called on each. Ctrl-C stops early and keeps what was read."""
-    import serial
-    deadline = None if timeout is None else time.monotonic() + timeout
-    lines, pending = [], b""
-    try:
-        while deadline is None or time.monotonic() < deadline:
-            pending += link.readline()        # may return a partial line on its own timeout
-            if not pending.endswith(b"\n"):
-                continue
-            line = pending.decode(errors="replace").rstrip("\r\n")
-            pending = b""
-            lines.append(line)
-            if echo:
-                echo(line)
-            if line.lstrip().startswith("@exit"):
-                break
-    except KeyboardInterrupt:
-        pass
-    except (serial.SerialException, OSError) as e:
-        raise CaptureError(f"serial port {port} failed: {e}") from None
-    if pending:
-        lines.append(pending.decode(errors="replace").rstrip("\r\n"))
-    return lines
+        with open_serial(port, baud) as link:
+            return read_serial_lines(link, port, timeout)
+    except SerialError as e:
+        raise CaptureError(str(e)) from None
 
 
 def add_source_arguments(parser):

@@ -350,7 +350,7 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, tile_ram_size=
     else:
         log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}, "
             f"main RAM {f'in {mem_banks} banks' if mem_banks else 'on the shared bus'}): generating gateware in {output_dir}")
-        _quiet_litex()
+        quiet_litex()
         soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
             tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}))
@@ -394,7 +394,7 @@ def _harness_make(model, target, knobs):
         raise RuntimeError(f"Verilator model build ({target}) failed (exit {proc.returncode})")
 
 
-def _quiet_litex():
+def quiet_litex():
     """LiteX logs every bus region and CSR at INFO level; keep warnings and errors only."""
     import logging
     logging.disable(logging.INFO)

@@ -76,7 +76,7 @@ def test_default_l2_sizes_cost_no_tile():
     fits its 3 tiles, where 32 KiB would cost one; 32 KiB on the 85F, where 64 KiB would cost one
     of its 7."""
     from boards import radiona_ulx3s
-    from boards.common import KiB
+    from soc.subutai_soc import KiB
     assert radiona_ulx3s.default_l2_size("LFE5U-45F") == 16*KiB
     assert radiona_ulx3s.max_tiles("LFE5U-45F") == radiona_ulx3s.max_tiles("LFE5U-45F", 8*KiB) == 3
     assert radiona_ulx3s.max_tiles("LFE5U-45F", 32*KiB) == 2
@@ -86,21 +86,41 @@ def test_default_l2_sizes_cost_no_tile():
 
 
 def test_lut_fill_admits_the_8_tile_build():
-    """Eight tiles on the 85F, as built with --lut-fill 0.85 and an 8 KiB L2 (76.3 % of its LUT4
-    sites, results/boards.md), elaborate; the default budget (0.75) stops at 7."""
+    """Eight tiles on the 85F, as built with --lut-fill 0.85 and an 8 KiB L2 (results/boards.md),
+    elaborate from the plain command (the measured build's options are its defaults); the
+    default budget (0.75) stops at 7."""
     from boards import radiona_ulx3s
-    from boards.common import KiB
+    from soc.subutai_soc import KiB
     limits = radiona_ulx3s.limits("LFE5U-85F")
     assert limits.max_tiles(8*KiB) == 7
     limits.fill = 0.85
     assert limits.max_tiles(8*KiB) == 8
     out = os.path.join(OUT, "radiona_ulx3s_fill_8")
     shutil.rmtree(out, ignore_errors=True)
-    p = run("boards/radiona_ulx3s.py", "--tiles", "8", "--lut-fill", "0.85", "--l2-size", "8K",
-        "--no-compile-software", "--output-dir", out)
+    p = run("boards/radiona_ulx3s.py", "--tiles", "8", "--no-compile-software", "--output-dir", out)
     assert p.returncode == 0, p.stdout + p.stderr
+    assert "lut_fill=0.85" in p.stdout and "nextpnr_critexp=6" in p.stdout
     csr = json.load(open(os.path.join(out, "csr.json")))
     assert (csr["constants"]["mesh_x"], csr["constants"]["mesh_y"]) == (4, 2)
+    assert csr["constants"]["config_l2_size"] == 8*KiB
+
+
+def test_measured_build_options_yield_to_the_command_line():
+    """The 8-tile preset fills only the options left at their defaults, and only for 8 tiles of
+    the 85F."""
+    from boards import radiona_ulx3s
+    from boards.common import apply_preset, board_argparser
+    parser = board_argparser("radiona_ulx3s", "", 50e6)
+    parser.add_argument("--device", default="LFE5U-85F")
+    argv = ["--tiles", "8", "--seed-attempts", "3", "--lut-fill", "0.9"]
+    args = parser.parse_args(argv)
+    apply_preset(parser, args, radiona_ulx3s.PRESETS, args.device, argv)
+    # --seed-attempts 3 is the parser's default, given all the same: it stays.
+    assert (args.seed_attempts, args.lut_fill, args.nextpnr_timing_weight) == (3, 0.9, 50)
+    assert args.nextpnr_tmg_ripup is False and args.nextpnr_stall == 15
+    args = parser.parse_args(["--mesh", "3x2"])
+    apply_preset(parser, args, radiona_ulx3s.PRESETS, args.device, ["--mesh", "3x2"])
+    assert (args.lut_fill, args.nextpnr_timing_weight, args.seed_attempts) == (0.75, None, 3)
 
 
 @pytest.mark.parametrize("board,args,tiles", _configs())
@@ -176,7 +196,7 @@ def test_bios_compiles_against_the_board_soc():
     (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),
     (["boards/colorlight_i5.py", "--tiles", "2"], "do not fit LFE5U-25F"),
     (["boards/radiona_ulx3s.py", "--device", "LFE5U-45F", "--tiles", "4"], "do not fit LFE5U-45F"),
-    (["boards/radiona_ulx3s.py", "--tiles", "8"], "--lut-fill 0.75 of its LUTs"),
+    (["boards/radiona_ulx3s.py", "--tiles", "8", "--lut-fill", "0.75"], "--lut-fill 0.75 of its LUTs"),
     (["boards/radiona_ulx3s.py", "--lut-fill", "1.5"], "not in (0, 1]"),
     (["boards/radiona_ulx3s.py", "--lut-fill", "most"], "not a number"),
     (["boards/digilent_arty.py", "--tiles", "16"], "do not fit xc7a100tcsg324-1"),
@@ -229,7 +249,7 @@ def test_nextpnr_report_parsing():
 def test_critical_path_of_a_report():
     """The report names the system clock's critical path: its source and sink (design names, not
     nextpnr's cell suffixes), its delay split into routing and logic levels."""
-    from boards.common import critical_path, critical_path_text
+    from soc.nextpnr import critical_path, critical_path_text
     report = os.path.join(DATA, "radiona_ulx3s_report.json")
     _, fmax = parse_nextpnr_report(report)
     clk = sys_fmax(fmax, 40.0)
@@ -246,7 +266,7 @@ def test_critical_path_of_a_report():
 
 def test_timing_check_of_a_report():
     """The build's timing verdict: the system clock of nextpnr's report against the target."""
-    from boards.common import check_timing
+    from soc.fpga_flow import check_timing
     report = os.path.join(DATA, "radiona_ulx3s_report.json")
     achieved, target = check_timing(report, 40e6)
     assert target == 40.0 and achieved == pytest.approx(49.8, abs=0.1)   # 1 tile met 40 MHz.
@@ -254,7 +274,7 @@ def test_timing_check_of_a_report():
 
 def test_nextpnr_options_reach_the_toolchain():
     from types import SimpleNamespace
-    from boards.common import add_nextpnr_options
+    from soc.nextpnr import add_nextpnr_options
     platform = SimpleNamespace(toolchain=SimpleNamespace(_pnr_opts="--seed 1"))
     add_nextpnr_options(platform, "ulx3s", "router2", "static")
     assert platform.toolchain._pnr_opts == \
@@ -270,7 +290,7 @@ def test_nextpnr_options_reach_the_toolchain():
 
 
 def test_nextpnr_seed_of_a_command():
-    from boards.common import _with_seed
+    from soc.nextpnr import _with_seed
     cmd = "nextpnr-ecp5 --json a.json --85k --timing-allow-fail --seed 1"
     assert _with_seed(cmd, 3) == "nextpnr-ecp5 --json a.json --85k --timing-allow-fail --seed 3"
     assert _with_seed("nextpnr-ecp5 --json a.json", 2).endswith("--seed 2")
@@ -296,7 +316,7 @@ def _replay_router(name, stall, seconds_per_iteration=None):
 
 def test_router_stall_of_real_runs():
     """A run whose router stopped converging is called stalled, a converging one is not."""
-    from boards.common import RouterStall
+    from soc.nextpnr import RouterStall
     # The 4-tile placement that did not route: best 88,038 arcs at 161 s, never 0.5 % fewer.
     now, reason = _replay_router("nextpnr_router1_stalled.log", RouterStall(300))
     assert now == pytest.approx(494.27)
@@ -335,7 +355,8 @@ def test_router_stall_of_real_runs():
 def test_stalled_stage_is_stopped(tmp_path):
     """run_stage stops a command its watch calls stalled (and all of it: the shell's child too),
     with the reason, well before its time limit."""
-    from boards.common import RouterStall, StageTimeout, run_stage
+    from soc.fpga_flow import StageTimeout, run_stage
+    from soc.nextpnr import RouterStall
     cmd = ("for i in 1 2 3; do echo 'Info:     iter=1 wires=100 overused=50 overuse=50'; done; "
            "sleep 60; echo done")
     t0 = time.time()
@@ -352,7 +373,7 @@ def test_terminated_build_stops_its_stage(tmp_path):
     which runs in a session of its own; before, nextpnr went on alone."""
     marker = tmp_path / "marker"
     script = (
-        "from boards.common import run_stage\n"
+        "from soc.fpga_flow import run_stage\n"
         "run_stage('nextpnr', 'echo $$ > %s; sleep 60', %r, %r, every=0.2)\n"
         % (marker, str(tmp_path), str(tmp_path / "log")))
     build = subprocess.Popen([sys.executable, "-c", script])

@@ -1,4 +1,4 @@
-"""The block-RAM floorplan of the board targets (boards/floorplan.py): the device's block-RAM
+"""The block-RAM floorplan of the board targets (soc/floorplan.py): the device's block-RAM
 sites as nextpnr places them, which tile a block RAM of a netlist belongs to, and the sites each
 tile takes."""
 
@@ -8,9 +8,10 @@ import re
 
 import pytest
 
-from boards.floorplan import (assign_sites, ebr_sites, tile_of_cells, anchor_block_rams,
+from soc.floorplan import (assign_sites, ebr_sites, tile_of_cells, anchor_block_rams,
     FloorplanError, MAX_DEPTH)
-from boards.common import nextpnr_device_args, yowasp_path
+from soc.fpga_flow import yowasp_path
+from soc.nextpnr import nextpnr_device_args
 
 
 # Sites ------------------------------------------------------------------------------------------
