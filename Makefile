@@ -23,7 +23,7 @@ BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup lint format test test-fast sim stress bench bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
-	test-bitstream board-sim zephyr-sim zephyr-test zephyr-bench clean
+	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -69,6 +69,8 @@ help:
 	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...;"
 	@echo "                           PROGRAM_DIR=path: a PThreads program of one's own)"
 	@echo "make zephyr-test           the Zephyr suite (needs ZEPHYR_BASE; skipped with a message without)"
+	@echo "make zephyr-twister TILES=2  Zephyr's twister over zephyr-app/apps on the simulated board"
+	@echo "                           (TWISTER_ARGS=\"-s subutai.pthreadtest.swonly\" and other options)"
 	@echo "make zephyr-bench          prodcons and the benchmark programs under Zephyr, both backends:"
 	@echo "                           results/zephyr_prodcons.* and results/zephyr_apps.*"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
@@ -162,6 +164,10 @@ zephyr-sim: | $(PYTHON)
 
 zephyr-test: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m zephyr $(PYTEST_ARGS)
+
+# Zephyr's twister over zephyr-app/apps (sample.yaml, testcase.yaml) on the simulated board.
+zephyr-twister: | $(PYTHON)
+	$(PYTHON) scripts/zephyr_twister.py --tiles $(TILES) $(TWISTER_ARGS)
 
 # Zephyr programs up to 8 tiles: a 16-tile Zephyr run takes minutes per program.
 zephyr-bench: | $(PYTHON)

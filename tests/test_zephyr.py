@@ -327,3 +327,19 @@ def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
             first, second = a.read(), b.read()
         assert first == second, suffix
     assert str(tmp_path).encode() not in second
+
+
+@needs_zephyr
+def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path):
+    """Zephyr's twister builds the applications' sample.yaml/testcase.yaml for subutai_litex and
+    runs them on the Verilator model (the board's run target): each passes on its console check."""
+    sim.model(2, 1)
+    out = tmp_path / "twister"
+    # -W: twister makes warnings errors; the Zephyr tree's own sources are not ours to judge.
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "zephyr_twister.py"),
+        "--tiles", "2", "-s", "subutai.hello", "-s", "subutai.pthreadtest.swonly", "-W",
+        "-O", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    report = json.load(open(out / "twister.json"))
+    status = {s["name"].split("/")[-1]: s["status"] for s in report["testsuites"]}
+    assert status == {"subutai.hello": "passed", "subutai.pthreadtest.swonly": "passed"}, status

@@ -8,24 +8,23 @@
 
 #include <stdint.h>
 
-#include <irq.h>
 #include <subutai/soc.h>
+#include <subutai_port.h>
 
 static inline volatile uint32_t *subutai_atomic_word(unsigned int window, unsigned int var)
 {
 	return (volatile uint32_t *)(ATOMIC_BASE + 4u * (window * ATOMIC_WORDS + var));
 }
 
-/* Operand register and read form one operation: no handler may run in between. */
+/* Operand register and read form one operation: no handler may run in between (the port lock). */
 static inline uint32_t subutai_atomic_rmw(unsigned int window, unsigned int var, uint32_t operand)
 {
-	unsigned int ie = irq_getie();
+	unsigned int key = subutai_port_lock();
 
-	irq_setie(0);
 	atomic_operand_write(operand);
 	uint32_t old = *subutai_atomic_word(window, var);
 
-	irq_setie(ie);
+	subutai_port_unlock(key);
 	return old;
 }
 

@@ -10,10 +10,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* LiteX's hw/common.h (under csr.h and system.h) defines min() and max(), as Zephyr's
+ * sys/util.h does: whichever came first keeps them, whatever the order of the includes. */
+#pragma push_macro("min")
+#pragma push_macro("max")
+#undef min
+#undef max
 #include <generated/csr.h>
 #include <generated/mem.h>
 #include <generated/soc.h>
 #include <system.h>
+#undef min
+#undef max
+#pragma pop_macro("min")
+#pragma pop_macro("max")
 
 #include <subutai/timed.h>
 
