@@ -29,6 +29,15 @@ class ModelCache:
         return model.run(self.image(mesh_x, mesh_y, app, backend, program_args), **kwargs)
 
 
+def pytest_collection_modifyitems(items):
+    """The slow marker by cost, in every file alike: a simulation of the SoC with 8 tiles or more
+    (a ``mesh`` parameter of X*Y >= 8) is slow (pytest.ini)."""
+    for item in items:
+        mesh = item.callspec.params.get("mesh") if hasattr(item, "callspec") else None
+        if isinstance(mesh, tuple) and len(mesh) == 2 and mesh[0]*mesh[1] >= 8:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def sim():
     return ModelCache()
@@ -37,11 +46,23 @@ def sim():
 @pytest.fixture(scope="session")
 def pthreadtest_groups():
     """The check groups of firmware/apps/pthreadtest (its report() calls), the one PThreads test
-    source that runs bare metal and under Zephyr."""
+    that runs bare metal and under Zephyr, in the order main() runs them (a file per group of
+    primitives, each reporting its groups in order)."""
+    import glob
     import os
     import re
     from soc.firmware import FIRMWARE_DIR
-    with open(os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "main.c")) as f:
-        groups = re.findall(r'\breport\("([^"]+)"', f.read())
+    sources = {}
+    for path in glob.glob(os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "*.c")):
+        with open(path) as f:
+            sources[path] = f.read()
+    main = sources[os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "main.c")]
+    body = main[main.index("int main("):]
+    groups = []
+    for test in re.findall(r"\b(test_\w+)\(", body):
+        path = next(p for p, text in sources.items() if re.search(rf"\bvoid {test}\(", text))
+        for group in re.findall(r'\breport\("([^"]+)"', sources[path]):
+            if group not in groups:
+                groups.append(group)
     assert len(groups) >= 10, groups
     return groups

@@ -71,9 +71,8 @@ def test_host_bad_arguments(host, args, message):
     assert message in str(e.value)
 
 
-# 8 tiles: the slowest runs of the suite (make test-fast leaves them out).
-@pytest.mark.parametrize("mesh", [pytest.param(m, marks=pytest.mark.slow) if m[0]*m[1] >= 8 else m
-    for m in SIZES], ids=[f"{x}x{y}" for x, y in SIZES])
+# 8 tiles: the slowest runs of the suite, slow by their mesh (conftest.py).
+@pytest.mark.parametrize("mesh", SIZES, ids=[f"{x}x{y}" for x, y in SIZES])
 @pytest.mark.parametrize("backend", ["swonly", "subutai"])
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_program_in_simulation(sim, host_runs, program, backend, mesh):
