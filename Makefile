@@ -27,9 +27,9 @@ BOARD_ARGS ?=
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
-	@echo "make lint                  ruff's checks of the Python (pyproject.toml) and clang-format's of the"
+	@echo "make lint                  ruff's checks and format of the Python (pyproject.toml), clang-format's of the"
 	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
-	@echo "make format                rewrite the C to that style"
+	@echo "make format                rewrite the Python and the C to that style"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
@@ -86,11 +86,13 @@ C_SOURCES = $(shell git ls-files '*.c' '*.h' | grep -v '^tests/data/')
 
 lint: | $(PYTHON)
 	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 	@command -v clang-format >/dev/null || { echo "error: clang-format not found: install the Debian package clang-format (make setup)" >&2; exit 1; }
 	clang-format --dry-run -Werror $(C_SOURCES)
 
-# Rewrites the C in place to the house style (what make lint checks).
+# Rewrites the Python and the C in place to the house style (what make lint checks).
 format: | $(PYTHON)
+	.venv/bin/ruff format .
 	clang-format -i $(C_SOURCES)
 
 test: | $(PYTHON)

@@ -25,32 +25,74 @@ def main():
     parser = argparse.ArgumentParser(description="Subutai SoC on Verilator (LiteX simulation).")
     parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
     parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
-    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
-        help=f"VexRiscv variant of every core (default {SIM_CPU_VARIANT}).")
-    parser.add_argument("--tile-ram-size", type=lambda s: int(s, 0), default=16*KiB, help="Private SRAM per tile (bytes).")
-    parser.add_argument("--main-ram-size", type=lambda s: int(s, 0), default=1*MiB, help="Shared main RAM (bytes).")
-    parser.add_argument("--output-dir", default=None, help="Build directory (default build/sim_XxY_<variant>).")
+    parser.add_argument(
+        "--cpu-variant",
+        default=SIM_CPU_VARIANT,
+        help=f"VexRiscv variant of every core (default {SIM_CPU_VARIANT}).",
+    )
+    parser.add_argument(
+        "--tile-ram-size", type=lambda s: int(s, 0), default=16 * KiB, help="Private SRAM per tile (bytes)."
+    )
+    parser.add_argument(
+        "--main-ram-size", type=lambda s: int(s, 0), default=1 * MiB, help="Shared main RAM (bytes)."
+    )
+    parser.add_argument(
+        "--output-dir", default=None, help="Build directory (default build/sim_XxY_<variant>)."
+    )
     parser.add_argument("--build", action="store_true", help="Build the model (skipped when up to date).")
     parser.add_argument("--force", action="store_true", help="Rebuild the model even when up to date.")
-    parser.add_argument("--app", default=None,
-        help="Firmware application (firmware/apps/<app>) or benchmark program (firmware/programs/<app>) to compile and run.")
-    parser.add_argument("--program-dir", default=None, metavar="DIR",
+    parser.add_argument(
+        "--app",
+        default=None,
+        help="Firmware application (firmware/apps/<app>) or benchmark program (firmware/programs/<app>) to compile and run.",
+    )
+    parser.add_argument(
+        "--program-dir",
+        default=None,
+        metavar="DIR",
         help="A plain PThreads program of one's own (the .c files of DIR, any directory), built "
-             "and run as the benchmark programs are.")
-    parser.add_argument("--args", default="", metavar="'ARGS'",
-        help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').")
-    parser.add_argument("--define", "-D", action="append", type=define_arg, default=[],
-        metavar="NAME[=VALUE]", help="Compile the --app with this C macro (repeatable), e.g. "
-        "-D STRESS_CYCLES=1000000.")
-    parser.add_argument("--backend", choices=BACKENDS, default="subutai",
-        help="PThreads backend the --app is linked with.")
+        "and run as the benchmark programs are.",
+    )
+    parser.add_argument(
+        "--args",
+        default="",
+        metavar="'ARGS'",
+        help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').",
+    )
+    parser.add_argument(
+        "--define",
+        "-D",
+        action="append",
+        type=define_arg,
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="Compile the --app with this C macro (repeatable), e.g. -D STRESS_CYCLES=1000000.",
+    )
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="subutai", help="PThreads backend the --app is linked with."
+    )
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
-    parser.add_argument("--max-cycles", type=int, default=50_000_000, help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).")
-    parser.add_argument("--trace", nargs="?", const="sim.vcd", default=None, metavar="FILE",
-        help="Write a waveform (.vcd or .fst); builds a tracing model beside the fast one.")
-    parser.add_argument("--mem-banks", type=mem_banks_arg, default=None,
+    parser.add_argument(
+        "--max-cycles",
+        type=int,
+        default=50_000_000,
+        help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).",
+    )
+    parser.add_argument(
+        "--trace",
+        nargs="?",
+        const="sim.vcd",
+        default=None,
+        metavar="FILE",
+        help="Write a waveform (.vcd or .fst); builds a tracing model beside the fast one.",
+    )
+    parser.add_argument(
+        "--mem-banks",
+        type=mem_banks_arg,
+        default=None,
         help="Main RAM in this many line-interleaved banks behind a crossbar (a power of two; 0: one "
-             "RAM on the shared SoC bus; default: one per tile).")
+        "RAM on the shared SoC bus; default: one per tile).",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = parser.parse_args()
 
@@ -67,8 +109,10 @@ def main():
     if args.max_cycles < 0:
         parser.error("--max-cycles must be >= 0")
     if args.app and args.app not in firmware_apps() + benchmark_programs():
-        parser.error(f"--app {args.app}: no such application or program (have: "
-            f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs())})")
+        parser.error(
+            f"--app {args.app}: no such application or program (have: "
+            f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs())})"
+        )
     if args.args and args.app not in benchmark_programs() and not args.program_dir:
         parser.error("--args only applies to a benchmark program (firmware/programs/, --program-dir)")
     if "'" in args.args:
@@ -80,22 +124,38 @@ def main():
     if args.trace:
         trace = "fst" if args.trace.endswith(".fst") else "1"
     try:
-        model = build_model(mesh_x, mesh_y, args.cpu_variant, tile_ram_size=args.tile_ram_size,
-            main_ram_size=args.main_ram_size, mem_banks=args.mem_banks, output_dir=args.output_dir,
-            trace=trace, jobs=args.jobs, force=args.force)
+        model = build_model(
+            mesh_x,
+            mesh_y,
+            args.cpu_variant,
+            tile_ram_size=args.tile_ram_size,
+            main_ram_size=args.main_ram_size,
+            mem_banks=args.mem_banks,
+            output_dir=args.output_dir,
+            trace=trace,
+            jobs=args.jobs,
+            force=args.force,
+        )
     except (RuntimeError, ValueError) as e:
         sys.exit(f"error: {e}")
 
     image = args.ram_init
     if args.app or args.program_dir:
         try:
-            image = model.build_firmware(args.app, backend=args.backend, program_args=args.args,
-                extra_cflags=" ".join(f"-D{d}" for d in args.define), program_dir=args.program_dir)
+            image = model.build_firmware(
+                args.app,
+                backend=args.backend,
+                program_args=args.args,
+                extra_cflags=" ".join(f"-D{d}" for d in args.define),
+                program_dir=args.program_dir,
+            )
         except subprocess.CalledProcessError:
             sys.exit(f"error: the firmware of {args.app or args.program_dir} did not build (above)")
     if image is None:
         return
-    print(f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles)", flush=True)
+    print(
+        f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x * mesh_y} tiles)", flush=True
+    )
     result = model.run(image, max_cycles=args.max_cycles, trace=args.trace, echo=True)
     sys.stderr.write(result.stderr)
     sys.exit(result.exit_code)

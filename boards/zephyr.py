@@ -22,21 +22,43 @@ from soc.zephyr import build_app, require_zephyr, zephyr_apps
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Zephyr applications of zephyr-app/ on the Subutai SoC in Verilator.")
+    parser = argparse.ArgumentParser(
+        description="Zephyr applications of zephyr-app/ on the Subutai SoC in Verilator."
+    )
     parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
     parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
-    parser.add_argument("--app", default="pthreadtest", help="Application of zephyr-app/apps/ (default pthreadtest).")
-    parser.add_argument("--program", default=None,
-        help="With --app program: a benchmark program (firmware/programs/) or firmware application (firmware/apps/).")
-    parser.add_argument("--program-dir", default=None, metavar="DIR",
+    parser.add_argument(
+        "--app", default="pthreadtest", help="Application of zephyr-app/apps/ (default pthreadtest)."
+    )
+    parser.add_argument(
+        "--program",
+        default=None,
+        help="With --app program: a benchmark program (firmware/programs/) or firmware application (firmware/apps/).",
+    )
+    parser.add_argument(
+        "--program-dir",
+        default=None,
+        metavar="DIR",
         help="With --app program: a plain PThreads program of one's own (the .c files of DIR, any "
-             "directory) instead of --program.")
-    parser.add_argument("--args", default="", metavar="'ARGS'",
-        help="Arguments of a benchmark program after '-t <tiles>'.")
+        "directory) instead of --program.",
+    )
+    parser.add_argument(
+        "--args", default="", metavar="'ARGS'", help="Arguments of a benchmark program after '-t <tiles>'."
+    )
     parser.add_argument("--backend", choices=BACKENDS, default="subutai", help="PThreads backend.")
-    parser.add_argument("--conf", action="append", default=[], metavar="CONFIG_X=Y",
-        help="Extra Kconfig setting (repeatable), e.g. CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y.")
-    parser.add_argument("--max-cycles", type=int, default=200_000_000, help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="CONFIG_X=Y",
+        help="Extra Kconfig setting (repeatable), e.g. CONFIG_SUBUTAI_PLACEMENT_LEAST_LOADED=y.",
+    )
+    parser.add_argument(
+        "--max-cycles",
+        type=int,
+        default=200_000_000,
+        help=f"Stop after this many cycles (exit {EXIT_TIMEOUT}).",
+    )
     parser.add_argument("--build-only", action="store_true", help="Build the image, do not run it.")
     args = parser.parse_args()
 
@@ -50,9 +72,15 @@ def main():
         parser.error("--program-dir goes with --app program, instead of --program")
     if args.program_dir and not os.path.isdir(args.program_dir):
         parser.error(f"--program-dir {args.program_dir}: no such directory")
-    if args.app == "program" and not args.program_dir and args.program not in benchmark_programs() + firmware_apps():
-        parser.error(f"--program {args.program}: give a program of firmware/programs/ "
-            f"({', '.join(benchmark_programs())}) or an application of firmware/apps/")
+    if (
+        args.app == "program"
+        and not args.program_dir
+        and args.program not in benchmark_programs() + firmware_apps()
+    ):
+        parser.error(
+            f"--program {args.program}: give a program of firmware/programs/ "
+            f"({', '.join(benchmark_programs())}) or an application of firmware/apps/"
+        )
     if args.app != "program" and (args.program or args.args):
         parser.error("--program and --args only apply to --app program")
     if "'" in args.args or '"' in args.args:
@@ -64,14 +92,18 @@ def main():
 
     model = build_model(mesh_x, mesh_y)
     try:
-        image = build_app(model, args.app, args.backend, args.program, args.args, args.conf,
-            program_dir=args.program_dir)
+        image = build_app(
+            model, args.app, args.backend, args.program, args.args, args.conf, program_dir=args.program_dir
+        )
     except (RuntimeError, ValueError) as e:
         sys.exit(f"error: {e}")
     if args.build_only:
         print(image)
         return
-    print(f"[zephyr] running {args.app} on {mesh_x}x{mesh_y} ({mesh_x*mesh_y} tiles, one kernel each)", flush=True)
+    print(
+        f"[zephyr] running {args.app} on {mesh_x}x{mesh_y} ({mesh_x * mesh_y} tiles, one kernel each)",
+        flush=True,
+    )
     result = model.run(image, max_cycles=args.max_cycles, echo=True)
     sys.stderr.write(result.stderr)
     sys.exit(result.exit_code)

@@ -19,6 +19,7 @@ class AtomicOperand(LiteXModule):
     read does not otherwise use; the tile inserts it, so the atomic unit gets the operand and the
     read returns the old value in one bus transaction.
     """
+
     def __init__(self):
         self._operand = CSRStorage(32, description="Operand of the next swap or fetch-and-add.")
         self.operand = self._operand.storage
@@ -42,35 +43,39 @@ class AtomicUnit(LiteXModule):
     whose read multiplexer, behind the SoC bus arbiter and in front of the fetch-and-add
     carry chain and the write-back, was the critical path of the board builds.
     """
+
     def __init__(self, n_words=2048):
-        self.n_words  = n_words
-        self.bus      = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        self.size     = 4*n_words*len(ATOMIC_OPS)
+        self.n_words = n_words
+        self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.size = 4 * n_words * len(ATOMIC_OPS)
 
         # # #
 
         mem = Memory(32, n_words)
-        rd  = mem.get_port()                    # Synchronous read: data one cycle after adr.
-        wr  = mem.get_port(write_capable=True)
+        rd = mem.get_port()  # Synchronous read: data one cycle after adr.
+        wr = mem.get_port(write_capable=True)
         self.specials += mem, rd, wr
 
-        index  = Signal(max=n_words)
+        index = Signal(max=n_words)
         window = Signal(max=len(ATOMIC_OPS))
-        old    = Signal(32)
-        new    = Signal(32)
+        old = Signal(32)
+        new = Signal(32)
         self.comb += [
-            index.eq(self.bus.adr[:log2_int(n_words)]),
-            window.eq(self.bus.adr[log2_int(n_words):]),
+            index.eq(self.bus.adr[: log2_int(n_words)]),
+            window.eq(self.bus.adr[log2_int(n_words) :]),
             rd.adr.eq(index),
             wr.adr.eq(index),
             old.eq(rd.dat_r),
-            Case(window, {
-                0: new.eq(self.bus.dat_w),
-                1: new.eq(self.bus.dat_w),
-                2: new.eq(old + self.bus.dat_w),
-                3: new.eq(1),
-                "default": new.eq(old),
-            }),
+            Case(
+                window,
+                {
+                    0: new.eq(self.bus.dat_w),
+                    1: new.eq(self.bus.dat_w),
+                    2: new.eq(old + self.bus.dat_w),
+                    3: new.eq(1),
+                    "default": new.eq(old),
+                },
+            ),
             wr.dat_w.eq(new),
         ]
         # Cycle 0: the request's address starts the read. Cycle 1 (the master holds its request
@@ -79,6 +84,10 @@ class AtomicUnit(LiteXModule):
         self.sync += self.bus.ack.eq(self.bus.cyc & self.bus.stb & ~self.bus.ack)
         self.comb += [
             self.bus.dat_r.eq(old),
-            wr.we.eq(self.bus.cyc & self.bus.stb & self.bus.ack &
-                ((window == 0) & self.bus.we | (window != 0) & ~self.bus.we)),
+            wr.we.eq(
+                self.bus.cyc
+                & self.bus.stb
+                & self.bus.ack
+                & ((window == 0) & self.bus.we | (window != 0) & ~self.bus.we)
+            ),
         ]

@@ -53,14 +53,15 @@ def built_testbench(outdir, top, digest):
     """The binary of ``V<top>`` in ``outdir`` if it was built from sources of this ``digest``
     (a caller can then skip generating its Verilog), else None."""
     binary = os.path.join(outdir, "obj_dir", f"V{top}")
-    stamp  = os.path.join(outdir, "stamp")
+    stamp = os.path.join(outdir, "stamp")
     if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return binary
     return None
 
 
-def build_verilator_testbench(outdir, top, sources, tb_cpp, digest, jobs=2,
-        cxx_opt=("-O2", "-O1", "-O2"), log=print, tag="tb"):
+def build_verilator_testbench(
+    outdir, top, sources, tb_cpp, digest, jobs=2, cxx_opt=("-O2", "-O1", "-O2"), log=print, tag="tb"
+):
     """Build ``V<top>`` in ``outdir`` from generated files, unless its stamp matches ``digest``.
 
     ``sources``: {file name: text} written into ``outdir`` (the Verilog of ``top`` and headers
@@ -71,7 +72,7 @@ def build_verilator_testbench(outdir, top, sources, tb_cpp, digest, jobs=2,
     if binary:
         return binary
     binary = os.path.join(outdir, "obj_dir", f"V{top}")
-    stamp  = os.path.join(outdir, "stamp")
+    stamp = os.path.join(outdir, "stamp")
     if shutil.which("verilator") is None:
         raise RuntimeError("verilator not found: install the Debian package verilator (make setup)")
     t0 = time.time()
@@ -89,13 +90,36 @@ def build_verilator_testbench(outdir, top, sources, tb_cpp, digest, jobs=2,
         env["OBJCACHE"] = "ccache"
     fast, slow, glob = cxx_opt
     verilog = [n for n in sources if n.endswith(".v")]
-    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
-        "--top-module", top, "--prefix", f"V{top}", "-o", f"V{top}",
-        "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-        "-O2", "--output-split", "20000",
-        "-CFLAGS", f"-I{outdir}",
-        "-MAKEFLAGS", f"OPT_FAST={fast} OPT_SLOW={slow} OPT_GLOBAL={glob}",
-        *verilog, tb_cpp]
+    cmd = [
+        "verilator",
+        "--cc",
+        "--exe",
+        "--build",
+        "-j",
+        str(jobs),
+        "--top-module",
+        top,
+        "--prefix",
+        f"V{top}",
+        "-o",
+        f"V{top}",
+        "--x-assign",
+        "fast",
+        "--x-initial",
+        "fast",
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "-O2",
+        "--output-split",
+        "20000",
+        "-CFLAGS",
+        f"-I{outdir}",
+        "-MAKEFLAGS",
+        f"OPT_FAST={fast} OPT_SLOW={slow} OPT_GLOBAL={glob}",
+        *verilog,
+        tb_cpp,
+    ]
     p = subprocess.run(cmd, cwd=outdir, env=env, capture_output=True, text=True)
     if p.returncode != 0 or not os.path.exists(binary):
         raise RuntimeError(f"verilator build of {outdir} failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")

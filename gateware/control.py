@@ -16,6 +16,7 @@ class CycleCounter(LiteXModule):
     window (``tile_cycles``) so that cores read timestamps without crossing the shared bus, and
     all tiles read the very same counter.
     """
+
     def __init__(self, width=64):
         self.value = Signal(width, reset_less=True)
 
@@ -30,14 +31,19 @@ class CoreControl(LiteXModule):
     Core 0 starts at power-up; it prepares shared memory (``.data``/``.bss``) and then writes
     the ``release`` register. Clearing a bit puts that core back into reset.
     """
+
     def __init__(self, n_cores):
         assert 1 <= n_cores <= 32
         self.n_cores = n_cores
-        self.resets  = Signal(n_cores)  # Reset request per core (bit 0 is never asserted).
+        self.resets = Signal(n_cores)  # Reset request per core (bit 0 is never asserted).
 
-        self._release = CSRStorage(n_cores, reset=1, description="""
+        self._release = CSRStorage(
+            n_cores,
+            reset=1,
+            description="""
             Core release mask: bit ``i`` lets core ``i`` run, a cleared bit holds it in reset.
-            Bit 0 (the boot core) is ignored: core 0 always runs.""")
+            Bit 0 (the boot core) is ignored: core 0 always runs.""",
+        )
         self._cores = CSRStatus(8, reset=n_cores, description="Number of cores (tiles) in the SoC.")
 
         # # #
@@ -51,10 +57,14 @@ class SimControl(LiteXModule):
     The write is forwarded to the simulation harness through the ``sim_ctrl`` pads; the harness
     stops the simulation and exits with the code. Not present on hardware builds.
     """
+
     def __init__(self, pads):
-        self._exit = CSRStorage(fields=[
-            CSRField("code", size=8, description="Exit code of the simulation (0: success)."),
-        ], description="Writing this register ends the simulation.")
+        self._exit = CSRStorage(
+            fields=[
+                CSRField("code", size=8, description="Exit code of the simulation (0: success)."),
+            ],
+            description="Writing this register ends the simulation.",
+        )
 
         # # #
 

@@ -32,6 +32,7 @@ class RegisterFIFO(Module):
     two-entry FIFO the router and the stream buffers use; the router's inputs from a neighbour
     take depth 3 (see :class:`gateware.noc.router.MeshRouter`).
     """
+
     def __init__(self, width, depth=2):
         assert depth >= 2
         self.depth = depth
@@ -62,9 +63,11 @@ class RegisterFIFO(Module):
             ]
         self.sync += [
             If(push, Array(spares)[wp].eq(self.din)),
-            If(pop & (self.level >= 2),
+            If(
+                pop & (self.level >= 2),
                 self.dout.eq(Array(spares)[rp]),
-            ).Elif(push & to_head,
+            ).Elif(
+                push & to_head,
                 self.dout.eq(self.din),
             ),
             self.level.eq(self.level + push - pop),
@@ -74,6 +77,7 @@ class RegisterFIFO(Module):
 class RegisterStreamFIFO(stream._FIFOWrapper):
     """``stream.SyncFIFO(layout, 2)`` built on :class:`RegisterFIFO` (LiteX's own stream
     wrapper of a Migen FIFO, so the stream fields travel exactly as in its FIFOs)."""
+
     def __init__(self, layout, depth=2):
         stream._FIFOWrapper.__init__(self, RegisterFIFO, layout, depth)
         self.depth = depth

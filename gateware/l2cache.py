@@ -45,20 +45,22 @@ class L2Cache(LiteXModule):
     """``cachesize``: 32-bit words of data; ``master``: the SoC side (32-bit words),
     ``slave``: the memory side, whose data width (a multiple of 32) is the line;
     ``lane_bits``: width of each data memory (a whole number of bytes dividing the line)."""
+
     def __init__(self, cachesize, master, slave, reverse=False, lane_bits=16):
         self.master = master
-        self.slave  = slave
+        self.slave = slave
 
         # # #
 
         dw_from = len(master.dat_r)
-        dw_to   = len(slave.dat_r)
+        dw_to = len(slave.dat_r)
         if dw_to < dw_from or dw_to % dw_from:
-            raise ValueError(f"L2Cache: the line ({dw_to} bits) must be a multiple of the "
-                f"master's words ({dw_from} bits)")
+            raise ValueError(
+                f"L2Cache: the line ({dw_to} bits) must be a multiple of the master's words ({dw_from} bits)"
+            )
 
         # Address split: TAG | LINE NUMBER | LINE OFFSET.
-        offsetbits = log2_exact(dw_to//dw_from, "words per line")
+        offsetbits = log2_exact(dw_to // dw_from, "words per line")
         addressbits = len(slave.adr) + offsetbits
         linebits = log2_exact(cachesize, "cachesize") - offsetbits
         tagbits = addressbits - linebits
@@ -66,16 +68,18 @@ class L2Cache(LiteXModule):
 
         # Data memory: one line per word, in lanes of ``lane_bits`` with a write enable per byte.
         if lane_bits % 8 or dw_to % lane_bits:
-            raise ValueError(f"L2Cache: lanes of {lane_bits} bits do not divide the line "
-                f"({dw_to} bits) in whole bytes")
-        data_port = Record([("adr", linebits), ("dat_r", dw_to), ("dat_w", dw_to),
-            ("we", dw_to//8)])
-        for i in range(dw_to//lane_bits):
-            mem  = Memory(lane_bits, 2**linebits, name=f"data_mem_lane{i}")
+            raise ValueError(
+                f"L2Cache: lanes of {lane_bits} bits do not divide the line ({dw_to} bits) in whole bytes"
+            )
+        data_port = Record([("adr", linebits), ("dat_r", dw_to), ("dat_w", dw_to), ("we", dw_to // 8)])
+        for i in range(dw_to // lane_bits):
+            mem = Memory(lane_bits, 2**linebits, name=f"data_mem_lane{i}")
             port = mem.get_port(write_capable=True, we_granularity=8)
             self.specials += mem, port
-            bits, byte_ens = slice(i*lane_bits, (i + 1)*lane_bits), slice(i*lane_bits//8,
-                (i + 1)*lane_bits//8)
+            bits, byte_ens = (
+                slice(i * lane_bits, (i + 1) * lane_bits),
+                slice(i * lane_bits // 8, (i + 1) * lane_bits // 8),
+            )
             self.comb += [
                 port.adr.eq(data_port.adr),
                 port.dat_w.eq(data_port.dat_w[bits]),
@@ -83,7 +87,7 @@ class L2Cache(LiteXModule):
                 data_port.dat_r[bits].eq(port.dat_r),
             ]
 
-        write_from_slave  = Signal()
+        write_from_slave = Signal()
         write_from_master = Signal()
         if adr_offset is None:
             adr_offset_r = None
@@ -93,23 +97,25 @@ class L2Cache(LiteXModule):
 
         self.comb += [
             data_port.adr.eq(adr_line),
-            If(write_from_slave,
+            If(
+                write_from_slave,
                 data_port.dat_w.eq(slave.dat_r),
-                data_port.we.eq(Replicate(1, dw_to//8)),
+                data_port.we.eq(Replicate(1, dw_to // 8)),
             ).Else(
-                data_port.dat_w.eq(Replicate(master.dat_w, dw_to//dw_from)),
-                If(write_from_master,
-                    displacer(master.sel, adr_offset, data_port.we, 2**offsetbits, reverse=reverse)
-                )
+                data_port.dat_w.eq(Replicate(master.dat_w, dw_to // dw_from)),
+                If(
+                    write_from_master,
+                    displacer(master.sel, adr_offset, data_port.we, 2**offsetbits, reverse=reverse),
+                ),
             ),
             slave.dat_w.eq(data_port.dat_r),
-            slave.sel.eq(2**(dw_to//8) - 1),
+            slave.sel.eq(2 ** (dw_to // 8) - 1),
             chooser(data_port.dat_r, adr_offset_r, master.dat_r, reverse=reverse),
         ]
 
         # Tag memory.
         tag_layout = [("tag", tagbits), ("dirty", 1)]
-        tag_mem  = Memory(layout_len(tag_layout), 2**linebits)
+        tag_mem = Memory(layout_len(tag_layout), 2**linebits)
         tag_port = tag_mem.get_port(write_capable=True)
         self.specials += tag_mem, tag_port
         tag_do = Record(tag_layout)
@@ -123,54 +129,44 @@ class L2Cache(LiteXModule):
         ]
 
         self.fsm = fsm = FSM(reset_state="IDLE")
-        fsm.act("IDLE",
-            If(master.cyc & master.stb, NextState("TEST_HIT"))
-        )
-        fsm.act("TEST_HIT",
-            If(tag_do.tag == adr_tag,
-                If(master.we,
+        fsm.act("IDLE", If(master.cyc & master.stb, NextState("TEST_HIT")))
+        fsm.act(
+            "TEST_HIT",
+            If(
+                tag_do.tag == adr_tag,
+                If(
+                    master.we,
                     NextState("WRITE_HIT"),
                 ).Else(
                     master.ack.eq(1),
                     NextState("IDLE"),
-                )
-            ).Else(
-                If(tag_do.dirty,
-                    NextState("EVICT")
-                ).Else(
-                    NextState("WRITE_TAG")
-                )
-            )
+                ),
+            ).Else(If(tag_do.dirty, NextState("EVICT")).Else(NextState("WRITE_TAG"))),
         )
         # The hit's write, from the state alone: the master holds its request until acknowledged.
-        fsm.act("WRITE_HIT",
+        fsm.act(
+            "WRITE_HIT",
             master.ack.eq(1),
             write_from_master.eq(1),
             tag_di.dirty.eq(1),
             tag_port.we.eq(1),
-            NextState("IDLE")
+            NextState("IDLE"),
         )
-        fsm.act("EVICT",
-            slave.stb.eq(1),
-            slave.cyc.eq(1),
-            slave.we.eq(1),
-            If(slave.ack,
-                NextState("WRITE_TAG")
-            )
+        fsm.act(
+            "EVICT", slave.stb.eq(1), slave.cyc.eq(1), slave.we.eq(1), If(slave.ack, NextState("WRITE_TAG"))
         )
         # A miss writes the new line's tag first (it sets the slave address of the refill), from
         # the state alone: neither the comparison nor the memory's acknowledgement reaches the
         # tag memory's write enable.
-        fsm.act("WRITE_TAG",
-            tag_port.we.eq(1),
-            NextState("REFILL")
-        )
-        fsm.act("REFILL",
+        fsm.act("WRITE_TAG", tag_port.we.eq(1), NextState("REFILL"))
+        fsm.act(
+            "REFILL",
             slave.stb.eq(1),
             slave.cyc.eq(1),
             slave.we.eq(0),
-            If(slave.ack,
+            If(
+                slave.ack,
                 write_from_slave.eq(1),
                 NextState("TEST_HIT"),
-            )
+            ),
         )

@@ -43,7 +43,7 @@ def bank_of(line, bank_bits, line_index_bits):
     if isinstance(line, int):
         group = lambda lsb: (line >> lsb) & ((1 << bank_bits) - 1)
     else:
-        group = lambda lsb: line[lsb:min(lsb + bank_bits, line_index_bits)]
+        group = lambda lsb: line[lsb : min(lsb + bank_bits, line_index_bits)]
     bank = group(0)
     for lsb in range(bank_bits, line_index_bits, bank_bits):
         bank = bank ^ group(lsb)
@@ -59,10 +59,10 @@ def log2_exact(n, what):
 def geometry(n_banks, size, line_bytes):
     """(line_bits, bank_bits, index_bits) of a main RAM of ``size`` bytes in ``n_banks`` banks of
     whole ``line_bytes`` lines: bits of a word inside a line, of a bank number, of a line index."""
-    line_bits  = log2_exact(line_bytes//4, "line_bytes/4")
-    bank_bits  = log2_exact(n_banks, "n_banks")
-    index_bits = log2_exact(size//line_bytes, "main RAM lines")
-    if size % (n_banks*line_bytes):
+    line_bits = log2_exact(line_bytes // 4, "line_bytes/4")
+    bank_bits = log2_exact(n_banks, "n_banks")
+    index_bits = log2_exact(size // line_bytes, "main RAM lines")
+    if size % (n_banks * line_bytes):
         raise ValueError(f"main RAM of {size} bytes does not hold whole lines in {n_banks} banks")
     return line_bits, bank_bits, index_bits
 
@@ -74,11 +74,12 @@ class InterleavedMainRAM(LiteXModule):
     bank and ``io``. ``init``: if not None, the initial content of every bank (a one-word list
     makes the simulation read the bank's ``.init`` file at start).
     """
+
     def __init__(self, masters, region, n_banks=4, line_bytes=32, init=None):
-        self.n_banks    = n_banks
+        self.n_banks = n_banks
         self.line_bytes = line_bytes
-        self.size       = region.size
-        self.io         = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.size = region.size
+        self.io = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # # #
 
@@ -87,18 +88,24 @@ class InterleavedMainRAM(LiteXModule):
         self.banks = []
         slaves = []
         for k in range(n_banks):
-            bank = wishbone.SRAM(region.size//n_banks, init=init, name=f"main_ram_bank{k}",
-                bus=wishbone.Interface(data_width=32, address_width=32, addressing="word", bursting=True))
+            bank = wishbone.SRAM(
+                region.size // n_banks,
+                init=init,
+                name=f"main_ram_bank{k}",
+                bus=wishbone.Interface(data_width=32, address_width=32, addressing="word", bursting=True),
+            )
             setattr(self.submodules, f"bank{k}", bank)
             self.banks.append(bank)
             port = wishbone.Interface(data_width=32, address_width=32, addressing="word")
             # The bank's own word address: the bank bits taken out of the line index.
             self.comb += [
                 port.connect(bank.bus, omit={"adr"}),
-                bank.bus.adr.eq(Cat(port.adr[:line_bits], port.adr[line_bits + bank_bits:])),
+                bank.bus.adr.eq(Cat(port.adr[:line_bits], port.adr[line_bits + bank_bits :])),
             ]
-            selects = lambda adr, k=k: in_main_ram(adr) & (
-                bank_of(adr[line_bits:line_bits + index_bits], bank_bits, index_bits) == k)
+            selects = lambda adr, k=k: (
+                in_main_ram(adr)
+                & (bank_of(adr[line_bits : line_bits + index_bits], bank_bits, index_bits) == k)
+            )
             slaves.append((selects, port))
         slaves.append((lambda adr: ~in_main_ram(adr), self.io))
         self.crossbar = wishbone.Crossbar(masters=masters, slaves=slaves)
@@ -108,16 +115,16 @@ def bank_images(words, n_banks, size, line_bytes=32):
     """Split a main-RAM image (a list of 32-bit words from address 0) into the images of the
     ``n_banks`` banks of a main RAM of ``size`` bytes, in the layout of
     :class:`InterleavedMainRAM`."""
-    line_words = line_bytes//4
+    line_words = line_bytes // 4
     _, bank_bits, index_bits = geometry(n_banks, size, line_bytes)
     banks = [[] for _ in range(n_banks)]
     for start in range(0, len(words), line_words):
-        line  = start//line_words
-        bank  = banks[bank_of(line, bank_bits, index_bits)]
-        local = (line >> bank_bits)*line_words
-        chunk = words[start:start + line_words]
-        bank.extend([0]*(local + line_words - len(bank)))
-        bank[local:local + line_words] = chunk + [0]*(line_words - len(chunk))
+        line = start // line_words
+        bank = banks[bank_of(line, bank_bits, index_bits)]
+        local = (line >> bank_bits) * line_words
+        chunk = words[start : start + line_words]
+        bank.extend([0] * (local + line_words - len(bank)))
+        bank[local : local + line_words] = chunk + [0] * (line_words - len(chunk))
     return banks
 
 
@@ -137,6 +144,7 @@ class RegisteredSRAM(LiteXModule):
     ``cti``; the tiles' uplinks move to the next beat on each acknowledgement). ``bus``,
     ``init``, ``read_only`` and ``name`` are LiteX's; ``mem`` is the SRAM's (LiteX's
     ``init_rom`` sets its contents)."""
+
     # As LiteX's SRAM: the memory is the bus's alone, not also a CSR-mapped one (a second port).
     autocsr_exclude = {"mem"}
 
@@ -145,10 +153,8 @@ class RegisteredSRAM(LiteXModule):
             bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.bus = bus
         # The SRAM's own port: classic cycles only, so its address is always the request's.
-        inner = wishbone.Interface(data_width=len(bus.dat_w), address_width=len(bus.adr),
-            addressing="word")
-        self.sram = wishbone.SRAM(mem_or_size, read_only=read_only, init=init, bus=inner,
-            name=name)
+        inner = wishbone.Interface(data_width=len(bus.dat_w), address_width=len(bus.adr), addressing="word")
+        self.sram = wishbone.SRAM(mem_or_size, read_only=read_only, init=init, bus=inner, name=name)
         self.mem = self.sram.mem
 
         # # #

@@ -19,15 +19,22 @@ from gateware.ni.subutai_window import WINDOW_SIZE
 
 class TileInfo(LiteXModule):
     """Identity of the tile and the global cycle counter, in the tile-local CSR window."""
+
     def __init__(self, tile_id, x, y, cycles):
         self._id = CSRStatus(8, reset=tile_id, description="Tile (and core) number, ``y*X + x``.")
-        self._position = CSRStatus(fields=[
-            CSRField("x", size=4, reset=x, description="Column of the tile in the mesh."),
-            CSRField("y", size=4, reset=y, description="Row of the tile in the mesh."),
-        ], description="Position of the tile in the mesh.")
-        self._cycles = CSRStatus(len(cycles), description="""
+        self._position = CSRStatus(
+            fields=[
+                CSRField("x", size=4, reset=x, description="Column of the tile in the mesh."),
+                CSRField("y", size=4, reset=y, description="Row of the tile in the mesh."),
+            ],
+            description="Position of the tile in the mesh.",
+        )
+        self._cycles = CSRStatus(
+            len(cycles),
+            description="""
             Global cycle counter (common to all tiles). Read the high word, the low word, then the
-            high word again and retry if it changed.""")
+            high word again and retry if it changed.""",
+        )
 
         # # #
 
@@ -41,11 +48,16 @@ class TileTimer(Timer):
     counters count from 0 at power-up and take no reset. Why not ``add_uptime()``: it builds a
     64-bit counter in every tile (32 carry cells, 64 LUT4 sites on an ECP5) that would count
     exactly as the global one."""
+
     def add_shared_uptime(self, cycles):
         assert not self.with_uptime
-        self.with_uptime    = True
-        self._uptime_latch  = CSRStorage(description="Write a ``1`` to latch current Uptime cycles to ``uptime_cycles`` register.")
-        self._uptime_cycles = CSRStatus(len(cycles), description="Latched Uptime since power-up (in ``sys_clk`` cycles).")
+        self.with_uptime = True
+        self._uptime_latch = CSRStorage(
+            description="Write a ``1`` to latch current Uptime cycles to ``uptime_cycles`` register."
+        )
+        self._uptime_cycles = CSRStatus(
+            len(cycles), description="Latched Uptime since power-up (in ``sys_clk`` cycles)."
+        )
 
         # # #
 
@@ -75,35 +87,43 @@ class Tile(Module):
     This is a plain Migen ``Module`` on purpose: its CSRs live in its own bank and must not be
     collected into the SoC's global CSR bank.
     """
+
     # Page of each tile-local CSR module inside the tile CSR window (``paging`` bytes each).
     csr_map = {
-        "timer0" : 0,
-        "tile"   : 1,
-        "ni"     : 2,
+        "timer0": 0,
+        "tile": 1,
+        "ni": 2,
         "subutai": 3,
-        "atomic" : 4,
+        "atomic": 4,
     }
 
-    def __init__(self, cpu, tile_id, x, y, cycles,
-        ram_origin   = 0x2000_0000,
-        ram_size     = 16*1024,
-        csr_origin   = 0xf800_0000,
-        csr_paging   = 0x800,
-        sync_origin  = 0xf900_0000,
-        irqs         = {"timer0": 1},
-        modules      = None,
-        atomic_region = None,
-        csr_map      = None):
+    def __init__(
+        self,
+        cpu,
+        tile_id,
+        x,
+        y,
+        cycles,
+        ram_origin=0x2000_0000,
+        ram_size=16 * 1024,
+        csr_origin=0xF800_0000,
+        csr_paging=0x800,
+        sync_origin=0xF900_0000,
+        irqs={"timer0": 1},
+        modules=None,
+        atomic_region=None,
+        csr_map=None,
+    ):
         self.tile_id = tile_id
         self.csr_map = dict(self.csr_map, **(csr_map or {}))
         self.csr_paging = csr_paging
-        self.uplink  = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # Tile-local modules ---------------------------------------------------------------------
-        self.submodules.ram    = wishbone.SRAM(ram_size)
+        self.submodules.ram = wishbone.SRAM(ram_size)
         self.submodules.timer0 = TileTimer()
         self.timer0.add_shared_uptime(cycles)
-        self.submodules.tile   = TileInfo(tile_id, x, y, cycles)
+        self.submodules.tile = TileInfo(tile_id, x, y, cycles)
         # Further tile-local modules given by the SoC (the NI), in the tile's CSR bank.
         for name, module in (modules or {}).items():
             setattr(self.submodules, name, module)
@@ -128,9 +148,9 @@ class Tile(Module):
         local = lambda a: reduce(or_, [r.decoder(self.uplink)(a) for r, _ in slaves])
         uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.crossbar = wishbone.Crossbar(
-            masters = [cpu.ibus, cpu.dbus],
-            slaves  = [(r.decoder(self.uplink), bus) for r, bus in slaves]
-                    + [(lambda a: ~local(a), uplink)])
+            masters=[cpu.ibus, cpu.dbus],
+            slaves=[(r.decoder(self.uplink), bus) for r, bus in slaves] + [(lambda a: ~local(a), uplink)],
+        )
         # Reads of the atomic unit carry the core's atomic operand on dat_w (see
         # gateware/atomic.py), so a read-modify-write is one bus transaction.
         self.comb += uplink.connect(self.uplink, omit={"dat_w"})
@@ -147,16 +167,20 @@ class Tile(Module):
             self.comb += cpu.interrupt[loc].eq(getattr(self, name).ev.irq)
 
         # CSR bank (built last, once every tile-local module exists) -----------------------------
-        self.submodules.csr_bankarray = csr_bus.CSRBankArray(self,
-            address_map = lambda name, memory: self.csr_map.get(name) if memory is None else None,
-            data_width    = 32,
-            address_width = 14,
-            paging        = csr_paging)
+        self.submodules.csr_bankarray = csr_bus.CSRBankArray(
+            self,
+            address_map=lambda name, memory: self.csr_map.get(name) if memory is None else None,
+            data_width=32,
+            address_width=14,
+            paging=csr_paging,
+        )
         self.submodules.csr_interconnect = csr_bus.InterconnectShared(
-            masters = [self.csr_bridge.csr],
-            slaves  = self.csr_bankarray.get_buses())
+            masters=[self.csr_bridge.csr], slaves=self.csr_bankarray.get_buses()
+        )
 
     def csr_regions(self):
         """(name, origin, csrs) of every tile-local CSR bank, for the SoC's exported headers."""
-        return [(name, self.csr_region.origin + self.csr_paging*mapaddr, csrs)
-            for name, csrs, mapaddr, rmap in self.csr_bankarray.banks]
+        return [
+            (name, self.csr_region.origin + self.csr_paging * mapaddr, csrs)
+            for name, csrs, mapaddr, rmap in self.csr_bankarray.banks
+        ]

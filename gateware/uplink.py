@@ -46,9 +46,9 @@ from litex.soc.interconnect import stream, wishbone
 
 from gateware.memory import log2_exact
 
-CTI_CLASSIC     = 0b000
-CTI_INCREMENT   = 0b010
-CTI_END         = 0b111
+CTI_CLASSIC = 0b000
+CTI_INCREMENT = 0b010
+CTI_END = 0b111
 
 
 class RegisteredUplink(LiteXModule):
@@ -59,24 +59,26 @@ class RegisteredUplink(LiteXModule):
     would be lost to all the others. ``register_response``: register a single access's answer
     and every burst beat; ``registered_feedback``: acknowledge from registers alone, for masters
     that keep Wishbone B4's rules (see above; needs ``register_response``)."""
-    def __init__(self, sink, line_words=8, keep_grant=True, register_response=False,
-            registered_feedback=False):
+
+    def __init__(
+        self, sink, line_words=8, keep_grant=True, register_response=False, registered_feedback=False
+    ):
         assert register_response or not registered_feedback
         assert line_words >= 2
         line_bits = log2_exact(line_words, "line_words")
-        self.sink   = sink
+        self.sink = sink
         self.source = source = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # # #
 
-        adr   = Signal(len(source.adr))
-        we    = Signal()
-        sel   = Signal(len(source.sel))
+        adr = Signal(len(source.adr))
+        we = Signal()
+        sel = Signal(len(source.sel))
         dat_w = Signal(32)
-        expect    = Signal(len(source.adr))     # Address of the tile's next burst beat.
-        remaining = Signal(line_bits + 1)      # Downstream beats still to be acknowledged.
+        expect = Signal(len(source.adr))  # Address of the tile's next burst beat.
+        remaining = Signal(line_bits + 1)  # Downstream beats still to be acknowledged.
         request = sink.cyc & sink.stb
-        burst   = ~sink.we & (sink.cti == CTI_INCREMENT)
+        burst = ~sink.we & (sink.cti == CTI_INCREMENT)
 
         self.words = words = stream.SyncFIFO([("data", 32), ("err", 1)], line_words)
         # Whether the tile's current access is the burst's next beat: compared, or (with
@@ -89,10 +91,13 @@ class RegisteredUplink(LiteXModule):
         hold = Signal()
 
         self.fsm = fsm = FSM(reset_state="IDLE")
-        fsm.act("IDLE",
-            source.cyc.eq(hold if keep_grant else 0), source.adr.eq(adr),
+        fsm.act(
+            "IDLE",
+            source.cyc.eq(hold if keep_grant else 0),
+            source.adr.eq(adr),
             NextValue(hold, 0),
-            If(request,
+            If(
+                request,
                 NextValue(adr, sink.adr),
                 NextValue(we, sink.we),
                 NextValue(sel, sink.sel),
@@ -105,15 +110,22 @@ class RegisteredUplink(LiteXModule):
         # One access from the register; the slave's answer goes straight back to the tile, or
         # through a register (RESPOND) with register_response.
         single = [
-            source.cyc.eq(1), source.stb.eq(1),
-            source.adr.eq(adr), source.we.eq(we), source.sel.eq(sel), source.dat_w.eq(dat_w),
+            source.cyc.eq(1),
+            source.stb.eq(1),
+            source.adr.eq(adr),
+            source.we.eq(we),
+            source.sel.eq(sel),
+            source.dat_w.eq(dat_w),
             source.cti.eq(CTI_CLASSIC),
         ]
         if register_response:
             answer = Signal(32)
             answer_err = Signal()
-            fsm.act("SINGLE", *single,
-                If(source.ack | source.err,
+            fsm.act(
+                "SINGLE",
+                *single,
+                If(
+                    source.ack | source.err,
                     NextValue(answer, source.dat_r),
                     NextValue(answer_err, source.err),
                     NextState("RESPOND"),
@@ -122,7 +134,8 @@ class RegisteredUplink(LiteXModule):
             # The master still holds the request the answer is for; with registered feedback
             # that is trusted, not checked.
             asked = 1 if registered_feedback else request
-            fsm.act("RESPOND",
+            fsm.act(
+                "RESPOND",
                 source.adr.eq(adr),
                 sink.dat_r.eq(answer),
                 sink.ack.eq(~answer_err & asked),
@@ -131,11 +144,14 @@ class RegisteredUplink(LiteXModule):
                 NextState("IDLE"),
             )
         else:
-            fsm.act("SINGLE", *single,
+            fsm.act(
+                "SINGLE",
+                *single,
                 sink.dat_r.eq(source.dat_r),
                 sink.ack.eq(source.ack & request),
                 sink.err.eq(source.err & request),
-                If(source.ack | source.err,
+                If(
+                    source.ack | source.err,
                     NextValue(hold, 1),
                     NextState("IDLE"),
                 ),
@@ -143,7 +159,7 @@ class RegisteredUplink(LiteXModule):
         # Downstream: the rest of the block, one address per cycle, into the FIFO; with
         # register_response each beat passes a register first (one cycle more latency, the same
         # throughput: the FIFO holds a whole block, so the beat in the register always fits).
-        answered = Signal()                     # A downstream beat is answered (BURST, DRAIN).
+        answered = Signal()  # A downstream beat is answered (BURST, DRAIN).
         beat = stream.Endpoint([("data", 32), ("err", 1)])
         take_beat = [beat.valid.eq(answered), beat.data.eq(source.dat_r), beat.err.eq(source.err)]
         if register_response:
@@ -154,36 +170,45 @@ class RegisteredUplink(LiteXModule):
             beat_pending = 0
         self.comb += beat.connect(words.sink, omit={"ready"})
         downstream = [
-            source.cyc.eq(remaining != 0), source.stb.eq(remaining != 0),
-            source.adr.eq(adr), source.sel.eq(sel),
+            source.cyc.eq(remaining != 0),
+            source.stb.eq(remaining != 0),
+            source.adr.eq(adr),
+            source.sel.eq(sel),
             source.cti.eq(Mux(remaining == 1, CTI_END, CTI_INCREMENT)),
             answered.eq(source.ack | source.err),
             # A burst stays inside its aligned block: only the word's index in it counts up
             # (no 30-bit adder; past the block's end the address is never used).
-            If(answered,
+            If(
+                answered,
                 NextValue(adr[:line_bits], adr[:line_bits] + 1),
                 NextValue(remaining, remaining - 1),
             ),
         ]
         # Upstream: the tile takes one queued word per cycle while its addresses follow.
-        take = If(words.source.valid & follows,
+        take = If(
+            words.source.valid & follows,
             sink.ack.eq(~words.source.err),
             sink.err.eq(words.source.err),
             words.source.ready.eq(1),
             NextValue(expect[:line_bits], expect[:line_bits] + 1),
-            If((sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
+            If(
+                (sink.cti != CTI_INCREMENT) | (expect[:line_bits] == line_words - 1),
                 # The block's last word needs no draining: take the next access at once.
-                If((remaining == 0) & ~beat_pending & (words.level == 1),
+                If(
+                    (remaining == 0) & ~beat_pending & (words.level == 1),
                     NextState("IDLE"),
                 ).Else(
                     NextState("DRAIN"),
-                )),
+                ),
+            ),
         )
         if not registered_feedback:
-            take = take.Elif(~follows, NextState("DRAIN"))      # The tile left the block.
+            take = take.Elif(~follows, NextState("DRAIN"))  # The tile left the block.
         fsm.act("BURST", *downstream, sink.dat_r.eq(words.source.data), take)
         # The tile left the block: finish the downstream burst, drop the words nobody will read.
-        fsm.act("DRAIN", *downstream,
+        fsm.act(
+            "DRAIN",
+            *downstream,
             words.source.ready.eq(1),
             If((remaining == 0) & ~beat_pending & ~words.source.valid, NextState("IDLE")),
         )

@@ -31,9 +31,25 @@ OBJECTS = ("mutex", "cond", "barrier")
 # Operations that synchronize (thread create and join are counted, but not as synchronization).
 SYNC_PRIMITIVES = OBJECTS
 
-CSV_FIELDS = ["program", "input", "backend", "tiles", "threads", "exit", "checksum", "unit", "time",
-              "roi", "sync_time", "mutex_events", "cond_events", "barrier_events",
-              "mutexes", "conds", "barriers"]
+CSV_FIELDS = [
+    "program",
+    "input",
+    "backend",
+    "tiles",
+    "threads",
+    "exit",
+    "checksum",
+    "unit",
+    "time",
+    "roi",
+    "sync_time",
+    "mutex_events",
+    "cond_events",
+    "barrier_events",
+    "mutexes",
+    "conds",
+    "barriers",
+]
 
 NOTES = """\
 Times are cycles of the simulated SoC (or of the board, for a board capture). ROI: the program's
@@ -70,7 +86,8 @@ def _check_fields(record, fields, number):
         raise CaptureError(f"line {number}: record lacks {', '.join(missing)}: {record}")
     for f in fields:
         if f in ("tiles", "threads", "exit", "time", "roi", "count", "max") and (
-                isinstance(record[f], bool) or not isinstance(record[f], int)):
+            isinstance(record[f], bool) or not isinstance(record[f], int)
+        ):
             raise CaptureError(f"line {number}: {f} is not an integer: {record}")
 
 
@@ -97,8 +114,13 @@ def app_runs(lines):
         event = record.get("event")
         if event == "run" and "roi" in record:
             _check_fields(record, RUN_FIELDS, number)
-            run = dict(record, input=input_args(record["args"]),
-                checksum=checksums.pop(record["program"], None), ops={}, objects={})
+            run = dict(
+                record,
+                input=input_args(record["args"]),
+                checksum=checksums.pop(record["program"], None),
+                ops={},
+                objects={},
+            )
             runs.append(run)
             current[record["program"]] = run
         elif event in ("sync", "objects") and "threads" in record:
@@ -145,11 +167,11 @@ def checksum_problems(runs, reference=None):
 
 
 def _ratio(a, b):
-    return f"{a/b:.2f}×" if a is not None and b else MISSING
+    return f"{a / b:.2f}×" if a is not None and b else MISSING
 
 
 def _share(run):
-    return f"{100*sync_time(run)/(run['threads']*run['roi']):.0f} %" if run and run["roi"] else MISSING
+    return f"{100 * sync_time(run) / (run['threads'] * run['roi']):.0f} %" if run and run["roi"] else MISSING
 
 
 def _index(runs):
@@ -172,50 +194,99 @@ def report(runs, results_dir=RESULTS_DIR, name=NAME, title="Benchmark programs: 
     def label(key):
         return f"{key[0]} ({key[1]})" if several_inputs else key[0]
 
-    save_csv(name, CSV_FIELDS, [
-        [r["program"], r["input"], r["backend"], r["tiles"], r["threads"], r["exit"], r["checksum"],
-         r["unit"], r["time"], r["roi"], sync_time(r), events(r, "mutex"), events(r, "cond"),
-         events(r, "barrier"), r["objects"].get("mutex", 0), r["objects"].get("cond", 0),
-         r["objects"].get("barrier", 0)] for r in runs], results_dir)
+    save_csv(
+        name,
+        CSV_FIELDS,
+        [
+            [
+                r["program"],
+                r["input"],
+                r["backend"],
+                r["tiles"],
+                r["threads"],
+                r["exit"],
+                r["checksum"],
+                r["unit"],
+                r["time"],
+                r["roi"],
+                sync_time(r),
+                events(r, "mutex"),
+                events(r, "cond"),
+                events(r, "barrier"),
+                r["objects"].get("mutex", 0),
+                r["objects"].get("cond", 0),
+                r["objects"].get("barrier", 0),
+            ]
+            for r in runs
+        ],
+        results_dir,
+    )
 
-    header = ["program", "tiles", "SW-only ROI", "Subutai ROI", "speed-up", "SW-only scaling",
-              "Subutai scaling", "SW-only sync share", "Subutai sync share", "checksum"]
+    header = [
+        "program",
+        "tiles",
+        "SW-only ROI",
+        "Subutai ROI",
+        "speed-up",
+        "SW-only scaling",
+        "Subutai scaling",
+        "SW-only sync share",
+        "Subutai sync share",
+        "checksum",
+    ]
     md_rows, console_rows = [], []
     for key in keys:
         by = table[key]
         for tiles in sorted({t for _, t in by}):
             sw, hw = by.get(("swonly", tiles)), by.get(("subutai", tiles))
             sw1, hw1 = by.get(("swonly", 1)), by.get(("subutai", 1))
-            cells = [label(key), tiles, sw["roi"] if sw else MISSING, hw["roi"] if hw else MISSING,
-                     _ratio(sw and sw["roi"], hw and hw["roi"]),
-                     _ratio(sw1 and sw and sw1["roi"], sw and sw["roi"]),
-                     _ratio(hw1 and hw and hw1["roi"], hw and hw["roi"]), _share(sw), _share(hw),
-                     ", ".join(sorted({r["checksum"] or MISSING for r in (sw, hw) if r}))]
+            cells = [
+                label(key),
+                tiles,
+                sw["roi"] if sw else MISSING,
+                hw["roi"] if hw else MISSING,
+                _ratio(sw and sw["roi"], hw and hw["roi"]),
+                _ratio(sw1 and sw and sw1["roi"], sw and sw["roi"]),
+                _ratio(hw1 and hw and hw1["roi"], hw and hw["roi"]),
+                _share(sw),
+                _share(hw),
+                ", ".join(sorted({r["checksum"] or MISSING for r in (sw, hw) if r})),
+            ]
             md_rows.append(cells)
             console_rows.append(cells[:5] + cells[7:9])
 
     tiles_all = sorted({t for by in table.values() for _, t in by})
-    ev_header = ["program", "type", "objects"] + [f"events, {t} tile{'s' if t != 1 else ''}" for t in tiles_all]
+    ev_header = ["program", "type", "objects"] + [
+        f"events, {t} tile{'s' if t != 1 else ''}" for t in tiles_all
+    ]
     ev_rows = []
     for key in keys:
         by = table[key]
         for kind, kind_name in zip(OBJECTS, ("Mutex", "Condition", "Barrier")):
             runs_at = {t: by.get(("subutai", t)) or by.get(("swonly", t)) for t in tiles_all}
             any_run = next(r for r in runs_at.values() if r)
-            ev_rows.append([label(key), kind_name, any_run["objects"].get(kind, 0)] +
-                [events(runs_at[t], kind) if runs_at[t] else MISSING for t in tiles_all])
+            ev_rows.append(
+                [label(key), kind_name, any_run["objects"].get(kind, 0)]
+                + [events(runs_at[t], kind) if runs_at[t] else MISSING for t in tiles_all]
+            )
 
     unit = {r["unit"] for r in runs}
-    md = [f"# {title}\n",
-          f"ROI times in {', '.join(sorted(unit))}.\n",
-          "## Speed-up and scaling\n", markdown_table(header, md_rows),
-          "## Synchronization objects and events (like TPDS'21 Tables V and VI)\n",
-          markdown_table(ev_header, ev_rows), NOTES]
+    md = [
+        f"# {title}\n",
+        f"ROI times in {', '.join(sorted(unit))}.\n",
+        "## Speed-up and scaling\n",
+        markdown_table(header, md_rows),
+        "## Synchronization objects and events (like TPDS'21 Tables V and VI)\n",
+        markdown_table(ev_header, ev_rows),
+        NOTES,
+    ]
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
     _plot(table, keys, label, os.path.join(results_dir, f"{name}.png"))
-    return console_table(["program", "tiles", "swonly ROI", "subutai ROI", "speed-up",
-                          "swonly sync", "subutai sync"], console_rows)
+    return console_table(
+        ["program", "tiles", "swonly ROI", "subutai ROI", "speed-up", "swonly sync", "subutai sync"],
+        console_rows,
+    )
 
 
 def _plot(table, keys, label, path):
@@ -230,17 +301,24 @@ def _plot(table, keys, label, path):
     for key in keys:
         by = table[key]
         tiles = sorted({t for _, t in by})
-        sp = [(t, by[("swonly", t)]["roi"] / by[("subutai", t)]["roi"]) for t in tiles
-              if ("swonly", t) in by and ("subutai", t) in by]
+        sp = [
+            (t, by[("swonly", t)]["roi"] / by[("subutai", t)]["roi"])
+            for t in tiles
+            if ("swonly", t) in by and ("subutai", t) in by
+        ]
         if sp:
             speedup_ax.plot(*zip(*sp), marker="o", color=colors[key], label=label(key))
         for backend, style in (("subutai", "-"), ("swonly", "--")):
             base = by.get((backend, 1))
-            sc = [(t, base["roi"] / by[(backend, t)]["roi"]) for t in tiles
-                  if base and (backend, t) in by]
+            sc = [(t, base["roi"] / by[(backend, t)]["roi"]) for t in tiles if base and (backend, t) in by]
             if sc:
-                scaling_ax.plot(*zip(*sc), style, marker="o", color=colors[key],
-                    label=f"{label(key)}, {'Subutai' if backend == 'subutai' else 'SW-only'}")
+                scaling_ax.plot(
+                    *zip(*sc),
+                    style,
+                    marker="o",
+                    color=colors[key],
+                    label=f"{label(key)}, {'Subutai' if backend == 'subutai' else 'SW-only'}",
+                )
     tiles_all = sorted({t for by in table.values() for _, t in by})
     for ax in (speedup_ax, scaling_ax):
         ax.set_xscale("log", base=2)

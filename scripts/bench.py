@@ -46,7 +46,7 @@ from scripts.results import RESULTS_DIR, save_capture
 from soc.mesh import MeshShapeError, mesh_shape
 
 MAX_CYCLES = 60_000_000
-ROUNDS = 16             # prodcons rounds of a run (results/prodcons.* are of this many)
+ROUNDS = 16  # prodcons rounds of a run (results/prodcons.* are of this many)
 # Shift between two layouts of --layouts (bytes): two cache lines of the shipped VexRiscv variants.
 LAYOUT_STEP = 64
 
@@ -55,8 +55,16 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1, perturb=False,
-        cpu_variant=SIM_CPU_VARIANT):
+def run_prodcons(
+    tiles,
+    backends,
+    rounds,
+    os_name="baremetal",
+    layouts=1,
+    jobs=1,
+    perturb=False,
+    cpu_variant=SIM_CPU_VARIANT,
+):
     """Run prodcons for every size, backend and layout (``layouts`` shifts of LAYOUT_STEP bytes,
     and with ``perturb`` the links of link_perturbations(); bare metal only), ``jobs`` at a time;
     return the capture lines, in that order."""
@@ -68,24 +76,44 @@ def run_prodcons(tiles, backends, rounds, os_name="baremetal", layouts=1, jobs=1
         what = f"prodcons, {backend}, {n} tiles ({x}x{y}), {os_name}"
         if os_name == "zephyr":
             from soc.zephyr import build_app
-            image = build_app(model, "program", backend, "prodcons", extra_cflags=rounds_flag,
+
+            image = build_app(
+                model,
+                "program",
+                backend,
+                "prodcons",
+                extra_cflags=rounds_flag,
                 out_dir=os.path.join(model.output_dir, "zephyr", f"prodcons-{backend}-r{rounds}"),
-                log=log)
+                log=log,
+            )
         else:
             suffix = f"-pad{pad}" if pad else ""
             suffix += f"-link{perturbation.variant}" if perturbation else ""
-            image = model.build_firmware("prodcons", backend=backend, extra_cflags=rounds_flag,
+            image = model.build_firmware(
+                "prodcons",
+                backend=backend,
+                extra_cflags=rounds_flag,
                 out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{backend}-r{rounds}{suffix}"),
-                layout_pad=pad, perturbation=perturbation)
+                layout_pad=pad,
+                perturbation=perturbation,
+            )
             what += f", layout +{pad} B" if layouts > 1 else ""
             what += f", link {perturbation.variant} ({perturbation.what})" if perturbation else ""
         return run_checked(model, image, what, MAX_CYCLES, "bench")
 
-    tasks = [lambda n=n, b=b, pad=k*LAYOUT_STEP: run(n, b, pad)
-             for n in tiles for b in backends for k in range(layouts)]
+    tasks = [
+        lambda n=n, b=b, pad=k * LAYOUT_STEP: run(n, b, pad)
+        for n in tiles
+        for b in backends
+        for k in range(layouts)
+    ]
     if perturb:
-        tasks += [lambda n=n, b=b, p=p: run(n, b, 0, p)
-                  for n in tiles for b in backends for p in link_perturbations(b)]
+        tasks += [
+            lambda n=n, b=b, p=p: run(n, b, 0, p)
+            for n in tiles
+            for b in backends
+            for p in link_perturbations(b)
+        ]
     return [line for lines in run_all(tasks, jobs) for line in lines]
 
 
@@ -102,22 +130,38 @@ def run_checked(model, image, what, max_cycles, tag):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiles", type=int, nargs="+", default=None,
-        help="SoC sizes (tiles, 2 to 16; default 2 4 8 16).")
+    parser.add_argument(
+        "--tiles", type=int, nargs="+", default=None, help="SoC sizes (tiles, 2 to 16; default 2 4 8 16)."
+    )
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="prodcons rounds per run.")
-    parser.add_argument("--os", choices=("baremetal", "zephyr"), default="baremetal", dest="os_name",
-        help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
-    parser.add_argument("--layouts", type=int, default=1,
-        help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2*LAYOUT_STEP}, ... bytes of "
-             "all but the timed code and data (bare metal).")
-    parser.add_argument("--perturb", action="store_true",
+    parser.add_argument(
+        "--os",
+        choices=("baremetal", "zephyr"),
+        default="baremetal",
+        dest="os_name",
+        help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
+    )
+    parser.add_argument(
+        "--layouts",
+        type=int,
+        default=1,
+        help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2 * LAYOUT_STEP}, ... bytes of "
+        "all but the timed code and data (bare metal).",
+    )
+    parser.add_argument(
+        "--perturb",
+        action="store_true",
         help="also link each configuration the ways of soc.firmware.link_perturbations() (the "
-             "library's objects in other orders, a 1 KiB function inserted at several places; "
-             "bare metal).")
-    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
+        "library's objects in other orders, a 1 KiB function inserted at several places; "
+        "bare metal).",
+    )
+    parser.add_argument(
+        "--cpu-variant",
+        default=SIM_CPU_VARIANT,
         help=f"VexRiscv variant of every core (LiteX's, or gateware.cpu.CORE_VARIANTS; default "
-             f"{SIM_CPU_VARIANT}).")
+        f"{SIM_CPU_VARIANT}).",
+    )
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -137,20 +181,30 @@ def main():
     if args.layouts < 1:
         parser.error("--layouts must be >= 1")
     if args.layouts > 1 and args.os_name == "zephyr":
-        parser.error("--layouts: the layout shift is a bare-metal linker option (use --layouts 1 "
-                     "with --os zephyr)")
+        parser.error(
+            "--layouts: the layout shift is a bare-metal linker option (use --layouts 1 with --os zephyr)"
+        )
     if args.perturb and args.os_name == "zephyr":
         parser.error("--perturb: the perturbed links are bare-metal images")
 
     name = "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
     if args.os_name == "zephyr":
         from soc.zephyr import require_zephyr
+
         require_zephyr()
 
     start = time.time()
     try:
-        lines = run_prodcons(args.tiles, args.backends, args.rounds, args.os_name, args.layouts,
-            args.jobs, args.perturb, args.cpu_variant)
+        lines = run_prodcons(
+            args.tiles,
+            args.backends,
+            args.rounds,
+            args.os_name,
+            args.layouts,
+            args.jobs,
+            args.perturb,
+            args.cpu_variant,
+        )
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)
@@ -159,8 +213,10 @@ def main():
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
     print(table)
-    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} "
-          f"({time.time() - start:.0f} s, {args.jobs} at a time)")
+    print(
+        f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} "
+        f"({time.time() - start:.0f} s, {args.jobs} at a time)"
+    )
 
 
 if __name__ == "__main__":

@@ -51,12 +51,14 @@ def build_image(model, program, backend, args, os_name):
     """The image of a program for a model: bare-metal firmware or a Zephyr application."""
     if os_name == "zephyr":
         from soc.zephyr import build_app
+
         return build_app(model, "program", backend, program, args, log=log)
     return model.build_firmware(program, backend=backend, program_args=args)
 
 
-def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None,
-        cpu_variant=SIM_CPU_VARIANT):
+def run_programs(
+    programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None, cpu_variant=SIM_CPU_VARIANT
+):
     """Run every program on every size with every backend, ``jobs`` at a time; return the capture
     lines in that order."""
     models = {n: build_model(*mesh_shape(n), cpu_variant, mem_banks=mem_banks, log=log) for n in tiles}
@@ -64,8 +66,13 @@ def run_programs(programs, tiles, backends, args, os_name="baremetal", jobs=1, m
     def run(n, program, backend):
         x, y = mesh_shape(n)
         image = build_image(models[n], program, backend, args, os_name)
-        return run_checked(models[n], image, f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}",
-            MAX_CYCLES, "bench-apps")
+        return run_checked(
+            models[n],
+            image,
+            f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}",
+            MAX_CYCLES,
+            "bench-apps",
+        )
 
     # The longest runs (most tiles) first, so that the last ones to finish are short.
     order = [(n, p, b) for n in sorted(tiles, reverse=True) for p in programs for b in backends]
@@ -86,44 +93,76 @@ def run_links(programs, tiles, backends, args, jobs=1, cpu_variant=SIM_CPU_VARIA
     def run(n, program, backend, perturbation):
         model, (x, y) = models[n], mesh_shape(n)
         tag = slug(args)
-        image = model.build_firmware(program, backend=backend, program_args=args,
-            out_dir=os.path.join(model.output_dir, "firmware", f"{program}-{backend}-{tag}-link"
-                                 f"{perturbation.variant if perturbation else 0}"),
-            perturbation=perturbation)
+        image = model.build_firmware(
+            program,
+            backend=backend,
+            program_args=args,
+            out_dir=os.path.join(
+                model.output_dir,
+                "firmware",
+                f"{program}-{backend}-{tag}-link{perturbation.variant if perturbation else 0}",
+            ),
+            perturbation=perturbation,
+        )
         what = perturbation.what if perturbation else "default"
-        lines = run_checked(model, image, f"{program} {args}, {backend}, {n} tiles ({x}x{y}), link {what}",
-            MAX_CYCLES, "bench-apps")
+        lines = run_checked(
+            model,
+            image,
+            f"{program} {args}, {backend}, {n} tiles ({x}x{y}), link {what}",
+            MAX_CYCLES,
+            "bench-apps",
+        )
         (record,) = app_runs(lines)
-        row = [program, backend, n, perturbation.variant if perturbation else 0, what, record["roi"],
-               record["checksum"]]
+        row = [
+            program,
+            backend,
+            n,
+            perturbation.variant if perturbation else 0,
+            what,
+            record["roi"],
+            record["checksum"],
+        ]
         return row, dict(record, args=f"{record['args']}, link {what}")
 
-    order = [(n, p, b, q) for n in sorted(tiles, reverse=True) for p in programs for b in backends
-             for q in [None] + link_perturbations(b)]
+    order = [
+        (n, p, b, q)
+        for n in sorted(tiles, reverse=True)
+        for p in programs
+        for b in backends
+        for q in [None] + link_perturbations(b)
+    ]
     done = run_all([lambda t=t: run(*t) for t in order], jobs)
     return [row for row, _ in done], [record for _, record in done]
 
 
 def links_report(rows, results_dir):
     """results/apps_links.{csv,md}: every link's ROI, and each program's spread across them."""
-    save_csv("apps_links", ["program", "backend", "tiles", "layout_variant", "link", "roi", "checksum"],
-        rows, results_dir)
+    save_csv(
+        "apps_links",
+        ["program", "backend", "tiles", "layout_variant", "link", "roi", "checksum"],
+        rows,
+        results_dir,
+    )
     by = {}
     for program, backend, tiles, _, _, roi, _ in rows:
         by.setdefault((program, backend, tiles), []).append(roi)
     keys = sorted(by, key=lambda k: (k[2], k[0], k[1]))
-    table = [[p, b, t, min(by[(p, b, t)]), max(by[(p, b, t)]), f"{spread(by[(p, b, t)]):.1f} %"]
-             for p, b, t in keys]
+    table = [
+        [p, b, t, min(by[(p, b, t)]), max(by[(p, b, t)]), f"{spread(by[(p, b, t)]):.1f} %"]
+        for p, b, t in keys
+    ]
     over = [row for row, k in zip(table, keys) if spread(by[k]) >= LINK_SPREAD_GOAL]
     header = ["program", "backend", "tiles", "smallest ROI", "largest ROI", "spread"]
-    notes = (f"Spread: (largest − smallest) / smallest ROI over {len(rows) // max(1, len(by))} links of "
-             "each image, the default and the perturbed ones of `soc.firmware.link_perturbations()` "
-             "(the library's objects in other orders, a 1 KiB function of the synchronization paths "
-             "that nothing calls inserted at several places; `scripts/bench_apps.py --perturb`): what "
-             f"a change to the library does to a program's figure. Goal: under {LINK_SPREAD_GOAL:g} %. "
-             f"{len(table) - len(over)} of {len(table)} are within it"
-             + (": not " + ", ".join(f"{p} {b} {t} tiles ({s})" for p, b, t, _, _, s in over) if over else "")
-             + ".\n")
+    notes = (
+        f"Spread: (largest − smallest) / smallest ROI over {len(rows) // max(1, len(by))} links of "
+        "each image, the default and the perturbed ones of `soc.firmware.link_perturbations()` "
+        "(the library's objects in other orders, a 1 KiB function of the synchronization paths "
+        "that nothing calls inserted at several places; `scripts/bench_apps.py --perturb`): what "
+        f"a change to the library does to a program's figure. Goal: under {LINK_SPREAD_GOAL:g} %. "
+        f"{len(table) - len(over)} of {len(table)} are within it"
+        + (": not " + ", ".join(f"{p} {b} {t} tiles ({s})" for p, b, t, _, _, s in over) if over else "")
+        + ".\n"
+    )
     with open(os.path.join(results_dir, "apps_links.md"), "w") as f:
         f.write("# Benchmark programs: ROI across links of the library\n\n")
         f.write(markdown_table(header, table) + "\n" + notes)
@@ -143,25 +182,46 @@ def host_reference(programs, args):
 def main():
     available = host_programs.programs()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", nargs="+", default=available, metavar="PROGRAM",
-        help=f"programs of firmware/programs/ (default: all: {', '.join(available)})")
-    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16],
-        help="SoC sizes (tiles, 1 to 16).")
+    parser.add_argument(
+        "--programs",
+        nargs="+",
+        default=available,
+        metavar="PROGRAM",
+        help=f"programs of firmware/programs/ (default: all: {', '.join(available)})",
+    )
+    parser.add_argument(
+        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 16)."
+    )
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated inputs.")
-    parser.add_argument("--os", choices=OSES, default="baremetal", dest="os_name",
-        help="bare-metal runtime (one thread per core) or Zephyr on every tile.")
-    parser.add_argument("--mem-banks", type=mem_banks_arg, default=None,
+    parser.add_argument(
+        "--os",
+        choices=OSES,
+        default="baremetal",
+        dest="os_name",
+        help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
+    )
+    parser.add_argument(
+        "--mem-banks",
+        type=mem_banks_arg,
+        default=None,
         help="main RAM banks of the simulated SoCs (default: one per tile; 0: one RAM on the shared "
-             "bus, the memory system before banking); results of a given value are "
-             "results/apps_mem<N>.*")
-    parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT,
+        "bus, the memory system before banking); results of a given value are "
+        "results/apps_mem<N>.*",
+    )
+    parser.add_argument(
+        "--cpu-variant",
+        default=SIM_CPU_VARIANT,
         help=f"VexRiscv variant of every core (LiteX's, or gateware.cpu.CORE_VARIANTS; default "
-             f"{SIM_CPU_VARIANT}).")
-    parser.add_argument("--perturb", action="store_true",
+        f"{SIM_CPU_VARIANT}).",
+    )
+    parser.add_argument(
+        "--perturb",
+        action="store_true",
         help="instead of the benchmark, each program linked the default way and the perturbed ways "
-             "of soc.firmware.link_perturbations() (bare metal): results/apps_links.{csv,md}.")
+        "of soc.firmware.link_perturbations() (bare metal): results/apps_links.{csv,md}.",
+    )
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()
@@ -180,13 +240,17 @@ def main():
 
     if args.os_name == "zephyr":
         from soc.zephyr import require_zephyr
+
         require_zephyr()
     name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
-    title = "Benchmark programs: Subutai vs SW-only" + (", Zephyr on every tile" if args.os_name == "zephyr" else "")
+    title = "Benchmark programs: Subutai vs SW-only" + (
+        ", Zephyr on every tile" if args.os_name == "zephyr" else ""
+    )
     if args.mem_banks is not None:
         name += f"_mem{args.mem_banks}"
-        title += (", main RAM on the shared bus" if args.mem_banks == 0 else
-                  f", main RAM in {args.mem_banks} banks")
+        title += (
+            ", main RAM on the shared bus" if args.mem_banks == 0 else f", main RAM in {args.mem_banks} banks"
+        )
 
     if args.perturb and (args.os_name != "baremetal" or args.mem_banks is not None):
         parser.error("--perturb: bare metal on the default memory system only")
@@ -199,20 +263,31 @@ def main():
         raise SystemExit(f"error: {e}")
     if args.perturb:
         try:
-            rows, runs = run_links(args.programs, args.tiles, args.backends, program_args, args.jobs,
-                args.cpu_variant)
+            rows, runs = run_links(
+                args.programs, args.tiles, args.backends, program_args, args.jobs, args.cpu_variant
+            )
         except RuntimeError as e:
             raise SystemExit(f"error: {e}")
         print(links_report(rows, args.results))
         problems = checksum_problems(runs, reference)
         if problems:
             raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))
-        print(f"\nwrote {args.results}/apps_links.{{csv,md}} ({time.time() - start:.0f} s); checksums: "
-              f"every run equals the host build's ({len(rows)} runs)")
+        print(
+            f"\nwrote {args.results}/apps_links.{{csv,md}} ({time.time() - start:.0f} s); checksums: "
+            f"every run equals the host build's ({len(rows)} runs)"
+        )
         return
     try:
-        lines = run_programs(args.programs, args.tiles, args.backends, program_args, args.os_name,
-            args.jobs, args.mem_banks, args.cpu_variant)
+        lines = run_programs(
+            args.programs,
+            args.tiles,
+            args.backends,
+            program_args,
+            args.os_name,
+            args.jobs,
+            args.mem_banks,
+            args.cpu_variant,
+        )
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
     capture = save_capture(name, lines, args.results)
@@ -222,8 +297,10 @@ def main():
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
     print(table)
-    print(f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s, "
-          f"{args.jobs} at a time)")
+    print(
+        f"\nwrote {args.results}/{name}.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s, "
+        f"{args.jobs} at a time)"
+    )
     problems = checksum_problems(runs, reference)
     if problems:
         raise SystemExit("error: wrong results:\n  " + "\n  ".join(problems))

@@ -43,8 +43,21 @@ def log(msg):
 
 def on_board(board, tiles, app, backend, app_args, capture):
     """Serial-boot one firmware on the board SoC in simulation; its capture lines."""
-    cmd = [sys.executable, f"boards/{board}.py", "--tiles", str(tiles), "--sim", "--app", app,
-        "--backend", backend, "--capture", capture, "--max-cycles", str(MAX_CYCLES)]
+    cmd = [
+        sys.executable,
+        f"boards/{board}.py",
+        "--tiles",
+        str(tiles),
+        "--sim",
+        "--app",
+        app,
+        "--backend",
+        backend,
+        "--capture",
+        capture,
+        "--max-cycles",
+        str(MAX_CYCLES),
+    ]
     if app_args:
         cmd += ["--app-args", app_args]
     log(f"[{NAME}] {app} {app_args}, {backend}, {tiles} tiles, {board} SoC: running...")
@@ -54,7 +67,7 @@ def on_board(board, tiles, app, backend, app_args, capture):
         raise SystemExit(f"error: {app} on the {board} SoC exited with {p.returncode}")
     for line in p.stdout.splitlines():
         if line.startswith("[board] [sim] exit="):
-            log(f"[{NAME}] {app}, {backend}: {line[len('[board] [sim] '):]}")
+            log(f"[{NAME}] {app}, {backend}: {line[len('[board] [sim] ') :]}")
     return [line.rstrip("\n") for line in read_capture(capture)]
 
 
@@ -62,8 +75,9 @@ def on_plain_sim(tiles, app, backend, app_args):
     """The same firmware on the plain simulated SoC; its output lines."""
     model = build_model(*mesh_shape(tiles), log=log)
     image = model.build_firmware(app, backend=backend, program_args=app_args)
-    return run_checked(model, image, f"{app} {app_args}, {backend}, {tiles} tiles, plain SoC",
-        MAX_CYCLES, NAME)
+    return run_checked(
+        model, image, f"{app} {app_args}, {backend}, {tiles} tiles, plain SoC", MAX_CYCLES, NAME
+    )
 
 
 def comparison(board, tiles, program, board_lines, plain_lines):
@@ -83,9 +97,17 @@ def comparison(board, tiles, program, board_lines, plain_lines):
         on_board_cycles = medians.get(("board", backend, what))
         if on_board_cycles is None:
             continue
-        rows.append({"board": board, "tiles": tiles, "what": what, "backend": backend,
-            "plain_cycles": plain, "board_cycles": on_board_cycles,
-            "board_over_plain": round(on_board_cycles / plain, 3) if plain else None})
+        rows.append(
+            {
+                "board": board,
+                "tiles": tiles,
+                "what": what,
+                "backend": backend,
+                "plain_cycles": plain,
+                "board_cycles": on_board_cycles,
+                "board_over_plain": round(on_board_cycles / plain, 3) if plain else None,
+            }
+        )
     return rows
 
 
@@ -94,26 +116,35 @@ def write_comparison(rows, results_dir, board, tiles, program, input_name):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = [f"# What the board changes: the {board} SoC in simulation beside the plain SoC", "",
+    md = [
+        f"# What the board changes: the {board} SoC in simulation beside the plain SoC",
+        "",
         f"{tiles} tiles; the figures of the same firmware: prodcons (its default rounds, median "
         f"cycles per case) and {program} ({input_name}, region of interest). Plain: the simulated "
         f"SoC of `make sim` (main RAM in on-chip banks, one per tile). Board: the board target's "
         f"own SoC in Verilator (`make board-sim`): LiteDRAM and the L2 in front of a model of the "
         f"board's SDRAM chip, firmware serial-booted through its BIOS. "
         f"`python scripts/bench_board_sim.py --board {board} --tiles {tiles} --program {program}`.",
-        "", "| what | backend | plain (cycles) | board (cycles) | board / plain |",
-        "|---|---|---:|---:|---:|"]
+        "",
+        "| what | backend | plain (cycles) | board (cycles) | board / plain |",
+        "|---|---|---:|---:|---:|",
+    ]
     for r in rows:
-        md.append(f"| {r['what']} | {r['backend']} | {r['plain_cycles']:,} | "
-            f"{r['board_cycles']:,} | {r['board_over_plain']:.2f}× |")
+        md.append(
+            f"| {r['what']} | {r['backend']} | {r['plain_cycles']:,} | "
+            f"{r['board_cycles']:,} | {r['board_over_plain']:.2f}× |"
+        )
     with open(os.path.join(results_dir, f"{NAME}.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     return md
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("--board", default="radiona_ulx3s", choices=BOARDS)
     parser.add_argument("--tiles", type=int, default=4)
     parser.add_argument("--program", default="streamcluster", choices=benchmark_programs())
@@ -138,15 +169,17 @@ def main():
     save_capture(NAME, board_lines, args.results)
     prodcons_lines = [l for l in board_lines if '"program":"prodcons"' in l]
     prodcons_report(parse_lines(prodcons_lines), args.results, name=f"{NAME}_prodcons")
-    apps_report(app_runs(board_lines), args.results, name=f"{NAME}_apps",
-        title=f"{args.program} on the {args.board} SoC in simulation: Subutai vs SW-only")
+    apps_report(
+        app_runs(board_lines),
+        args.results,
+        name=f"{NAME}_apps",
+        title=f"{args.program} on the {args.board} SoC in simulation: Subutai vs SW-only",
+    )
     rows = comparison(args.board, args.tiles, args.program, board_lines, plain_lines)
     if not rows:
         raise SystemExit("error: no figure found in both runs")
-    print("\n".join(write_comparison(rows, args.results, args.board, args.tiles, args.program,
-        args.input)))
-    log(f"wrote {args.results}/{NAME}.{{csv,md}}, {NAME}_prodcons.*, {NAME}_apps.* and "
-        f"{NAME}_capture.txt")
+    print("\n".join(write_comparison(rows, args.results, args.board, args.tiles, args.program, args.input)))
+    log(f"wrote {args.results}/{NAME}.{{csv,md}}, {NAME}_prodcons.*, {NAME}_apps.* and {NAME}_capture.txt")
 
 
 if __name__ == "__main__":

@@ -18,15 +18,13 @@ rho = waiters), which excludes the paper's FSM entry (4 cycles: 3 flits + decisi
 Usage: python scripts/bench_fsm.py
 """
 
-
-
 from gateware.subutai import protocol as P
 from gateware.subutai.model import request
 from scripts.results import save_table, console_table
 from gateware.subutai.tb.bench import Bench, build
 
 SPM = [2048, 2048, 2048, 256]
-M, C = 1, 1                     # SPM latency and FSM cycle, in cycles
+M, C = 1, 1  # SPM latency and FSM cycle, in cycles
 _, N_CTRL, N_QUEUE = P.spm_geometry(SPM[0])
 
 
@@ -61,8 +59,9 @@ class Meter:
         events = self.settle()
         t0 = next(ev[1] for ev in events if ev[0] == "A" and ev[2] == engine and ev[3] == req)
         done = next(ev[1] for ev in events if ev[0] == "E" and ev[2] == engine and ev[1] > t0)
-        outs = [ev[1] for ev in events if ev[0] == "O" and ev[2] == engine and t0 < ev[1]
-            and (ev[1] <= done + 1)]
+        outs = [
+            ev[1] for ev in events if ev[0] == "O" and ev[2] == engine and t0 < ev[1] and (ev[1] <= done + 1)
+        ]
         return done - t0, (outs[0] - t0 if outs else None), len(outs), events
 
 
@@ -87,42 +86,47 @@ def scenarios(m):
 
     # Allocation / deallocation.
     r = m.measure(e, request(P.alloc_target(e), P.OP_ALLOC_MUTEX, *me, 0))
-    yield ("Allocation", "free structure available", "4m+c (best)", 4*M + C, r[:3])
+    yield ("Allocation", "free structure available", "4m+c (best)", 4 * M + C, r[:3])
     mid = [ev[3].value for ev in r[3] if ev[0] == "Y"][0]
     ids = [m.alloc(3, P.OP_ALLOC_COND) for _ in range(8)]
     r = m.measure(3, request(P.alloc_target(3), P.OP_ALLOC_COND, *me))
-    yield ("Allocation", "no free structure (EAGAIN)",
-        "(n*m)+(3m+c) (worst, n=%d)" % N_CTRL, N_CTRL*M + 3*M + C, r[:3])
+    yield (
+        "Allocation",
+        "no free structure (EAGAIN)",
+        "(n*m)+(3m+c) (worst, n=%d)" % N_CTRL,
+        N_CTRL * M + 3 * M + C,
+        r[:3],
+    )
     for i in ids:
         m.do(3, request(i, P.OP_FREE, *me))
     tmp = m.alloc(e, P.OP_ALLOC_COND)
     r = m.measure(e, request(tmp, P.OP_FREE, *me))
-    yield ("Deallocation", "free", "3m", 3*M, r[:3])
+    yield ("Deallocation", "free", "3m", 3 * M, r[:3])
     ws = lock_with(mid, 1)
     r = m.measure(e, request(mid, P.OP_FREE, *me))
-    yield ("Deallocation", "in use (EBUSY)", "3m", 3*M, r[:3])
+    yield ("Deallocation", "in use (EBUSY)", "3m", 3 * M, r[:3])
     drain(mid, me, ws)
 
     # Mutex.
     r = m.measure(e, request(mid, P.OP_LOCK, *me))
-    yield ("Mutex lock", "free: granted", "2m+c (best)", 2*M + C, r[:3])
+    yield ("Mutex lock", "free: granted", "2m+c (best)", 2 * M + C, r[:3])
     w = m.fresh()
     r = m.measure(e, request(mid, P.OP_LOCK, *w))
-    yield ("Mutex lock", "owned, empty queue: queued", "11m (worst)", 11*M, r[:3])
+    yield ("Mutex lock", "owned, empty queue: queued", "11m (worst)", 11 * M, r[:3])
     w2 = m.fresh()
     r = m.measure(e, request(mid, P.OP_LOCK, *w2))
-    yield ("Mutex lock", "owned, waiters: queued at tail", "11m (worst)", 11*M, r[:3])
+    yield ("Mutex lock", "owned, waiters: queued at tail", "11m (worst)", 11 * M, r[:3])
     r = m.measure(e, request(mid, P.OP_TRYLOCK, *m.fresh()))
     yield ("Mutex trylock", "owned (EBUSY)", "-", "-", r[:3])
     r = m.measure(e, request(mid, P.OP_UNLOCK, *me))
-    yield ("Mutex unlock", "waiters: hand-over + grant", "10m+c (worst)", 10*M + C, r[:3])
+    yield ("Mutex unlock", "waiters: hand-over + grant", "10m+c (worst)", 10 * M + C, r[:3])
     r = m.measure(e, request(mid, P.OP_UNLOCK, *w, 0, 1))
-    yield ("Mutex unlock", "waiters, reply requested", "10m+c (worst)", 10*M + C, r[:3])
+    yield ("Mutex unlock", "waiters, reply requested", "10m+c (worst)", 10 * M + C, r[:3])
     r = m.measure(e, request(mid, P.OP_UNLOCK, *w2))
-    yield ("Mutex unlock", "no waiters (posted)", "2m (best)", 2*M, r[:3])
+    yield ("Mutex unlock", "no waiters (posted)", "2m (best)", 2 * M, r[:3])
     m.do(e, request(mid, P.OP_LOCK, *me))
     r = m.measure(e, request(mid, P.OP_UNLOCK, *me, 0, 1))
-    yield ("Mutex unlock", "no waiters, reply requested", "2m (best)", 2*M, r[:3])
+    yield ("Mutex unlock", "no waiters, reply requested", "2m (best)", 2 * M, r[:3])
     r = m.measure(e, request(mid, P.OP_UNLOCK, *me, 0, 1))
     yield ("Mutex unlock", "not owner (EPERM reply)", "-", "-", r[:3])
     r = m.measure(e, request(mid ^ (1 << P.ID_GEN_SHIFT), P.OP_LOCK, *me))
@@ -134,15 +138,19 @@ def scenarios(m):
         for _ in range(rho):
             m.do(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
         r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *me))
-        yield ("Barrier wait", f"last arrival, rho={rho} waiters",
+        yield (
+            "Barrier wait",
+            f"last arrival, rho={rho} waiters",
             "(m+c)+rho(11m+3c) (worst)" if rho else "7m (best)",
-            (M + C) + rho*(11*M + 3*C) if rho else 7*M, r[:3])
+            (M + C) + rho * (11 * M + 3 * C) if rho else 7 * M,
+            r[:3],
+        )
         m.do(e, request(b, P.OP_FREE, *me))
     b = m.alloc(e, P.OP_ALLOC_BARRIER, 4)
     r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
-    yield ("Barrier wait", "not last, empty queue", "7m (best)", 7*M, r[:3])
+    yield ("Barrier wait", "not last, empty queue", "7m (best)", 7 * M, r[:3])
     r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
-    yield ("Barrier wait", "not last, waiters", "7m (best)", 7*M, r[:3])
+    yield ("Barrier wait", "not last, waiters", "7m (best)", 7 * M, r[:3])
 
     # Condition variables: the cond on engine 0, the mutex on engine 0 (local: the whole chain
     # runs through self requests) or on engine 1 (remote: four requests on two engines).
@@ -157,41 +165,67 @@ def scenarios(m):
         t0 = next(ev[1] for ev in events if ev[0] == "A" and ev[3] == req)
         if host == 0:
             done = next(ev[1] for ev in events if ev[0] == "E" and ev[2] == e and ev[1] > t0)
-            yield ("Cond wait", "COND_WAIT..UNLOCK_FOR, local mutex (self requests)",
-                "5m+c + unlock (best)", 5*M + C + 2*M, (done - t0, None, 0))
+            yield (
+                "Cond wait",
+                "COND_WAIT..UNLOCK_FOR, local mutex (self requests)",
+                "5m+c + unlock (best)",
+                5 * M + C + 2 * M,
+                (done - t0, None, 0),
+            )
         else:
             last = t0
-            for op, eng in ((P.OP_COND_WAIT, e), (P.OP_WAIT_CHECK, host),
-                            (P.OP_COND_ENQUEUE, e), (P.OP_UNLOCK_FOR, host)):
-                a = next(ev[1] for ev in events if ev[0] == "A" and ev[2] == eng
-                    and ev[3].op == op)
+            for op, eng in (
+                (P.OP_COND_WAIT, e),
+                (P.OP_WAIT_CHECK, host),
+                (P.OP_COND_ENQUEUE, e),
+                (P.OP_UNLOCK_FOR, host),
+            ):
+                a = next(ev[1] for ev in events if ev[0] == "A" and ev[2] == eng and ev[3].op == op)
                 d = next(ev[1] for ev in events if ev[0] == "E" and ev[2] == eng and ev[1] > a)
                 o = [ev[1] for ev in events if ev[0] == "O" and ev[2] == eng and a < ev[1] <= d]
                 last = d
-                yield ("Cond wait step", f"{P.OP_NAMES[op]} at the "
-                    + ("cond's" if eng == e else "mutex's") + " host", "-", "-",
-                    (d - a, (o[0] - a) if o else None, len(o)))
-            yield ("Cond wait", "COND_WAIT..UNLOCK_FOR, remote mutex (3 hops)",
-                "5m+c + unlock (best)", 5*M + C + 2*M, (last - t0, None, 2))
+                yield (
+                    "Cond wait step",
+                    f"{P.OP_NAMES[op]} at the " + ("cond's" if eng == e else "mutex's") + " host",
+                    "-",
+                    "-",
+                    (d - a, (o[0] - a) if o else None, len(o)),
+                )
+            yield (
+                "Cond wait",
+                "COND_WAIT..UNLOCK_FOR, remote mutex (3 hops)",
+                "5m+c + unlock (best)",
+                5 * M + C + 2 * M,
+                (last - t0, None, 2),
+            )
         # Signal with one waiter: requeued onto the (free) mutex, granted at once.
         r = m.measure(e, request(cid, P.OP_COND_SIGNAL, *m.fresh()))
         if host == 0:
-            yield ("Cond signal", f"1 waiter, {where}: dequeue + LOCK_FOR (granted)",
-                "29m+2c (worst)", 29*M + 2*C, r[:3])
+            yield (
+                "Cond signal",
+                f"1 waiter, {where}: dequeue + LOCK_FOR (granted)",
+                "29m+2c (worst)",
+                29 * M + 2 * C,
+                r[:3],
+            )
         else:
-            yield ("Cond signal", f"1 waiter, {where}: dequeue, LOCK_FOR sent",
-                "29m+2c (worst)", 29*M + 2*C, r[:3])
+            yield (
+                "Cond signal",
+                f"1 waiter, {where}: dequeue, LOCK_FOR sent",
+                "29m+2c (worst)",
+                29 * M + 2 * C,
+                r[:3],
+            )
             ev = r[3]
-            a = next(x[1] for x in ev if x[0] == "A" and x[2] == host
-                and x[3].op == P.OP_LOCK_FOR)
+            a = next(x[1] for x in ev if x[0] == "A" and x[2] == host and x[3].op == P.OP_LOCK_FOR)
             d = next(x[1] for x in ev if x[0] == "E" and x[2] == host and x[1] > a)
-            yield ("Cond signal", "LOCK_FOR at the mutex's host (granted)", "-", "-",
-                (d - a, d - a, 1))
+            yield ("Cond signal", "LOCK_FOR at the mutex's host (granted)", "-", "-", (d - a, d - a, 1))
         m.do(host, request(mx, P.OP_UNLOCK, *me))
     r = m.measure(e, request(cid, P.OP_COND_SIGNAL, *me))
     yield ("Cond signal", "no waiters (posted)", "m (best)", M, r[:3])
     r = m.measure(e, request(cid, P.OP_COND_BROADCAST, *me))
     yield ("Cond broadcast", "no waiters (posted)", "m (best)", M, r[:3])
+
     def waiters(host, mx, rho):
         for _ in range(rho):
             w = m.fresh()
@@ -215,10 +249,18 @@ def scenarios(m):
                 q = m.fresh()
                 m.do(e, request(mid, P.OP_LOCK, *q))
             r = m.measure(e, request(cid, P.OP_COND_BROADCAST, *me))
-            what = {"free": "free mutex: 1st waiter granted",
-                "held": "held mutex, empty queue", "held+queue": "held mutex with waiters"}[case]
-            yield ("Cond broadcast", f"rho={rho}, local mutex, splice: {what}",
-                "18m+c (worst, any rho)", 18*M + C, r[:3])
+            what = {
+                "free": "free mutex: 1st waiter granted",
+                "held": "held mutex, empty queue",
+                "held+queue": "held mutex with waiters",
+            }[case]
+            yield (
+                "Cond broadcast",
+                f"rho={rho}, local mutex, splice: {what}",
+                "18m+c (worst, any rho)",
+                18 * M + C,
+                r[:3],
+            )
             owners += [(x[3].core, x[3].thread) for x in r[3] if x[0] == "Y"]
             release(0, mid, owners)
     # Remote mutex: one LOCK_FOR per waiter (per-waiter step as a self request).
@@ -226,8 +268,13 @@ def scenarios(m):
         waiters(1, mx_remote, rho)
         m.do(1, request(mx_remote, P.OP_LOCK, *me))
         r = m.measure(e, request(cid, P.OP_COND_BROADCAST, *me))
-        yield ("Cond broadcast", f"rho={rho}, remote mutex: one LOCK_FOR per waiter",
-            "18m+c (worst, any rho)", 18*M + C, r[:3])
+        yield (
+            "Cond broadcast",
+            f"rho={rho}, remote mutex: one LOCK_FOR per waiter",
+            "18m+c (worst, any rho)",
+            18 * M + C,
+            r[:3],
+        )
         release(1, mx_remote, [me])
 
 
@@ -237,8 +284,7 @@ def main():
     with Bench(binary, len(SPM), trace_idle=True) as b:
         for op, case, formula, paper, (fsm, first, pkts) in scenarios(Meter(b)):
             rows.append([op, case, fsm, "-" if first is None else first, pkts, formula, paper])
-    header = ["operation", "case", "FSM cycles", "1st pkt", "pkts", "Table III formula",
-        "Table III cycles"]
+    header = ["operation", "case", "FSM cycles", "1st pkt", "pkts", "Table III formula", "Table III cycles"]
     print(console_table(header, rows))
     notes = f"""
 Measured on the RTL (Verilator, `gateware/subutai/tb`), SPM {SPM[0]} bytes: n = {N_CTRL} control
@@ -256,8 +302,9 @@ its hop latency three times). A broadcast whose waiters all use one mutex hosted
 engine splices the cond queue onto the mutex queue (constant time); otherwise it requeues one
 waiter per step (a self-queue chain of BROADCAST_NEXT requests, each one LOCK_FOR).
 """
-    csv_path, md_path = save_table("bench_fsm", header, rows,
-        title="Subutai-HW engine: cycles per operation (RTL)", notes=notes)
+    csv_path, md_path = save_table(
+        "bench_fsm", header, rows, title="Subutai-HW engine: cycles per operation (RTL)", notes=notes
+    )
     print(notes)
     print(f"wrote {csv_path} and {md_path}")
 

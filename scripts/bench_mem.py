@@ -60,43 +60,68 @@ def measurements(lines):
     for config, tests in table.items():
         missing = set(STREAMS + LATENCIES) - set(tests)
         if missing:
-            raise CaptureError(f"{config[0]} tiles, {config[1]} banks: no result for {', '.join(sorted(missing))}")
+            raise CaptureError(
+                f"{config[0]} tiles, {config[1]} banks: no result for {', '.join(sorted(missing))}"
+            )
     return table
 
 
 def report(table, results_dir=RESULTS_DIR):
     """Write results/membw.{csv,md,png}; return the console table."""
-    bpc = lambda r: r["bytes"]/r["cycles"]
-    header = ["tiles", "mem banks"] + [f"{t} (B/cycle)" for t in STREAMS] + \
-        ["read_private vs 1 tile", "refill (cycles)", "refill, others streaming (cycles)"]
+    bpc = lambda r: r["bytes"] / r["cycles"]
+    header = (
+        ["tiles", "mem banks"]
+        + [f"{t} (B/cycle)" for t in STREAMS]
+        + ["read_private vs 1 tile", "refill (cycles)", "refill, others streaming (cycles)"]
+    )
     rows = []
     for (n, b), tests in sorted(table.items()):
         # The 1-tile row of the same memory system (banked rows have as many banks as tiles).
         one = table.get((1, b)) or next((t for (m, bb), t in table.items() if m == 1 and bb and b), None)
-        scale = f"{bpc(tests['read_private'])/bpc(one['read_private']):.2f}x" if one else "-"
-        rows.append([n, b] + [f"{bpc(tests[t]):.3f}" for t in STREAMS] + [scale] +
-            [f"{tests[t]['cycles']/tests[t]['lines']:.1f}" for t in LATENCIES])
-    notes = ("Aggregate bytes per cycle: all cores start at the same cycle; bytes of all cores over the "
+        scale = f"{bpc(tests['read_private']) / bpc(one['read_private']):.2f}x" if one else "-"
+        rows.append(
+            [n, b]
+            + [f"{bpc(tests[t]):.3f}" for t in STREAMS]
+            + [scale]
+            + [f"{tests[t]['cycles'] / tests[t]['lines']:.1f}" for t in LATENCIES]
+        )
+    notes = (
+        "Aggregate bytes per cycle: all cores start at the same cycle; bytes of all cores over the "
         "cycles from the first start to the last end. Each core streams 8 KiB (twice its data "
         "cache). Refill: cycles per dependent load that misses (one line refill each), on core 0. "
         "Mem banks 0: main RAM on the shared SoC bus (the memory system before banking); N: "
-        "N line-interleaved banks behind the tiles' crossbar, with refill bursts.")
-    save_table("membw", header, rows, title="Memory bandwidth and refill latency (firmware/apps/membw)",
-        notes=notes, results_dir=results_dir)
+        "N line-interleaved banks behind the tiles' crossbar, with refill bursts."
+    )
+    save_table(
+        "membw",
+        header,
+        rows,
+        title="Memory bandwidth and refill latency (firmware/apps/membw)",
+        notes=notes,
+        results_dir=results_dir,
+    )
     plot(table, results_dir)
     return console_table(header, rows)
 
 
 def plot(table, results_dir):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, test in zip(axes, ("read_private", "write_private")):
         for b in sorted({b for _, b in table}):
-            points = sorted((n, r[test]["bytes"]/r[test]["cycles"]) for (n, bb), r in table.items() if bb == b)
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
-                label="shared bus" if b == 0 else f"{b} banks")
+            points = sorted(
+                (n, r[test]["bytes"] / r[test]["cycles"]) for (n, bb), r in table.items() if bb == b
+            )
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                marker="o",
+                label="shared bus" if b == 0 else f"{b} banks",
+            )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("tiles")
         ax.set_ylabel("aggregate bytes / cycle")
@@ -109,12 +134,18 @@ def plot(table, results_dir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16],
-        help="SoC sizes (tiles, 1 to 16).")
-    parser.add_argument("--mem-banks", type=lambda t: None if t == "tiles" else mem_banks_arg(t),
-        nargs="+", default=[0, None], metavar="N|tiles",
+    parser.add_argument(
+        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 16)."
+    )
+    parser.add_argument(
+        "--mem-banks",
+        type=lambda t: None if t == "tiles" else mem_banks_arg(t),
+        nargs="+",
+        default=[0, None],
+        metavar="N|tiles",
         help="main RAM banks (0: one RAM on the shared bus; tiles: one per tile, the default of the "
-             "simulated SoC; default: 0 tiles).")
+        "simulated SoC; default: 0 tiles).",
+    )
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     add_jobs_argument(parser)
     args = parser.parse_args()

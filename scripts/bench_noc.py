@@ -40,8 +40,8 @@ def zero_load(model, spacing=200):
     xs = [h for h, ls in lat.items() for _ in ls]
     ys = [l for h, ls in lat.items() for l in ls]
     mx, my = statistics.mean(xs), statistics.mean(ys)
-    b = sum((x - mx)*(y - my) for x, y in zip(xs, ys))/sum((x - mx)**2 for x in xs)
-    return {h: (min(v), statistics.mean(v), max(v)) for h, v in sorted(lat.items())}, b, my - b*mx
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return {h: (min(v), statistics.mean(v), max(v)) for h, v in sorted(lat.items())}, b, my - b * mx
 
 
 def load_sweep(model, rates, packets_per_src, seed=1):
@@ -49,8 +49,9 @@ def load_sweep(model, rates, packets_per_src, seed=1):
     rows = []
     for rate in rates:
         rng = random.Random(seed)
-        packets = uniform_random(rng, model.mesh_x, model.mesh_y, packets_per_src, max_len=4,
-            rate=rate, vc1_fraction=0.5)
+        packets = uniform_random(
+            rng, model.mesh_x, model.mesh_y, packets_per_src, max_len=4, rate=rate, vc1_fraction=0.5
+        )
         result = model.run(packets, max_cycles=5_000_000, timeout=20_000)
         report = check(packets, result, model.mesh_x, model.mesh_y)
         if not report.ok():
@@ -58,7 +59,7 @@ def load_sweep(model, rates, packets_per_src, seed=1):
         flits = sum(len(p.payload) + 1 for p in packets)
         last = max(t["tail"] for t in report.timing if t)
         first = min(p.inject for p in packets)
-        throughput = flits/(last - first + 1)/model.n_tiles
+        throughput = flits / (last - first + 1) / model.n_tiles
         lat = report.latencies(packets)
         lat1 = report.latencies(packets, lambda p: p.vc == 1)
         lat0 = report.latencies(packets, lambda p: p.vc == 0)
@@ -68,17 +69,23 @@ def load_sweep(model, rates, packets_per_src, seed=1):
 
 def soc_pingpong(tiles, rounds):
     from soc.simulation import build_model
+
     x, y = mesh_shape(tiles)
     model = build_model(x, y)
     out = {}
     for mode, flags in [("poll", ""), ("irq", "-DPINGPONG_IRQ")]:
-        image = model.build_firmware("pingpong", out_dir=f"{model.output_dir}/firmware/bench_pingpong_{mode}",
-            extra_cflags=f"{flags} -DPINGPONG_ROUNDS={rounds}")
+        image = model.build_firmware(
+            "pingpong",
+            out_dir=f"{model.output_dir}/firmware/bench_pingpong_{mode}",
+            extra_cflags=f"{flags} -DPINGPONG_ROUNDS={rounds}",
+        )
         print(f"[bench-noc] SoC {x}x{y}: pingpong ({mode}) in Verilator", flush=True)
         r = model.run(image, max_cycles=200_000_000)
         if r.exit_code != 0:
             raise RuntimeError(f"pingpong failed ({r.exit_code}): {r.output[-2000:]}{r.stderr}")
-        out[mode] = [json.loads(l.split(" ", 1)[1]) for l in r.output.splitlines() if l.startswith("@subutai ")]
+        out[mode] = [
+            json.loads(l.split(" ", 1)[1]) for l in r.output.splitlines() if l.startswith("@subutai ")
+        ]
     return out
 
 
@@ -91,6 +98,7 @@ def main():
     args = p.parse_args()
     # SIGTERM stops the running models with the script (not left computing on).
     from soc.simulation import stop_runs_on_sigterm
+
     stop_runs_on_sigterm()
     try:
         mx, my = mesh_shape(mesh=args.mesh)
@@ -108,10 +116,15 @@ def main():
     lat, per_hop, base = zero_load(model)
     rows = [(h, mn, f"{avg:.1f}", mxl) for h, (mn, avg, mxl) in lat.items()]
     header = ["hops", "min (cycles)", "mean", "max"]
-    save_table("noc_zero_load", header, rows, title=f"Zero-load head latency, {mx}x{my} mesh (RTL)",
+    save_table(
+        "noc_zero_load",
+        header,
+        rows,
+        title=f"Zero-load head latency, {mx}x{my} mesh (RTL)",
         notes=f"Fit: latency = {base:.2f} + {per_hop:.2f} x hops (cycles). Latency is measured from "
-              "the cycle the head flit is offered at the source's local input to the cycle it "
-              "leaves the destination's local output.")
+        "the cycle the head flit is offered at the source's local input to the cycle it "
+        "leaves the destination's local output.",
+    )
     print(console_table(header, rows))
     print(f"cycles per hop: {per_hop:.2f}   (latency = {base:.2f} + {per_hop:.2f} x hops)\n")
 
@@ -119,12 +132,19 @@ def main():
     rates = [0.05, 0.1, 0.2, 0.3, 0.4, None]
     sweep = load_sweep(model, rates, args.packets)
     header = ["offered (flits/cycle/tile)", "accepted", "mean latency", "VC0 latency", "VC1 latency"]
-    rows = [("saturation" if r is None else r, f"{t:.3f}", f"{l:.1f}", f"{l0:.1f}", f"{l1:.1f}")
-        for r, t, l, l0, l1 in sweep]
+    rows = [
+        ("saturation" if r is None else r, f"{t:.3f}", f"{l:.1f}", f"{l0:.1f}", f"{l1:.1f}")
+        for r, t, l, l0, l1 in sweep
+    ]
     sat = sweep[-1][1]
-    save_table("noc_load", header, rows, title=f"Uniform random traffic, {mx}x{my} mesh (RTL)",
+    save_table(
+        "noc_load",
+        header,
+        rows,
+        title=f"Uniform random traffic, {mx}x{my} mesh (RTL)",
         notes=f"Saturation throughput: {sat:.3f} flits/cycle/tile. Packets of 1 to 5 flits, half "
-              "on each class; latency from injection time to head delivery (cycles).")
+        "on each class; latency from injection time to head delivery (cycles).",
+    )
     print(console_table(header, rows))
     print(f"saturation throughput: {sat:.3f} flits/cycle/tile\n")
     plot_load(sweep, mx, my)
@@ -134,21 +154,36 @@ def main():
         header = ["mode", "pairs", "min RTT", "mean of avg RTT", "max RTT"]
         rows = []
         for mode, reps in pp.items():
-            rows.append((mode, len(reps), min(r["min"] for r in reps),
-                f"{statistics.mean(r['avg'] for r in reps):.0f}", max(r["max"] for r in reps)))
-        save_table("noc_pingpong", header, rows,
+            rows.append(
+                (
+                    mode,
+                    len(reps),
+                    min(r["min"] for r in reps),
+                    f"{statistics.mean(r['avg'] for r in reps):.0f}",
+                    max(r["max"] for r in reps),
+                )
+            )
+        save_table(
+            "noc_pingpong",
+            header,
+            rows,
             title=f"Software round trip between tiles, {args.soc_tiles}-tile SoC (cycles)",
             notes="Firmware `pingpong`: a one-word message and its answer through the NI driver; "
-                  "`irq` answers from the NI interrupt handler. Includes all software overhead.")
+            "`irq` answers from the NI interrupt handler. Includes all software overhead.",
+        )
         print(console_table(header, rows))
-    print(f"\nwrote results/noc_zero_load, noc_load{', noc_pingpong' if args.soc_tiles else ''} (.csv, .md) "
-          "and results/noc_latency_load.png")
+    print(
+        f"\nwrote results/noc_zero_load, noc_load{', noc_pingpong' if args.soc_tiles else ''} (.csv, .md) "
+        "and results/noc_latency_load.png"
+    )
 
 
 def plot_load(sweep, mx, my):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     pts = [(t, l0, l1) for r, t, l, l0, l1 in sweep]
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="VC 0 (normal)")

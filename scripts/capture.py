@@ -39,7 +39,7 @@ def parse_lines(lines):
         at = line.find(PREFIX)
         if at < 0:
             continue
-        text = line[at + len(PREFIX):].strip()
+        text = line[at + len(PREFIX) :].strip()
         try:
             record = json.loads(text)
         except json.JSONDecodeError as e:
@@ -58,7 +58,7 @@ def read_capture(source, baud=115200, timeout=None):
     if source == "-":
         return sys.stdin.read().splitlines()
     if source.startswith(SERIAL):
-        return _read_serial(source[len(SERIAL):], baud, timeout)
+        return _read_serial(source[len(SERIAL) :], baud, timeout)
     try:
         with open(source, errors="replace") as f:
             return f.read().splitlines()
@@ -77,11 +77,18 @@ def _read_serial(port, baud, timeout):
 
 def add_source_arguments(parser):
     """SOURCE, --baud and --timeout, shared by the scripts that read a capture."""
-    parser.add_argument("source", metavar="SOURCE",
-        help='capture file, "-" for stdin, or serial:PORT (e.g. serial:/dev/ttyUSB0)')
+    parser.add_argument(
+        "source",
+        metavar="SOURCE",
+        help='capture file, "-" for stdin, or serial:PORT (e.g. serial:/dev/ttyUSB0)',
+    )
     parser.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
-    parser.add_argument("--timeout", type=float, default=None,
-        help="serial: stop after this many seconds if no @exit line came (default: wait)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="serial: stop after this many seconds if no @exit line came (default: wait)",
+    )
 
 
 def report_main(description, name, make_report, results_dir):
@@ -108,11 +115,12 @@ def report_main(description, name, make_report, results_dir):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_source_arguments(p)
-    p.add_argument("--prefixed", action="store_true",
-        help="print '@subutai {json}' lines, readable again as a capture")
+    p.add_argument(
+        "--prefixed", action="store_true", help="print '@subutai {json}' lines, readable again as a capture"
+    )
     args = p.parse_args()
     if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # `| head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
     try:
         records = parse_lines(read_capture(args.source, args.baud, args.timeout))
     except CaptureError as e:

@@ -47,9 +47,9 @@ def _int(text):
 def _cycles(n):
     """3.39 M, 511 k, 856: three significant figures for large cycle counts."""
     if n >= 1e6:
-        return f"{n/1e6:#.3g}".rstrip(".") + " M"
+        return f"{n / 1e6:#.3g}".rstrip(".") + " M"
     if n >= 1e4:
-        return f"{n/1e3:#.3g}".rstrip(".") + " k"
+        return f"{n / 1e3:#.3g}".rstrip(".") + " k"
     return f"{n:,}"
 
 
@@ -60,16 +60,20 @@ def _range(values, fmt):
 
 # One function per row: (figure, value, command).
 
+
 def noc_zero_load(d):
     rows = _rows(d, "noc_zero_load", "make bench-noc")
     lat = {_int(r["hops"]): _int(r["min (cycles)"]) for r in rows}
     top = max(lat)
     per_hop = (lat[top] - lat[0]) / top
-    exact = all(lat[h] == lat[0] + per_hop*h for h in lat)
+    exact = all(lat[h] == lat[0] + per_hop * h for h in lat)
     plural = "" if per_hop == 1 else "s"
     hops = "hops" if per_hop == 1 else f"{per_hop:g}*hops"
-    value = (f"{per_hop:g} cycle{plural} per hop (`{lat[0]} + {hops}` cycles" if exact else
-             f"{per_hop:.2f} cycles per hop on average ({lat[0]} cycles at 0 hops") + f", RTL, up to {top} hops)"
+    value = (
+        f"{per_hop:g} cycle{plural} per hop (`{lat[0]} + {hops}` cycles"
+        if exact
+        else f"{per_hop:.2f} cycles per hop on average ({lat[0]} cycles at 0 hops"
+    ) + f", RTL, up to {top} hops)"
     return "NoC zero-load latency", value, "make bench-noc"
 
 
@@ -78,17 +82,23 @@ def noc_saturation(d):
     sat = [r for r in rows if r["offered (flits/cycle/tile)"] == "saturation"]
     if not sat:
         raise FiguresError("results/noc_load.csv has no saturation row: run `make bench-noc`")
-    return ("NoC saturation, uniform random", f"{float(sat[0]['accepted']):.2f} flits/cycle/tile",
-            "make bench-noc")
+    return (
+        "NoC saturation, uniform random",
+        f"{float(sat[0]['accepted']):.2f} flits/cycle/tile",
+        "make bench-noc",
+    )
 
 
 def noc_pingpong(d):
     rows = {r["mode"]: r for r in _rows(d, "noc_pingpong", "make bench-noc")}
     pairs = _int(next(iter(rows.values()))["pairs"])
-    tiles = round((1 + math.sqrt(1 + 4*pairs)) / 2)           # pairs = tiles * (tiles - 1)
-    return ("software round trip between tiles (minimum)",
-            f"{_int(rows['poll']['min RTT'])} cycles polling, {_int(rows['irq']['min RTT'])} "
-            f"interrupt-driven ({tiles} tiles)", "make bench-noc")
+    tiles = round((1 + math.sqrt(1 + 4 * pairs)) / 2)  # pairs = tiles * (tiles - 1)
+    return (
+        "software round trip between tiles (minimum)",
+        f"{_int(rows['poll']['min RTT'])} cycles polling, {_int(rows['irq']['min RTT'])} "
+        f"interrupt-driven ({tiles} tiles)",
+        "make bench-noc",
+    )
 
 
 def subutai_fsm(d):
@@ -99,18 +109,26 @@ def subutai_fsm(d):
         if not found:
             raise FiguresError("results/bench_fsm.csv lacks a case of the figure: run `make bench-fsm`")
         return _range(found, str)
+
     mutex = cycles(lambda op, case: op.startswith("Mutex"))
     barrier = cycles(lambda op, case: op == "Barrier wait" and "rho=63" in case)
     splice = cycles(lambda op, case: op == "Cond broadcast" and "rho=63" in case and "splice" in case)
-    return ("Subutai-HW operation latency (m = c = 1)",
-            f"mutex lock, trylock, unlock {mutex} engine cycles; barrier release of 63 waiters {barrier}; "
-            f"cond broadcast of 63 waiters onto a local mutex {splice} (one splice)", "make bench-fsm")
+    return (
+        "Subutai-HW operation latency (m = c = 1)",
+        f"mutex lock, trylock, unlock {mutex} engine cycles; barrier release of 63 waiters {barrier}; "
+        f"cond broadcast of 63 waiters onto a local mutex {splice} (one splice)",
+        "make bench-fsm",
+    )
 
 
 def resources(d):
     # The parts as the boards build them: -nowidelut, no event counters.
-    rows = [r for r in _rows(d, "noc_resources", "make resources")
-        if r["flags"] == "-nowidelut" and "counters" not in r["design"]]
+    rows = [
+        r
+        for r in _rows(d, "noc_resources", "make resources")
+        if r["flags"] == "-nowidelut" and "counters" not in r["design"]
+    ]
+
     def kind(design):
         if design.startswith("MeshRouter"):
             return "router"
@@ -121,48 +139,73 @@ def resources(d):
         if design.startswith("Tile"):
             return "tile"
         return "engine" if design.startswith("Subutai engine") else design
+
     by = {kind(r["design"]): r for r in rows}
+
     def figure(k, column):
         if k not in by:
             raise FiguresError(f"results/noc_resources.csv lacks the {k}: run `make resources`")
         return f"{_int(by[k][column]):,}"
+
     parts = ("router", "NI", "NI+Subutai", "engine", "core", "tile")
-    return ("router / NI / NI with Subutai / the engine in it / VexRiscv / the rest of a tile with "
-            "its NI and Subutai (ECP5 as on boards: `-nowidelut`, no event counters)",
-            " / ".join(figure(k, "LUT4") for k in parts) + " LUT4, "
-            + " / ".join(figure(k, "LUT4 sites (placed)") for k in parts)
-            + " LUT4 sites placed alone", "make resources")
+    return (
+        "router / NI / NI with Subutai / the engine in it / VexRiscv / the rest of a tile with "
+        "its NI and Subutai (ECP5 as on boards: `-nowidelut`, no event counters)",
+        " / ".join(figure(k, "LUT4") for k in parts)
+        + " LUT4, "
+        + " / ".join(figure(k, "LUT4 sites (placed)") for k in parts)
+        + " LUT4 sites placed alone",
+        "make resources",
+    )
 
 
 def bitstream(d):
-    rows = [r for r in _rows(d, "boards", "make bitstream") if r["status"] == "bitstream"
-            and r["board"] == "radiona_ulx3s"]
+    rows = [
+        r
+        for r in _rows(d, "boards", "make bitstream")
+        if r["status"] == "bitstream" and r["board"] == "radiona_ulx3s"
+    ]
     rows.sort(key=lambda r: _int(r["tiles"]))
     if not rows:
         raise FiguresError("results/boards.csv has no ULX3S bitstream: run `make bitstream`")
     tiles = " / ".join(r["tiles"] for r in rows)
-    fmax = ", ".join(f"{r['fmax_mhz']} MHz ({r['tiles']} tile{'s' if r['tiles'] != '1' else ''} at a "
-                     f"{float(r['sys_clk_mhz']):g} MHz target, {'met' if r['timing_met'] == 'yes' else 'not met'})"
-                     for r in rows)
+    fmax = ", ".join(
+        f"{r['fmax_mhz']} MHz ({r['tiles']} tile{'s' if r['tiles'] != '1' else ''} at a "
+        f"{float(r['sys_clk_mhz']):g} MHz target, {'met' if r['timing_met'] == 'yes' else 'not met'})"
+        for r in rows
+    )
     luts = " / ".join(f"{_int(r['lut_sites']):,}" for r in rows)
     pct = " / ".join(str(round(float(r["lut_sites_pct"]))) for r in rows)
     bram = " / ".join(r["bram"] for r in rows)
-    return (f"ULX3S 85F bitstream, {tiles} tiles",
-            f"{luts} LUT4 sites ({pct} %), {bram} DP16KD; Fmax {fmax}",
-            " / ".join(f"`make bitstream TILES={r['tiles']}`" for r in rows))
+    return (
+        f"ULX3S 85F bitstream, {tiles} tiles",
+        f"{luts} LUT4 sites ({pct} %), {bram} DP16KD; Fmax {fmax}",
+        " / ".join(f"`make bitstream TILES={r['tiles']}`" for r in rows),
+    )
 
 
-PRODCONS_CASES = [("mutex", "lock_queued", "lock queued"), ("barrier", "wait_released", "barrier release"),
-                  ("cond", "broadcast", "cond broadcast"), ("cond", "wait_queued", "cond wait queued"),
-                  ("mutex", "lock_free", "uncontended lock"), ("mutex", "unlock", "unlock")]
+PRODCONS_CASES = [
+    ("mutex", "lock_queued", "lock queued"),
+    ("barrier", "wait_released", "barrier release"),
+    ("cond", "broadcast", "cond broadcast"),
+    ("cond", "wait_queued", "cond wait queued"),
+    ("mutex", "lock_free", "uncontended lock"),
+    ("mutex", "unlock", "unlock"),
+]
 
 
 def _prodcons_medians(rows):
     tiles = max(_int(r["tiles"]) for r in rows)
-    med = {(r["primitive"], r["case"], r["backend"]): _int(r["median"]) for r in rows
-           if _int(r["tiles"]) == tiles}
-    parts = [f"{label} {med[(p, c, 'swonly')]:,} / {med[(p, c, 'subutai')]:,}" for p, c, label in PRODCONS_CASES
-             if (p, c, "swonly") in med and (p, c, "subutai") in med]
+    med = {
+        (r["primitive"], r["case"], r["backend"]): _int(r["median"])
+        for r in rows
+        if _int(r["tiles"]) == tiles
+    }
+    parts = [
+        f"{label} {med[(p, c, 'swonly')]:,} / {med[(p, c, 'subutai')]:,}"
+        for p, c, label in PRODCONS_CASES
+        if (p, c, "swonly") in med and (p, c, "subutai") in med
+    ]
     return tiles, med, parts
 
 
@@ -171,19 +214,30 @@ def prodcons(d):
     tiles, med, parts = _prodcons_medians(rows)
     value = ", ".join(parts)
     if os.path.exists(os.path.join(d, "prodcons_layouts.csv")):
-        all_rows = [{**r, "tiles": _int(r["tiles"]), "median": _int(r["median"]),
-                     "layout_pad": _int(r["layout_pad"]), "layout_variant": _int(r.get("layout_variant") or 0)}
-                    for r in _rows(d, "prodcons_layouts", "make bench")]
-        for what, probe, fixed in (("code layouts", "layout_pad", "layout_variant"),
-                                   ("links of the library", "layout_variant", "layout_pad")):
+        all_rows = [
+            {
+                **r,
+                "tiles": _int(r["tiles"]),
+                "median": _int(r["median"]),
+                "layout_pad": _int(r["layout_pad"]),
+                "layout_variant": _int(r.get("layout_variant") or 0),
+            }
+            for r in _rows(d, "prodcons_layouts", "make bench")
+        ]
+        for what, probe, fixed in (
+            ("code layouts", "layout_pad", "layout_variant"),
+            ("links of the library", "layout_variant", "layout_pad"),
+        ):
             rows = [r for r in all_rows if r[fixed] == 0]
             images = len({r[probe] for r in rows})
             if images < 2:
                 continue
             spreads = list(median_spreads(rows, lambda r: r[probe]).values())
             within = sum(s < SPREAD_GOAL for s in spreads)
-            value += (f"; across {images} {what} {within} of {len(spreads)} medians move by less than "
-                      f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)")
+            value += (
+                f"; across {images} {what} {within} of {len(spreads)} medians move by less than "
+                f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)"
+            )
     return f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, "make bench"
 
 
@@ -191,19 +245,28 @@ def _apps(rows):
     tiles = max(_int(r["tiles"]) for r in rows)
     roi = {(r["program"], _int(r["tiles"]), r["backend"]): _int(r["roi"]) for r in rows}
     programs = sorted({r["program"] for r in rows}, key=lambda p: -roi.get((p, tiles, "swonly"), 0))
-    parts = [f"{p} {_cycles(roi[(p, tiles, 'swonly')])} / {_cycles(roi[(p, tiles, 'subutai')])} "
-             f"({roi[(p, tiles, 'swonly')] / roi[(p, tiles, 'subutai')]:.2f}×)" for p in programs
-             if (p, tiles, "swonly") in roi and (p, tiles, "subutai") in roi]
-    one = [roi[(p, 1, "swonly")] / roi[(p, 1, "subutai")] for p in programs
-           if (p, 1, "swonly") in roi and (p, 1, "subutai") in roi]
+    parts = [
+        f"{p} {_cycles(roi[(p, tiles, 'swonly')])} / {_cycles(roi[(p, tiles, 'subutai')])} "
+        f"({roi[(p, tiles, 'swonly')] / roi[(p, tiles, 'subutai')]:.2f}×)"
+        for p in programs
+        if (p, tiles, "swonly") in roi and (p, tiles, "subutai") in roi
+    ]
+    one = [
+        roi[(p, 1, "swonly")] / roi[(p, 1, "subutai")]
+        for p in programs
+        if (p, 1, "swonly") in roi and (p, 1, "subutai") in roi
+    ]
     tail = f"; {_range(one, lambda x: f'{x:.2f}')}× on 1 tile" if one else ""
     return tiles, ", ".join(parts) + tail
 
 
 def apps(d):
     tiles, value = _apps(_rows(d, "apps", "make bench-apps"))
-    return (f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)", value,
-            "make bench-apps")
+    return (
+        f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
+        value,
+        "make bench-apps",
+    )
 
 
 def zephyr_apps(d):
@@ -212,16 +275,22 @@ def zephyr_apps(d):
     bare = {(r["program"], r["input"]): r["checksum"] for r in _rows(d, "apps", "make bench-apps")}
     same = all(bare.get((r["program"], r["input"])) == r["checksum"] for r in rows)
     value += "; same checksums as bare metal" if same else "; CHECKSUMS DIFFER from bare metal"
-    return (f"Zephyr on every tile: benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, "
-            "simsmall)", value, "make zephyr-bench")
+    return (
+        f"Zephyr on every tile: benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, "
+        "simsmall)",
+        value,
+        "make zephyr-bench",
+    )
 
 
 def zephyr_prodcons(d):
     tiles, med, parts = _prodcons_medians(_rows(d, "zephyr_prodcons", "make zephyr-bench"))
-    return (f"Zephyr: prodcons, SW-only / Subutai median cycles ({tiles} tiles)",
-            ", ".join(parts) + " (a waiter alone on its core spins for its answer: no interrupt, no "
-            "context switch)",
-            "make zephyr-bench")
+    return (
+        f"Zephyr: prodcons, SW-only / Subutai median cycles ({tiles} tiles)",
+        ", ".join(parts) + " (a waiter alone on its core spins for its answer: no interrupt, no "
+        "context switch)",
+        "make zephyr-bench",
+    )
 
 
 def membw(d):
@@ -236,10 +305,15 @@ def membw(d):
         if one and top:
             (one,), (top,) = one[:1], top[:1]
             label = f"{top[1]} banks" if banked else name
-            parts.append(f"{label}: {bpc[one]:.2f} → {bpc[top]:.2f} B/cycle ({bpc[top] / bpc[one]:.1f}×), "
-                         f"refill {refill[one]} cycles on 1 tile")
-    return (f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts),
-            "make bench-mem")
+            parts.append(
+                f"{label}: {bpc[one]:.2f} → {bpc[top]:.2f} B/cycle ({bpc[top] / bpc[one]:.1f}×), "
+                f"refill {refill[one]} cycles on 1 tile"
+            )
+    return (
+        f"memory: aggregate private read bandwidth, 1 → {tiles} tiles",
+        "; ".join(parts),
+        "make bench-mem",
+    )
 
 
 def apps_links(d):
@@ -252,9 +326,11 @@ def apps_links(d):
     tiles = sorted({t for _, _, t in by})
     within = sum(s < LINK_SPREAD_GOAL for s in spreads.values())
     worst = max(spreads, key=spreads.get)
-    return (f"benchmark programs' ROI across {links} links of the library ({', '.join(map(str, tiles))} tiles)",
-            f"{within} of {len(spreads)} within {LINK_SPREAD_GOAL:g} % (largest {spreads[worst]:.1f} %, {worst[0]} {worst[1]})",
-            "make bench-apps")
+    return (
+        f"benchmark programs' ROI across {links} links of the library ({', '.join(map(str, tiles))} tiles)",
+        f"{within} of {len(spreads)} within {LINK_SPREAD_GOAL:g} % (largest {spreads[worst]:.1f} %, {worst[0]} {worst[1]})",
+        "make bench-apps",
+    )
 
 
 def simspeed(d):
@@ -264,20 +340,37 @@ def simspeed(d):
         raise FiguresError(f"results/simspeed.csv has no {col!r} column: run `make simspeed`")
     tiles = [_int(r["tiles"]) for r in rows]
     speeds = [float(r[col]) for r in rows]
-    return ("simulation speed (`busy` on every core)",
-            f"{' / '.join(f'{s:.3g}' for s in speeds)} M cycles/s for {' / '.join(map(str, tiles))} tiles, "
-            f"{' / '.join(f'{s*t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s", "make simspeed")
+    return (
+        "simulation speed (`busy` on every core)",
+        f"{' / '.join(f'{s:.3g}' for s in speeds)} M cycles/s for {' / '.join(map(str, tiles))} tiles, "
+        f"{' / '.join(f'{s * t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s",
+        "make simspeed",
+    )
 
 
-ROWS = [noc_zero_load, noc_saturation, noc_pingpong, subutai_fsm, resources, bitstream, membw, prodcons,
-        apps, apps_links, zephyr_apps, zephyr_prodcons, simspeed]
+ROWS = [
+    noc_zero_load,
+    noc_saturation,
+    noc_pingpong,
+    subutai_fsm,
+    resources,
+    bitstream,
+    membw,
+    prodcons,
+    apps,
+    apps_links,
+    zephyr_apps,
+    zephyr_prodcons,
+    simspeed,
+]
 
 
 def render(results_dir=RESULTS_DIR):
     """The Markdown table of every figure, from the CSVs under results_dir."""
     rows = [row(results_dir) for row in ROWS]
-    return markdown_table(["figure", "value", "command"],
-        [[f, v, c if c.startswith("`") else f"`{c}`"] for f, v, c in rows])
+    return markdown_table(
+        ["figure", "value", "command"], [[f, v, c if c.startswith("`") else f"`{c}`"] for f, v, c in rows]
+    )
 
 
 def splice(readme_text, table):
@@ -291,8 +384,11 @@ def splice(readme_text, table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-        help="write nothing; fail if the README's table is not the results' one.")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; fail if the README's table is not the results' one.",
+    )
     parser.add_argument("--results", default=RESULTS_DIR, help="directory of the result CSVs.")
     parser.add_argument("--readme", default=README, help="the README to update.")
     args = parser.parse_args()
@@ -304,8 +400,10 @@ def main():
         raise SystemExit(f"error: {e}")
     if args.check:
         if new != text:
-            raise SystemExit(f"error: the figures in {args.readme} are not those of {args.results}: "
-                             "run `make figures` and commit the result")
+            raise SystemExit(
+                f"error: the figures in {args.readme} are not those of {args.results}: "
+                "run `make figures` and commit the result"
+            )
         print(f"{args.readme}: figures match {args.results}")
         return
     if new != text:

@@ -46,11 +46,11 @@ def build(names=None, out_dir=HOST_DIR, extra_cflags=""):
 def run(executable, args, timeout=300):
     """Run a host build; return its output. A failure or a missing checksum is an error."""
     program = os.path.basename(executable)
-    proc = subprocess.run([executable, *shlex.split(args)], capture_output=True, text=True,
-        timeout=timeout)
+    proc = subprocess.run([executable, *shlex.split(args)], capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
-        raise HostProgramError(f"{program} {args}: exit code {proc.returncode}\n"
-                               f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        raise HostProgramError(
+            f"{program} {args}: exit code {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        )
     if checksum(proc.stdout, program) is None:
         raise HostProgramError(f"{program} {args}: no checksum line in its output")
     return proc.stdout
@@ -80,8 +80,9 @@ def main():
         for name, exe in build(args.programs).items():
             sums = [checksum(run(exe, f"-t {t} {args.args}"), name) for t in args.threads]
             same = "same" if len(set(sums)) == 1 else "DIFFERENT"
-            print(f"{name}: " + ", ".join(f"{t} threads {s}" for t, s in zip(args.threads, sums))
-                  + f" ({same})")
+            print(
+                f"{name}: " + ", ".join(f"{t} threads {s}" for t, s in zip(args.threads, sums)) + f" ({same})"
+            )
     except (HostProgramError, subprocess.TimeoutExpired) as e:
         sys.exit(f"error: {e}")
 

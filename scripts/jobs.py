@@ -18,6 +18,7 @@ def default_jobs():
 
 def add_jobs_argument(parser):
     """The --jobs option, validated (a positive count)."""
+
     def count(text):
         try:
             value = int(text)
@@ -26,8 +27,14 @@ def add_jobs_argument(parser):
         if value < 1:
             raise argparse.ArgumentTypeError(f"{text!r}: a positive number of simulations")
         return value
-    parser.add_argument("--jobs", "-j", type=count, default=default_jobs(),
-        help="simulations run at once (default: the number of cores, %(default)s)")
+
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=count,
+        default=default_jobs(),
+        help="simulations run at once (default: the number of cores, %(default)s)",
+    )
 
 
 def run_all(tasks, jobs):

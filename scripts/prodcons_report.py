@@ -25,18 +25,39 @@ MISSING = "–"
 
 # (primitive, case): (paper's row label, SW-only ns, Subutai ns) -- average absolute times.
 PAPER_TABLE_XI = {
-    ("mutex", "lock_free"):       ("Lock empty",              1537,   127),
-    ("mutex", "lock_queued"):     ("Lock queued",             64178,  916),
-    ("mutex", "unlock"):          ("Unlock",                  4400,   60),
+    ("mutex", "lock_free"): ("Lock empty", 1537, 127),
+    ("mutex", "lock_queued"): ("Lock queued", 64178, 916),
+    ("mutex", "unlock"): ("Unlock", 4400, 60),
     ("barrier", "wait_released"): ("Barrier wait (released)", 102467, 1183),
-    ("cond", "broadcast"):        ("Broadcast",               25209,  60),
-    ("cond", "wait_queued"):      ("Condition wait (queued)", 42844,  1022),
+    ("cond", "broadcast"): ("Broadcast", 25209, 60),
+    ("cond", "wait_queued"): ("Condition wait (queued)", 42844, 1022),
 }
 
-CSV_FIELDS = ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "p90", "max",
-              "mean"]
-LAYOUT_FIELDS = ["backend", "tiles", "primitive", "case", "layout_pad", "layout_variant", "min", "median",
-                 "p90", "max"]
+CSV_FIELDS = [
+    "program",
+    "backend",
+    "tiles",
+    "primitive",
+    "case",
+    "count",
+    "min",
+    "median",
+    "p90",
+    "max",
+    "mean",
+]
+LAYOUT_FIELDS = [
+    "backend",
+    "tiles",
+    "primitive",
+    "case",
+    "layout_pad",
+    "layout_variant",
+    "min",
+    "median",
+    "p90",
+    "max",
+]
 # Goal for the spread of a median across layouts, and across links (percent).
 SPREAD_GOAL = 5.0
 
@@ -80,11 +101,15 @@ def _variant(record):
 
 def _spread_summary(spread, what):
     """The Markdown line that says which medians are within SPREAD_GOAL."""
-    over = sorted(((t, key, b, v) for (t, key, b), v in spread.items() if v >= SPREAD_GOAL),
-        key=lambda e: (e[0], _case_order(e[1]), e[2]))
-    return (f"{len(spread) - len(over)} of {len(spread)} medians are within the goal across the "
-            f"{what}" + (": not " + ", ".join(f"{t} tiles {k[0]} `{k[1]}` {b} ({v:.1f} %)"
-                for t, k, b, v in over) + ".\n" if over else ".\n"))
+    over = sorted(
+        ((t, key, b, v) for (t, key, b), v in spread.items() if v >= SPREAD_GOAL),
+        key=lambda e: (e[0], _case_order(e[1]), e[2]),
+    )
+    return f"{len(spread) - len(over)} of {len(spread)} medians are within the goal across the {what}" + (
+        ": not " + ", ".join(f"{t} tiles {k[0]} `{k[1]}` {b} ({v:.1f} %)" for t, k, b, v in over) + ".\n"
+        if over
+        else ".\n"
+    )
 
 
 def _case_order(key):
@@ -98,7 +123,7 @@ def _number(x):
 
 
 def _ratio(sw, hw):
-    return f"{sw/hw:.1f}×" if sw is not None and hw else MISSING
+    return f"{sw / hw:.1f}×" if sw is not None and hw else MISSING
 
 
 def _paper(key):
@@ -113,8 +138,11 @@ def _check(record):
         raise CaptureError(f"{PROGRAM} record lacks {', '.join(missing)}: {record}")
     if record["backend"] not in BACKENDS:
         raise CaptureError(f"{PROGRAM} record has unknown backend {record['backend']!r}: {record}")
-    bad = [f for f in ("tiles", "count", "min", "median", "p90", "max", "mean")
-           if isinstance(record[f], bool) or not isinstance(record[f], (int, float))]
+    bad = [
+        f
+        for f in ("tiles", "count", "min", "median", "p90", "max", "mean")
+        if isinstance(record[f], bool) or not isinstance(record[f], (int, float))
+    ]
     if bad:
         raise CaptureError(f"{PROGRAM} record has non-numeric {', '.join(bad)}: {record}")
 
@@ -146,14 +174,22 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
     link_spread = median_spreads(link_rows, _variant) if len(variants) > 1 else {}
     if spread or link_spread:
         probes = {"layout_pad": _pad, "layout_variant": _variant}
-        save_csv(f"{name}_layouts", LAYOUT_FIELDS, sorted(([probes[f](r) if f in probes else r[f]
-            for f in LAYOUT_FIELDS] for r in all_rows),
-            key=lambda row: (row[1], row[0], _case_order((row[2], row[3])), row[4], row[5])), results_dir)
+        save_csv(
+            f"{name}_layouts",
+            LAYOUT_FIELDS,
+            sorted(
+                ([probes[f](r) if f in probes else r[f] for f in LAYOUT_FIELDS] for r in all_rows),
+                key=lambda row: (row[1], row[0], _case_order((row[2], row[3])), row[4], row[5]),
+            ),
+            results_dir,
+        )
     tiles_list = sorted({t for t, _ in table})
     cases = {t: sorted((k for tt, k in table if tt == t), key=_case_order) for t in tiles_list}
 
-    csv_rows = sorted(([r[f] for f in CSV_FIELDS] for by_backend in table.values() for r in by_backend.values()),
-        key=lambda row: (row[1], row[2], _case_order((row[3], row[4]))))
+    csv_rows = sorted(
+        ([r[f] for f in CSV_FIELDS] for by_backend in table.values() for r in by_backend.values()),
+        key=lambda row: (row[1], row[2], _case_order((row[3], row[4]))),
+    )
     save_csv(name, CSV_FIELDS, csv_rows, results_dir)
 
     def medians(t, key):
@@ -162,8 +198,12 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
 
     def ranges(t, key):
         by_backend = table[(t, key)]
-        return [f"{_number(by_backend[b]['min'])} / {_number(by_backend[b]['p90'])}" if b in by_backend
-                else MISSING for b in BACKENDS]
+        return [
+            f"{_number(by_backend[b]['min'])} / {_number(by_backend[b]['p90'])}"
+            if b in by_backend
+            else MISSING
+            for b in BACKENDS
+        ]
 
     def spreads(t, key):
         cells = []
@@ -173,8 +213,15 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         return cells
 
     md = ["# Producer/consumer synchronization latency (prodcons): SW-only vs Subutai\n"]
-    header = ["primitive", "case", "SW-only median (cycles)", "Subutai median (cycles)", "SW/Subutai",
-              "SW-only min / p90", "Subutai min / p90"]
+    header = [
+        "primitive",
+        "case",
+        "SW-only median (cycles)",
+        "Subutai median (cycles)",
+        "SW/Subutai",
+        "SW-only min / p90",
+        "Subutai min / p90",
+    ]
     header += ["SW-only spread", "Subutai spread"] if spread else []
     header += ["SW-only link spread", "Subutai link spread"] if link_spread else []
     header += ["paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
@@ -189,12 +236,22 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             label, paper_sw, paper_hw = _paper(key)
             cells = [MISSING if m is None else _number(m) for m in (sw, hw)]
             spread_cells = spreads(t, key)
-            md_rows.append([key[0], f"`{key[1]}`" + (f" {label}" if label else ""), *cells, _ratio(sw, hw),
-                *ranges(t, key), *spread_cells,
-                MISSING if label is None else paper_sw, MISSING if label is None else paper_hw,
-                _ratio(paper_sw, paper_hw)])
-            console_rows.append([t, f"{key[0]} {key[1]}", *cells, _ratio(sw, hw), _ratio(paper_sw, paper_hw),
-                *spread_cells])
+            md_rows.append(
+                [
+                    key[0],
+                    f"`{key[1]}`" + (f" {label}" if label else ""),
+                    *cells,
+                    _ratio(sw, hw),
+                    *ranges(t, key),
+                    *spread_cells,
+                    MISSING if label is None else paper_sw,
+                    MISSING if label is None else paper_hw,
+                    _ratio(paper_sw, paper_hw),
+                ]
+            )
+            console_rows.append(
+                [t, f"{key[0]} {key[1]}", *cells, _ratio(sw, hw), _ratio(paper_sw, paper_hw), *spread_cells]
+            )
         md.append(f"## {t} tiles\n")
         md.append(markdown_table(header, md_rows))
         runs = _run_cycles(records, t)
@@ -202,8 +259,7 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             md.append("Whole run: " + ", ".join(f"{b} {c} cycles" for b, c in runs) + ".\n")
     md.append(NOTES)
     if spread:
-        md.append(LAYOUT_NOTES.format(n=len(pads), pads=", ".join(str(p) for p in pads),
-            goal=SPREAD_GOAL))
+        md.append(LAYOUT_NOTES.format(n=len(pads), pads=", ".join(str(p) for p in pads), goal=SPREAD_GOAL))
         md.append(_spread_summary(spread, "layouts"))
     if link_spread:
         md.append(LINK_NOTES.format(n=len(variants), perturbed=len(variants) - 1, goal=SPREAD_GOAL))
@@ -221,15 +277,24 @@ def median_spreads(rows, probe=_pad):
     (records, or rows of <name>_layouts.csv with numbers)."""
     medians = {}
     for r in rows:
-        medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[probe(r)] = r["median"]
+        medians.setdefault((r["tiles"], (r["primitive"], r["case"]), r["backend"]), {})[probe(r)] = r[
+            "median"
+        ]
     return {k: spread(v.values()) for k, v in medians.items() if len(v) > 1}
 
 
 def _run_cycles(records, tiles):
     """(backend, cycles) of the prodcons run events of this tile count, for context in the report."""
-    return [(r.get("backend", "?"), r["cycles"]) for r in records
-            if r.get("program") == PROGRAM and r.get("event") == "run" and r.get("tiles") == tiles
-            and "cycles" in r and _pad(r) == 0 and _variant(r) == 0]
+    return [
+        (r.get("backend", "?"), r["cycles"])
+        for r in records
+        if r.get("program") == PROGRAM
+        and r.get("event") == "run"
+        and r.get("tiles") == tiles
+        and "cycles" in r
+        and _pad(r) == 0
+        and _variant(r) == 0
+    ]
 
 
 def _plot(table, tiles_list, cases, path):
@@ -237,20 +302,27 @@ def _plot(table, tiles_list, cases, path):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(max(6, 1.9*max(len(c) for c in cases.values())), 3.6*len(tiles_list)))
+    fig = Figure(figsize=(max(6, 1.9 * max(len(c) for c in cases.values())), 3.6 * len(tiles_list)))
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(tiles_list), 1, squeeze=False)[:, 0]
     width = 0.38
     for ax, t in zip(axes, tiles_list):
         keys = cases[t]
         for i, (backend, name) in enumerate(zip(BACKENDS, ("SW-only", "Subutai"))):
-            heights = [table[(t, k)][backend]["median"] if backend in table[(t, k)] else math.nan for k in keys]
-            heights = [h if h > 0 else math.nan for h in heights]    # log axis: no zero bars
-            ax.bar([x + (i - 0.5)*width for x in range(len(keys))], heights, width, label=name)
+            heights = [
+                table[(t, k)][backend]["median"] if backend in table[(t, k)] else math.nan for k in keys
+            ]
+            heights = [h if h > 0 else math.nan for h in heights]  # log axis: no zero bars
+            ax.bar([x + (i - 0.5) * width for x in range(len(keys))], heights, width, label=name)
         ax.set_xticks(range(len(keys)))
-        ours = [_ratio(*(table[(t, k)][b]["median"] if b in table[(t, k)] else None for b in BACKENDS)) for k in keys]
-        ax.set_xticklabels([f"{p} {c}\nours {r}, paper {_ratio(*_paper((p, c))[1:])}"
-            for (p, c), r in zip(keys, ours)], fontsize=8)
+        ours = [
+            _ratio(*(table[(t, k)][b]["median"] if b in table[(t, k)] else None for b in BACKENDS))
+            for k in keys
+        ]
+        ax.set_xticklabels(
+            [f"{p} {c}\nours {r}, paper {_ratio(*_paper((p, c))[1:])}" for (p, c), r in zip(keys, ours)],
+            fontsize=8,
+        )
         ax.set_yscale("log")
         ax.set_ylabel("median cycles")
         ax.set_title(f"prodcons, {t} tiles")
@@ -260,8 +332,9 @@ def _plot(table, tiles_list, cases, path):
 
 
 def main():
-    report_main(__doc__, PROGRAM, lambda lines, results: (report(parse_lines(lines), results), []),
-        RESULTS_DIR)
+    report_main(
+        __doc__, PROGRAM, lambda lines, results: (report(parse_lines(lines), results), []), RESULTS_DIR
+    )
 
 
 if __name__ == "__main__":

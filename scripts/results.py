@@ -4,6 +4,7 @@ import csv
 import os
 
 from gateware.build import ROOT
+
 RESULTS_DIR = os.path.join(ROOT, "results")
 
 
@@ -15,8 +16,10 @@ def spread(values):
 
 
 def markdown_table(header, rows):
-    lines = ["| " + " | ".join(str(h) for h in header) + " |",
-             "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines = [
+        "| " + " | ".join(str(h) for h in header) + " |",
+        "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -28,7 +31,7 @@ def console_table(header, rows):
     for n, row in enumerate(cells):
         out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
         if n == 0:
-            out.append("  ".join("-"*w for w in widths))
+            out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
 
 
@@ -55,7 +58,7 @@ def save_csv(name, header, rows, results_dir=RESULTS_DIR):
 def save_table(name, header, rows, title=None, notes=None, results_dir=RESULTS_DIR):
     """Write results/<name>.csv and results/<name>.md; return their paths."""
     csv_path = save_csv(name, header, rows, results_dir)
-    md_path  = os.path.join(results_dir, f"{name}.md")
+    md_path = os.path.join(results_dir, f"{name}.md")
     with open(md_path, "w") as f:
         if title:
             f.write(f"# {title}\n\n")

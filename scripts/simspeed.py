@@ -18,13 +18,15 @@ XFAST = "-O3 --x-assign fast --x-initial fast --noassert"
 
 # name: (description, build options). Each adds one change to the previous one.
 CONFIGS = {
-    "litex":    ("LiteX flow from a script: verilator -O3, tracing compiled in, C++ -O0",
-                 dict(opt="-O3", trace="1", cxxopt="-O0")),
-    "cxx-O3":   ("C++ -O3 (what litex_sim passes)", dict(opt="-O3", trace="1", cxxopt="-O3")),
+    "litex": (
+        "LiteX flow from a script: verilator -O3, tracing compiled in, C++ -O0",
+        dict(opt="-O3", trace="1", cxxopt="-O0"),
+    ),
+    "cxx-O3": ("C++ -O3 (what litex_sim passes)", dict(opt="-O3", trace="1", cxxopt="-O3")),
     "no-trace": ("tracing not compiled in", dict(opt="-O3", cxxopt="-O3")),
-    "x-fast":   ("--x-assign/--x-initial fast, --noassert", dict(opt=XFAST, cxxopt="-O3")),
-    "default":  ("project default: x-fast with C++ -O2", dict(opt=XFAST, cxxopt="-O2")),
-    "pgo":      ("default + gcc profile-guided compile (trained on busy)", dict(opt=XFAST, cxxopt="-O2")),
+    "x-fast": ("--x-assign/--x-initial fast, --noassert", dict(opt=XFAST, cxxopt="-O3")),
+    "default": ("project default: x-fast with C++ -O2", dict(opt=XFAST, cxxopt="-O2")),
+    "pgo": ("default + gcc profile-guided compile (trained on busy)", dict(opt=XFAST, cxxopt="-O2")),
 }
 
 
@@ -38,8 +40,11 @@ def measure(model, image, cycles):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tiles", default="1,2,4,8", help="Comma-separated tile counts.")
-    p.add_argument("--configs", default="litex,default",
-        help=f"Comma-separated configurations (default: LiteX's flow and the project's; all: {', '.join(CONFIGS)}).")
+    p.add_argument(
+        "--configs",
+        default="litex,default",
+        help=f"Comma-separated configurations (default: LiteX's flow and the project's; all: {', '.join(CONFIGS)}).",
+    )
     p.add_argument("--cycles", type=int, default=400_000, help="Simulated cycles per measurement.")
     p.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = p.parse_args()
@@ -73,7 +78,7 @@ def main():
                 model = build_model(x, y, obj_dir=obj_dir, jobs=args.jobs, **opts)
                 image = model.build_firmware("busy")
             speeds[(n, c)] = measure(model, image, args.cycles)
-            print(f"[simspeed] {n} tiles, {c}: {speeds[(n, c)]/1e6:.3f} M cycles/s", flush=True)
+            print(f"[simspeed] {n} tiles, {c}: {speeds[(n, c)] / 1e6:.3f} M cycles/s", flush=True)
 
     header = ["tiles"] + [f"{c} (Mc/s)" for c in configs]
     if "litex" in configs and len(configs) > 1:
@@ -85,19 +90,24 @@ def main():
         header += ["default (M tile-cycles/s)", "cost per tile-cycle vs 1 tile"]
     rows = []
     for n in tiles:
-        row = [n] + [f"{speeds[(n, c)]/1e6:.3f}" for c in configs]
+        row = [n] + [f"{speeds[(n, c)] / 1e6:.3f}" for c in configs]
         if "litex" in configs and len(configs) > 1:
-            row.append(f"{max(speeds[(n, c)] for c in configs)/speeds[(n, 'litex')]:.2f}x")
+            row.append(f"{max(speeds[(n, c)] for c in configs) / speeds[(n, 'litex')]:.2f}x")
         if per_tile:
-            row += [f"{n*speeds[(n, 'default')]/1e6:.3f}",
-                    f"{speeds[(1, 'default')]/(n*speeds[(n, 'default')]):.2f}"]
+            row += [
+                f"{n * speeds[(n, 'default')] / 1e6:.3f}",
+                f"{speeds[(1, 'default')] / (n * speeds[(n, 'default')]):.2f}",
+            ]
         rows.append(row)
-    notes = "Configurations (each adds one change to the previous):\n\n" + "\n".join(
-        f"- `{c}`: {CONFIGS[c][0]}" for c in configs) + \
-        f"\n\nWorkload: firmware `busy` on every core, {args.cycles} simulated cycles per run; " \
+    notes = (
+        "Configurations (each adds one change to the previous):\n\n"
+        + "\n".join(f"- `{c}`: {CONFIGS[c][0]}" for c in configs)
+        + f"\n\nWorkload: firmware `busy` on every core, {args.cycles} simulated cycles per run; "
         "speed from the harness (model run only, not start-up)."
-    csv_path, md_path = save_table("simspeed", header, rows,
-        title="Simulation speed (million simulated cycles per second)", notes=notes)
+    )
+    csv_path, md_path = save_table(
+        "simspeed", header, rows, title="Simulation speed (million simulated cycles per second)", notes=notes
+    )
     print()
     print(console_table(header, rows))
     plot(tiles, configs, speeds)
@@ -106,14 +116,17 @@ def main():
 
 def plot(tiles, configs, speeds):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.8/len(configs)
+    width = 0.8 / len(configs)
     for i, c in enumerate(configs):
-        ax.bar([k + i*width for k in range(len(tiles))], [speeds[(n, c)]/1e6 for n in tiles],
-            width, label=c)
-    ax.set_xticks([k + width*(len(configs) - 1)/2 for k in range(len(tiles))])
+        ax.bar(
+            [k + i * width for k in range(len(tiles))], [speeds[(n, c)] / 1e6 for n in tiles], width, label=c
+        )
+    ax.set_xticks([k + width * (len(configs) - 1) / 2 for k in range(len(tiles))])
     ax.set_xticklabels([str(n) for n in tiles])
     ax.set_xlabel("tiles")
     ax.set_ylabel("M simulated cycles / s")

@@ -23,8 +23,11 @@ from soc.zephyr import ZephyrUnavailable, zephyr_environment
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     p.add_argument("--tiles", type=int, default=None, help="Number of tiles (default 4).")
     p.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
     args, twister_args = p.parse_known_args()
@@ -41,11 +44,22 @@ def main():
         sys.exit(f"error: no {twister}: ZEPHYR_BASE is not a whole Zephyr tree")
     model = build_model(mesh_x, mesh_y)
     env["SUBUTAI_SOC_DIR"] = model.output_dir
-    cmd = [sys.executable, twister, "-T", os.path.join(ROOT, "zephyr-app", "apps"),
-        "--board-root", os.path.join(ROOT, "zephyr-app", "boards"), "-p", "subutai_litex",
-        "-O", os.path.join(BUILD_DIR, "twister")] + twister_args
-    print(f"[twister] {mesh_x}x{mesh_y} model {os.path.relpath(model.output_dir, ROOT)}: "
-        + " ".join(cmd[1:]), flush=True)
+    cmd = [
+        sys.executable,
+        twister,
+        "-T",
+        os.path.join(ROOT, "zephyr-app", "apps"),
+        "--board-root",
+        os.path.join(ROOT, "zephyr-app", "boards"),
+        "-p",
+        "subutai_litex",
+        "-O",
+        os.path.join(BUILD_DIR, "twister"),
+    ] + twister_args
+    print(
+        f"[twister] {mesh_x}x{mesh_y} model {os.path.relpath(model.output_dir, ROOT)}: " + " ".join(cmd[1:]),
+        flush=True,
+    )
     return subprocess.call(cmd, env=env, cwd=ROOT)
 
 

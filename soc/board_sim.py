@@ -25,8 +25,7 @@ SIM_REPLY_TIMEOUT = 60
 
 
 def sim_output_dir(args, mesh_x, mesh_y):
-    return os.path.abspath(args.output_dir or
-        os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}_sim"))
+    return os.path.abspath(args.output_dir or os.path.join(BUILD_DIR, f"{args.board}_{mesh_x}x{mesh_y}_sim"))
 
 
 def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
@@ -36,19 +35,30 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     from soc.firmware import build_lock
     from soc.simulation import SimModel, harness_knobs, verilate
     from gateware.build import source_digest
+
     output_dir = sim_output_dir(args, mesh_x, mesh_y)
     model = SimModel(output_dir)
-    params = dict(board=args.board, mesh=[mesh_x, mesh_y], sys_clk_freq=sys_clk_freq,
-        cpu_variant=args.cpu_variant, tile_ram_size=args.tile_ram_size, l2_size=args.l2_size,
-        digest=source_digest(["gateware", "soc", "boards"], exclude=("tb",), length=64))
+    params = dict(
+        board=args.board,
+        mesh=[mesh_x, mesh_y],
+        sys_clk_freq=sys_clk_freq,
+        cpu_variant=args.cpu_variant,
+        tile_ram_size=args.tile_ram_size,
+        l2_size=args.l2_size,
+        digest=source_digest(["gateware", "soc", "boards"], exclude=("tb",), length=64),
+    )
     with build_lock(output_dir):
         if model.built_with(params):
-            progress(f"{args.board} {mesh_x}x{mesh_y} simulation model up to date: "
-                f"{os.path.relpath(model.binary, ROOT)}")
+            progress(
+                f"{args.board} {mesh_x}x{mesh_y} simulation model up to date: "
+                f"{os.path.relpath(model.binary, ROOT)}"
+            )
             return model
-        progress(f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x*mesh_y} tiles, VexRiscv "
-            f"{args.cpu_variant}, {args.l2_size//KiB} KiB L2) at {sys_clk_freq/1e6:g} MHz, in "
-            f"simulation: generating gateware and the BIOS in {output_dir}")
+        progress(
+            f"{args.board}: {mesh_x}x{mesh_y} mesh ({mesh_x * mesh_y} tiles, VexRiscv "
+            f"{args.cpu_variant}, {args.l2_size // KiB} KiB L2) at {sys_clk_freq / 1e6:g} MHz, in "
+            f"simulation: generating gateware and the BIOS in {output_dir}"
+        )
         quiet_litex()
         _venv_on_path()
         t0 = time.time()
@@ -56,8 +66,7 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
         log_path = os.path.join(output_dir, "litex.log")
         try:
             with open(log_path, "w") as log, _redirect_fds(log):
-                verilate(soc, model, dict(harness_knobs(), SIM_CTRL=0), compile_software=True,
-                    log=log.write)
+                verilate(soc, model, dict(harness_knobs(), SIM_CTRL=0), compile_software=True, log=log.write)
         except Exception as e:
             raise BoardError(f"the simulation model did not build ({e}; log: {log_path})") from e
         model.write_stamp(params)
@@ -70,17 +79,20 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     serial-boot the firmware with scripts/board_run.py, exactly as on a board. Returns the exit
     status: the firmware's, 124 when the cycle limit stopped it."""
     import tempfile
+
     model = build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq)
     image = None
     if args.app and args.zephyr:
         from soc import zephyr
+
         try:
             zephyr.zephyr_environment()
         except zephyr.ZephyrUnavailable as e:
             raise BoardError(str(e)) from None
         progress(f"building the Zephyr application {args.app} ({args.backend}) for the model")
-        image = zephyr.build_app(model, args.app, backend=args.backend, program=args.program,
-            program_args=args.app_args)
+        image = zephyr.build_app(
+            model, args.app, backend=args.backend, program=args.program, program_args=args.app_args
+        )
     elif args.app:
         progress(f"building {args.app} ({args.backend}) against the model's headers")
         image = model.build_firmware(args.app, backend=args.backend, program_args=args.app_args)
@@ -101,31 +113,52 @@ def run_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
 
 def _run_board_sim(args, model, image, name, keep, uart_log, run_dir):
     from soc.simulation import EXIT_TIMEOUT
+
     proc, port = model.start_serial(run_dir, args.max_cycles)
-    progress(f"the board SoC runs; its serial port is {port} (UART log, after the run: "
-        f"{os.path.relpath(uart_log, ROOT)})")
+    progress(
+        f"the board SoC runs; its serial port is {port} (UART log, after the run: "
+        f"{os.path.relpath(uart_log, ROOT)})"
+    )
     try:
         if image is None:
-            progress("waiting for it to end (a terminal on the port: litex_term, "
-                "scripts/board_run.py --port)")
+            progress(
+                "waiting for it to end (a terminal on the port: litex_term, scripts/board_run.py --port)"
+            )
             code = proc.wait()
         else:
             capture = os.path.abspath(args.capture or os.path.join(keep, f"{name}.capture.txt"))
             # Its complaint about a port that closed under it is noise when the model's cycle
             # limit closed it: its error output is shown only otherwise.
             runner_err = open(os.path.join(run_dir, "board_run.err"), "w+")
-            runner = subprocess.Popen([sys.executable, "-m", "soc.serial_boot",
-                "--port", port, "--image", image, "--csr-json", model.csr_json,
-                "--output", capture, "--reply-timeout", str(SIM_REPLY_TIMEOUT), "--safe"], cwd=ROOT,
-                stderr=runner_err)
+            runner = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "soc.serial_boot",
+                    "--port",
+                    port,
+                    "--image",
+                    image,
+                    "--csr-json",
+                    model.csr_json,
+                    "--output",
+                    capture,
+                    "--reply-timeout",
+                    str(SIM_REPLY_TIMEOUT),
+                    "--safe",
+                ],
+                cwd=ROOT,
+                stderr=runner_err,
+            )
             while runner.poll() is None and proc.poll() is None:
                 time.sleep(0.2)
             if runner.poll() is None:
                 # The model ended first: its cycle limit (or a crash) stopped the firmware.
                 runner.terminate()
                 runner.wait()
-            code = runner.returncode if proc.poll() is None or proc.returncode != EXIT_TIMEOUT \
-                else EXIT_TIMEOUT
+            code = (
+                runner.returncode if proc.poll() is None or proc.returncode != EXIT_TIMEOUT else EXIT_TIMEOUT
+            )
             runner_err.seek(0)
             errors = runner_err.read()
             runner_err.close()
@@ -143,7 +176,8 @@ def _run_board_sim(args, model, image, name, keep, uart_log, run_dir):
     for line in summary[1:]:
         progress(line)
     if proc.returncode == EXIT_TIMEOUT:
-        progress(f"stopped by the cycle limit ({args.max_cycles:,} cycles, --max-cycles) before "
-            f"the firmware ended")
+        progress(
+            f"stopped by the cycle limit ({args.max_cycles:,} cycles, --max-cycles) before the firmware ended"
+        )
         return EXIT_TIMEOUT
     return code

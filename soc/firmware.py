@@ -25,8 +25,10 @@ FIRMWARE_DIR = os.path.join(ROOT, "firmware")
 
 
 def _backends():
-    names = [os.path.basename(p)[len("backend_"):-2]
-        for p in glob.glob(os.path.join(FIRMWARE_DIR, "lib", "pthread", "backend_*.c"))]
+    names = [
+        os.path.basename(p)[len("backend_") : -2]
+        for p in glob.glob(os.path.join(FIRMWARE_DIR, "lib", "pthread", "backend_*.c"))
+    ]
     # The hardware backend first: it is every command's default.
     return tuple(sorted(names, key=lambda n: (n != "subutai", n)))
 
@@ -44,8 +46,7 @@ def firmware_apps():
 def benchmark_programs():
     """Plain PThreads benchmark programs (firmware/programs/, except their common headers)."""
     base = os.path.join(FIRMWARE_DIR, "programs")
-    return sorted(d for d in os.listdir(base)
-        if d != "common" and os.path.isdir(os.path.join(base, d)))
+    return sorted(d for d in os.listdir(base) if d != "common" and os.path.isdir(os.path.join(base, d)))
 
 
 def slug(text):
@@ -77,6 +78,7 @@ class LinkPerturbation:
     """Another link of the same image (firmware/Makefile LIB_ORDER): the library's members in
     another order, or with :data:`LAYOUT_FILLER` among them. ``variant`` is the number the
     image's results carry (0: the image as built by default)."""
+
     variant: int
     order: tuple
     what: str
@@ -87,6 +89,7 @@ def link_perturbations(backend, orders=4, filler_places=4, seed=1):
     members (fixed seeds from ``seed``), then the filler inserted at ``filler_places`` places of
     the default order spread from its start to its end. Variants are numbered from 1."""
     import random
+
     members = library_members(backend)
     result = []
     for k in range(orders):
@@ -130,8 +133,18 @@ def define_arg(text):
     return text
 
 
-def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-        firmware_dir=FIRMWARE_DIR, layout_pad=0, perturbation=None, program_dir=None):
+def build_firmware(
+    soc_dir,
+    app,
+    out_dir=None,
+    extra_cflags="",
+    backend="subutai",
+    program_args="",
+    firmware_dir=FIRMWARE_DIR,
+    layout_pad=0,
+    perturbation=None,
+    program_dir=None,
+):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
     ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
@@ -154,8 +167,18 @@ def build_firmware(soc_dir, app, out_dir=None, extra_cflags="", backend="subutai
     if out_dir is None:
         tag = slug(program_args)
         out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
-    cmd = ["make", "-s", "-C", firmware_dir, f"APP={app}", f"SOC_DIR={soc_dir}",
-        f"OUT={out_dir}", f"BACKEND={backend}", f"ARGS={program_args}", f"LAYOUT_PAD={layout_pad}"]
+    cmd = [
+        "make",
+        "-s",
+        "-C",
+        firmware_dir,
+        f"APP={app}",
+        f"SOC_DIR={soc_dir}",
+        f"OUT={out_dir}",
+        f"BACKEND={backend}",
+        f"ARGS={program_args}",
+        f"LAYOUT_PAD={layout_pad}",
+    ]
     if extra_cflags:
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
     if perturbation is not None:

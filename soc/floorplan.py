@@ -50,7 +50,7 @@ MAX_FANOUT = 40
 # before any other tile; the shared ones (L2, ROM, atomic unit, SoC SRAM) behind the uplinks and
 # the SoC bus are 3 to 6 cells from the nearest tile and at most one more from the next.
 MAX_DEPTH = 6
-MARGIN    = 2
+MARGIN = 2
 
 
 class FloorplanError(Exception):
@@ -59,6 +59,7 @@ class FloorplanError(Exception):
 
 # Block-RAM sites --------------------------------------------------------------------------------
 
+
 def _probe_verilog(n):
     """``n`` DP16KD in a chain (each one's read data is the next one's write data), so none is
     removed and nextpnr places them all."""
@@ -66,12 +67,19 @@ def _probe_verilog(n):
     prev = "d"
     adr = lambda port, bits: ",".join(f".AD{port}{13 - k}(a[{b}])" for k, b in enumerate(bits))
     for i in range(n):
-        lines += [f"wire [17:0] o{i};",
+        lines += [
+            f"wire [17:0] o{i};",
             f"DP16KD #(.DATA_WIDTH_A(18), .DATA_WIDTH_B(18)) r{i} (.CLKA(clk), .CLKB(clk), "
             ".CEA(1'b1), .CEB(1'b1), .OCEA(1'b1), .OCEB(1'b1), .WEA(1'b1), .WEB(1'b0), "
-            + adr("A", range(8, -1, -1)) + ", " + adr("B", range(9)) + ", "
-            + ", ".join(f".DIA{j}({prev}[{j}])" for j in range(18)) + ", "
-            + ", ".join(f".DOB{j}(o{i}[{j}])" for j in range(18)) + ");"]
+            + adr("A", range(8, -1, -1))
+            + ", "
+            + adr("B", range(9))
+            + ", "
+            + ", ".join(f".DIA{j}({prev}[{j}])" for j in range(18))
+            + ", "
+            + ", ".join(f".DOB{j}(o{i}[{j}])" for j in range(18))
+            + ");",
+        ]
         prev = f"o{i}"
     lines += [f"assign q = {prev};", "endmodule", ""]
     return "\n".join(lines)
@@ -93,10 +101,29 @@ def ebr_sites(device_args, n_ebr, tools_env=None, cache_dir=None, log=print):
         f.write(_probe_verilog(n_ebr))
     log(f"floorplan: placing {n_ebr} block RAMs to find the sites of {' '.join(device_args)}")
     # Relative paths: YoWASP's tools do not see the host's /tmp (docs/architecture.md).
-    for cmd in (["yosys", "-q", "-l", "yosys.log", "-p",
-                 "read_verilog ebr_probe.v; synth_ecp5 -top ebr_probe -json ebr_probe.json"],
-                ["nextpnr-ecp5", *device_args, "--json", "ebr_probe.json", "--out-of-context",
-                 "--no-route", "--write", "placed.json", "-l", "nextpnr.log", "-q"]):
+    for cmd in (
+        [
+            "yosys",
+            "-q",
+            "-l",
+            "yosys.log",
+            "-p",
+            "read_verilog ebr_probe.v; synth_ecp5 -top ebr_probe -json ebr_probe.json",
+        ],
+        [
+            "nextpnr-ecp5",
+            *device_args,
+            "--json",
+            "ebr_probe.json",
+            "--out-of-context",
+            "--no-route",
+            "--write",
+            "placed.json",
+            "-l",
+            "nextpnr.log",
+            "-q",
+        ],
+    ):
         p = subprocess.run(cmd, cwd=work, env=tools_env, capture_output=True, text=True)
         if p.returncode != 0:
             raise FloorplanError(f"{cmd[0]} failed on the block-RAM probe, see {work}")
@@ -118,6 +145,7 @@ def ebr_sites(device_args, n_ebr, tools_env=None, cache_dir=None, log=print):
 
 
 # Tiles of the block RAMs ------------------------------------------------------------------------
+
 
 def _distances(cells, cells_of_bit, seeds, limit, max_fanout):
     """Cells reached from the cells on the ``seeds`` bits within ``limit`` steps (a step: a net
@@ -146,8 +174,7 @@ def _distances(cells, cells_of_bit, seeds, limit, max_fanout):
     return dist
 
 
-def tile_of_cells(module, cell_type="DP16KD", max_fanout=MAX_FANOUT, max_depth=MAX_DEPTH,
-        margin=MARGIN):
+def tile_of_cells(module, cell_type="DP16KD", max_fanout=MAX_FANOUT, max_depth=MAX_DEPTH, margin=MARGIN):
     """``{cell name: tile}`` for the ``cell_type`` cells of a yosys JSON ``module`` that belong to
     one tile: a breadth-first search from each tile's named nets (Migen's names, not those yosys
     derives from them), through nets of at most ``max_fanout`` sinks, gives every cell its
@@ -167,8 +194,7 @@ def tile_of_cells(module, cell_type="DP16KD", max_fanout=MAX_FANOUT, max_depth=M
                 if isinstance(b, int):
                     cells_of_bit[b].append(name)
     limit = max_depth + margin
-    dist = {t: _distances(cells, cells_of_bit, bits, limit, max_fanout)
-        for t, bits in seeds.items()}
+    dist = {t: _distances(cells, cells_of_bit, bits, limit, max_fanout) for t, bits in seeds.items()}
     owner = {}
     for name, cell in cells.items():
         if cell["type"] != cell_type:
@@ -182,9 +208,10 @@ def tile_of_cells(module, cell_type="DP16KD", max_fanout=MAX_FANOUT, max_depth=M
 
 # Sites of the tiles -----------------------------------------------------------------------------
 
+
 def _bands(values, n):
     """``values`` (sorted, distinct) cut into ``n`` contiguous bands of nearly equal size."""
-    return [values[len(values)*i//n:len(values)*(i + 1)//n] for i in range(n)]
+    return [values[len(values) * i // n : len(values) * (i + 1) // n] for i in range(n)]
 
 
 def assign_sites(sites, tiles_of, mesh_x, mesh_y):
@@ -195,8 +222,9 @@ def assign_sites(sites, tiles_of, mesh_x, mesh_y):
     xs = sorted({x for x, _, _ in sites})
     ys = sorted({y for _, y, _ in sites})
     if len(ys) < mesh_y or len(xs) < mesh_x:
-        raise FloorplanError(f"{len(xs)} columns and {len(ys)} rows of block RAMs cannot hold a "
-            f"{mesh_x}x{mesh_y} mesh")
+        raise FloorplanError(
+            f"{len(xs)} columns and {len(ys)} rows of block RAMs cannot hold a {mesh_x}x{mesh_y} mesh"
+        )
     col_bands, row_bands = _bands(xs, mesh_x), _bands(ys, mesh_y)
     cells_of = defaultdict(list)
     for cell, t in tiles_of.items():
@@ -208,10 +236,9 @@ def assign_sites(sites, tiles_of, mesh_x, mesh_y):
             raise FloorplanError(f"tile {t} is outside the {mesh_x}x{mesh_y} mesh")
         band = [s for s in sites if s[0] in col_bands[tx] and s[1] in row_bands[ty]]
         if len(band) < len(cells):
-            raise FloorplanError(f"tile {t} has {len(cells)} block RAMs, its part of the device "
-                f"{len(band)}")
-        cx = (min(s[0] for s in band) + max(s[0] for s in band))/2
-        cy = (min(s[1] for s in band) + max(s[1] for s in band))/2
+            raise FloorplanError(f"tile {t} has {len(cells)} block RAMs, its part of the device {len(band)}")
+        cx = (min(s[0] for s in band) + max(s[0] for s in band)) / 2
+        cy = (min(s[1] for s in band) + max(s[1] for s in band)) / 2
         # Row by row (the row nearest the band's centre first), each from the centre outwards:
         # a memory's blocks side by side in one row.
         rows = sorted({s[1] for s in band}, key=lambda y: (abs(y - cy), y))
@@ -223,8 +250,10 @@ def assign_sites(sites, tiles_of, mesh_x, mesh_y):
 
 # The netlist ------------------------------------------------------------------------------------
 
-def anchor_block_rams(netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, tools_env=None,
-        cache_dir=None, log=print):
+
+def anchor_block_rams(
+    netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, tools_env=None, cache_dir=None, log=print
+):
     """Lock every tile's block RAMs of the yosys JSON netlist ``netlist_path`` (module ``top``)
     in its part of the device (a ``BEL`` attribute each, which nextpnr honours); rewrites the
     netlist and returns ``{"tiles": {tile: block RAMs}, "shared": block RAMs left free}``
@@ -234,7 +263,7 @@ def anchor_block_rams(netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, too
     module = netlist["modules"][top]
     sites = ebr_sites(device_args, n_ebr, tools_env=tools_env, cache_dir=cache_dir, log=log)
     tiles_of = tile_of_cells(module)
-    n_tiles = mesh_x*mesh_y
+    n_tiles = mesh_x * mesh_y
     found = sorted(set(tiles_of.values()))
     if found != list(range(n_tiles)):
         raise FloorplanError(f"block RAMs found for tiles {found}, expected 0 to {n_tiles - 1}")
@@ -246,7 +275,9 @@ def anchor_block_rams(netlist_path, top, mesh_x, mesh_y, device_args, n_ebr, too
     per_tile = Counter(tiles_of.values())
     total = sum(1 for c in module["cells"].values() if c["type"] == "DP16KD")
     summary = {"tiles": dict(sorted(per_tile.items())), "shared": total - len(placed)}
-    log(f"floorplan: {len(placed)} block RAMs locked in their tiles' parts of the device "
+    log(
+        f"floorplan: {len(placed)} block RAMs locked in their tiles' parts of the device "
         f"({', '.join(f'tile {t}: {n}' for t, n in summary['tiles'].items())}); "
-        f"{summary['shared']} shared ones left to the placer")
+        f"{summary['shared']} shared ones left to the placer"
+    )
     return summary

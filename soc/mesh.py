@@ -23,15 +23,20 @@ def mesh_shape(tiles=None, mesh=None):
         x, y = int(m.group(1)), int(m.group(2))
         if not (1 <= x <= MAX_DIM and 1 <= y <= MAX_DIM):
             raise MeshShapeError(f"--mesh {mesh}: each side must be 1 to {MAX_DIM}")
-        if tiles is not None and tiles != x*y:
-            raise MeshShapeError(f"--tiles {tiles} does not match --mesh {mesh} ({x*y} tiles)")
+        if tiles is not None and tiles != x * y:
+            raise MeshShapeError(f"--tiles {tiles} does not match --mesh {mesh} ({x * y} tiles)")
         return x, y
     tiles = 1 if tiles is None else int(tiles)
-    if not 1 <= tiles <= MAX_DIM*MAX_DIM:
-        raise MeshShapeError(f"--tiles {tiles}: must be 1 to {MAX_DIM*MAX_DIM}")
-    shapes = [(x, tiles//x) for x in range(1, MAX_DIM + 1)
-        if tiles % x == 0 and tiles//x <= x and tiles//x <= MAX_DIM]
+    if not 1 <= tiles <= MAX_DIM * MAX_DIM:
+        raise MeshShapeError(f"--tiles {tiles}: must be 1 to {MAX_DIM * MAX_DIM}")
+    shapes = [
+        (x, tiles // x)
+        for x in range(1, MAX_DIM + 1)
+        if tiles % x == 0 and tiles // x <= x and tiles // x <= MAX_DIM
+    ]
     if not shapes:
-        raise MeshShapeError(f"--tiles {tiles} does not form a mesh of at most "
-            f"{MAX_DIM}x{MAX_DIM}; give the shape with --mesh XxY")
+        raise MeshShapeError(
+            f"--tiles {tiles} does not form a mesh of at most "
+            f"{MAX_DIM}x{MAX_DIM}; give the shape with --mesh XxY"
+        )
     return min(shapes, key=lambda s: s[0] - s[1])

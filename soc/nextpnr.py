@@ -10,7 +10,7 @@ import re
 
 # Reports of the router without progress, and windows without progress however few reports
 # came, that make a stall (RouterStall, --nextpnr-stall).
-STALL_LINES    = 8
+STALL_LINES = 8
 STALL_PATIENCE = 3
 
 
@@ -35,20 +35,21 @@ class RouterStall:
     still does (router2's timing-driven rip-up, which nextpnr bounds) ends by itself; stopping it
     would throw a routed placement away (an 8-tile run reached no overused wire at its 73rd
     iteration and went on ripping up 14 to 16 failing arcs)."""
+
     # The count each router logs, and what it counts.
     _PROGRESS = [
         (re.compile(r"^Info:\s+\d+\s*\|[^|]*\|[^|]*\|\s*(\d+)\s*\|"), "arcs left"),  # router1
-        (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),         # router2
+        (re.compile(r"^Info:\s+iter=\d+ .*overused=(\d+)"), "wires overused"),  # router2
     ]
 
     def __init__(self, window=300, margin=0.005, lines=STALL_LINES, patience=STALL_PATIENCE):
-        self.window   = window
-        self.margin   = margin
-        self.lines    = lines
+        self.window = window
+        self.margin = margin
+        self.lines = lines
         self.patience = patience
-        self.best     = None    # (count, time it was reached)
-        self.what     = None
-        self.since    = 0       # Progress lines since the best.
+        self.best = None  # (count, time it was reached)
+        self.what = None
+        self.since = 0  # Progress lines since the best.
 
     def feed(self, line, now):
         for pattern, what in self._PROGRESS:
@@ -58,10 +59,13 @@ class RouterStall:
         else:
             return
         count = int(m.group(1))
-        if self.best is None or self.what != what \
-                or count < self.best[0] - max(1, self.margin*self.best[0]):
-            self.best  = (count, now)
-            self.what  = what
+        if (
+            self.best is None
+            or self.what != what
+            or count < self.best[0] - max(1, self.margin * self.best[0])
+        ):
+            self.best = (count, now)
+            self.what = what
             self.since = 0
         else:
             self.since += 1
@@ -71,28 +75,43 @@ class RouterStall:
         if self.best is None or self.best[0] == 0:
             return None
         idle = now - self.best[1]
-        if idle < self.window or self.since < self.lines and idle < self.patience*self.window:
+        if idle < self.window or self.since < self.lines and idle < self.patience * self.window:
             return None
-        return (f"stalled: no fewer {self.what} than {self.best[0]:,} for "
-            + (f"{idle/60:.0f} min" if idle >= 60 else f"{idle:.0f} s")
-            + f" ({self.since} router reports)")
+        return (
+            f"stalled: no fewer {self.what} than {self.best[0]:,} for "
+            + (f"{idle / 60:.0f} min" if idle >= 60 else f"{idle:.0f} s")
+            + f" ({self.since} router reports)"
+        )
 
 
 def _nextpnr_progress(line):
-    return line.startswith(("Info: Running main", "Info: Running placer", "Info: Running router",
-        "Info: Max frequency", "Info: Program finished", "Info: Device utilisation",
-        "Info: Routing complete", "Info: HeAP Placer Time", "Info:   Iter",
-        "Info:    at iteration #")) \
-        or " Max frequency for clock" in line or "[router2]" in line and "overused" in line \
+    return (
+        line.startswith(
+            (
+                "Info: Running main",
+                "Info: Running placer",
+                "Info: Running router",
+                "Info: Max frequency",
+                "Info: Program finished",
+                "Info: Device utilisation",
+                "Info: Routing complete",
+                "Info: HeAP Placer Time",
+                "Info:   Iter",
+                "Info:    at iteration #",
+            )
+        )
+        or " Max frequency for clock" in line
+        or "[router2]" in line
+        and "overused" in line
         or line.startswith("ERROR")
+    )
 
 
 def nextpnr_device_args(cmd):
     """The device and package options of nextpnr-ecp5's command (``--85k --package CABGA381``)."""
     words = cmd.split()
     device = [w for w in words if re.fullmatch(r"--(um5g-|um-)?\d+k", w)]
-    return device + (["--package", words[words.index("--package") + 1]]
-        if "--package" in words else [])
+    return device + (["--package", words[words.index("--package") + 1]] if "--package" in words else [])
 
 
 def _with_seed(cmd, seed):
@@ -138,7 +157,8 @@ def critical_path(path, clock):
             if seg["type"] == "logic" and base not in through:
                 through.append(base)
         return {
-            "from": _cell_base(segs[0]["from"]["cell"]), "to": _cell_base(segs[-1]["to"]["cell"]),
+            "from": _cell_base(segs[0]["from"]["cell"]),
+            "to": _cell_base(segs[-1]["to"]["cell"]),
             "through": through,
             "delay_ns": sum(seg["delay"] for seg in segs),
             "routing_ns": sum(seg["delay"] for seg in segs if seg["type"] == "routing"),
@@ -148,8 +168,10 @@ def critical_path(path, clock):
 
 
 def critical_path_text(cp):
-    return (f"{cp['from']} -> {cp['to']}: {cp['delay_ns']:.1f} ns ({cp['routing_ns']:.1f} ns "
-        f"routing, {cp['levels']} logic levels; through {', '.join(cp['through']) or '-'})")
+    return (
+        f"{cp['from']} -> {cp['to']}: {cp['delay_ns']:.1f} ns ({cp['routing_ns']:.1f} ns "
+        f"routing, {cp['levels']} logic levels; through {', '.join(cp['through']) or '-'})"
+    )
 
 
 def sys_fmax(fmax, sys_clk_mhz):
@@ -167,14 +189,18 @@ def nextpnr_report_name(build_name):
     return f"{build_name}_report.json"
 
 
-def add_nextpnr_options(platform, build_name, router, placer="heap", tmg_ripup=False,
-        timing_weight=None, critexp=None):
+def add_nextpnr_options(
+    platform, build_name, router, placer="heap", tmg_ripup=False, timing_weight=None, critexp=None
+):
     """Have nextpnr write its --report JSON (utilization, Fmax per clock) and use ``router`` and
     ``placer`` (with ``tmg_ripup``, its timing-driven rip-up; ``timing_weight`` and ``critexp``:
     HeAP's timing weight and criticality exponent, nextpnr's defaults when None). LiteX's trellis
     toolchain has no option for extra nextpnr arguments; its wrapper takes them from the
     toolchain's ``_pnr_opts``, set before the build."""
-    platform.toolchain._pnr_opts += (f" --report {nextpnr_report_name(build_name)}"
-        f" --router {router} --placer {placer}" + (" --tmg-ripup" if tmg_ripup else "")
+    platform.toolchain._pnr_opts += (
+        f" --report {nextpnr_report_name(build_name)}"
+        f" --router {router} --placer {placer}"
+        + (" --tmg-ripup" if tmg_ripup else "")
         + (f" --placer-heap-timingweight {timing_weight}" if timing_weight is not None else "")
-        + (f" --placer-heap-critexp {critexp}" if critexp is not None else ""))
+        + (f" --placer-heap-critexp {critexp}" if critexp is not None else "")
+    )

@@ -52,11 +52,12 @@ def read_serial_lines(link, port="", timeout=None, echo=None):
     """Lines read from an open port until ``@exit`` or the timeout (seconds, None: no limit);
     ``echo(line)`` is called on each. Ctrl-C stops early and keeps what was read."""
     import serial
+
     deadline = None if timeout is None else time.monotonic() + timeout
     lines, pending = [], b""
     try:
         while deadline is None or time.monotonic() < deadline:
-            pending += link.readline()        # may return a partial line on its own timeout
+            pending += link.readline()  # may return a partial line on its own timeout
             if not pending.endswith(b"\n"):
                 continue
             line = pending.decode(errors="replace").rstrip("\r\n")
@@ -96,6 +97,7 @@ def main_ram_base(csr_json):
 class SerialBoot(LiteXTerm):
     """LiteX's terminal without its console: same serial boot (magic answer, calibrated upload,
     jump), driven from a script on an already open port."""
+
     def __init__(self, port, image, address, safe=False, log=print):
         # LiteXTerm.__init__ also takes over the console (termios on stdin) and SIGINT, which a
         # script (or a test without a terminal) must not: set its state here instead.
@@ -103,13 +105,13 @@ class SerialBoot(LiteXTerm):
         self.mem_regions = {image: f"0x{address:08x}"}
         self.boot_address = f"0x{address:08x}"
         self.prompt_detect_buffer = bytes(len(litex_term.sfl_prompt_req))
-        self.magic_detect_buffer  = bytes(len(litex_term.sfl_magic_req))
-        self.safe        = safe
-        self.delay       = 0
-        self.length      = 64
+        self.magic_detect_buffer = bytes(len(litex_term.sfl_magic_req))
+        self.safe = safe
+        self.delay = 0
+        self.length = 64
         self.outstanding = 0 if safe else 128
-        self.port        = port
-        self.log         = log
+        self.port = port
+        self.log = log
 
     def wait_and_boot(self, timeout=None, echo=None):
         """Read the BIOS output until its serial-boot request, answer it, upload, jump.
@@ -124,33 +126,59 @@ class SerialBoot(LiteXTerm):
             if self.detect_prompt(c):
                 self.answer_prompt()
             if self.detect_magic(c):
-                self.answer_magic()     # Upload every region, then the jump frame.
+                self.answer_magic()  # Upload every region, then the jump frame.
                 return True
         return False
 
 
 def main():
-    p = argparse.ArgumentParser(prog="board_run.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p = argparse.ArgumentParser(
+        prog="board_run.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     p.add_argument("--port", required=True, help="serial port of the board, e.g. /dev/ttyUSB0")
     p.add_argument("--image", required=True, help="raw binary to run (firmware .bin)")
-    p.add_argument("--output", default=None,
-        help="capture file (default: <image name>.capture.txt beside the image)")
+    p.add_argument(
+        "--output", default=None, help="capture file (default: <image name>.capture.txt beside the image)"
+    )
     p.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
-    p.add_argument("--csr-json", default=None,
+    p.add_argument(
+        "--csr-json",
+        default=None,
         help="csr.json of the board build: the image goes to its main RAM (default: the first "
-            "csr.json in the directories above the image)")
-    p.add_argument("--address", type=lambda s: int(s, 0), default=None,
-        help="load and jump address instead of csr.json's main RAM")
-    p.add_argument("--timeout", type=float, default=None,
-        help="seconds to wait for the boot, then again for @exit (default: wait)")
-    p.add_argument("--reply-timeout", type=float, default=None,
+        "csr.json in the directories above the image)",
+    )
+    p.add_argument(
+        "--address",
+        type=lambda s: int(s, 0),
+        default=None,
+        help="load and jump address instead of csr.json's main RAM",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for the boot, then again for @exit (default: wait)",
+    )
+    p.add_argument(
+        "--reply-timeout",
+        type=float,
+        default=None,
         help="seconds the upload waits for each acknowledgement of the BIOS (default: the port's "
-            "0.2 s; a board SoC in simulation answers far slower)")
-    p.add_argument("--safe", action="store_true",
-        help="upload one frame at a time without calibration (slow, for unreliable links)")
-    p.add_argument("--no-command", action="store_true",
-        help="do not type 'serialboot' at the BIOS prompt (wait for a board reset instead)")
+        "0.2 s; a board SoC in simulation answers far slower)",
+    )
+    p.add_argument(
+        "--safe",
+        action="store_true",
+        help="upload one frame at a time without calibration (slow, for unreliable links)",
+    )
+    p.add_argument(
+        "--no-command",
+        action="store_true",
+        help="do not type 'serialboot' at the BIOS prompt (wait for a board reset instead)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not echo the board's output")
     args = p.parse_args()
     if not os.path.isfile(args.image):
@@ -185,8 +213,11 @@ def main():
             if not args.no_command:
                 # A BIOS already at its prompt starts serial boot; a booting one ignores it.
                 port.write(b"\nserialboot\n")
-            print(f"[board_run] waiting for the BIOS serial boot on {args.port} "
-                f"(reset the board if nothing happens)", flush=True)
+            print(
+                f"[board_run] waiting for the BIOS serial boot on {args.port} "
+                f"(reset the board if nothing happens)",
+                flush=True,
+            )
             port_timeout = port.timeout
             if args.reply_timeout is not None:
                 port.timeout = args.reply_timeout

@@ -44,7 +44,7 @@ from gateware.memory import bank_images
 from soc.firmware import build_firmware, build_lock
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
-HARNESS_DIR  = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harness")
+HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harness")
 #: Exit status of a run stopped by its cycle limit (the harness is compiled with it; the same as
 #: coreutils' timeout).
 EXIT_TIMEOUT = 124
@@ -67,22 +67,27 @@ def mem_banks_arg(text):
         raise argparse.ArgumentTypeError(f"{n}: expected 0 or a power of two")
     return n
 
+
 # IOs ----------------------------------------------------------------------------------------------
 
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
-    ("serial", 0,
+    (
+        "serial",
+        0,
         Subsignal("source_valid", Pins(1)),
         Subsignal("source_ready", Pins(1)),
-        Subsignal("source_data",  Pins(8)),
-        Subsignal("sink_valid",   Pins(1)),
-        Subsignal("sink_ready",   Pins(1)),
-        Subsignal("sink_data",    Pins(8)),
+        Subsignal("source_data", Pins(8)),
+        Subsignal("sink_valid", Pins(1)),
+        Subsignal("sink_ready", Pins(1)),
+        Subsignal("sink_data", Pins(8)),
     ),
-    ("sim_ctrl", 0,
+    (
+        "sim_ctrl",
+        0,
         Subsignal("valid", Pins(1)),
-        Subsignal("code",  Pins(8)),
+        Subsignal("code", Pins(8)),
     ),
 ]
 
@@ -91,43 +96,52 @@ class Platform(SimPlatform):
     def __init__(self):
         SimPlatform.__init__(self, "SIM", _io)
 
+
 # SoC ----------------------------------------------------------------------------------------------
 
+
 class SimSoC(SubutaiSoC):
-    def __init__(self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1*MiB,
-            mem_banks=None, **kwargs):
+    def __init__(
+        self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1 * MiB, mem_banks=None, **kwargs
+    ):
         platform = Platform()
         if mem_banks is None:
-            mem_banks = default_mem_banks(mesh_x*mesh_y)
+            mem_banks = default_mem_banks(mesh_x * mesh_y)
         self.crg = CRG(platform.request("sys_clk"))
-        SubutaiSoC.__init__(self, platform, sys_clk_freq,
-            mesh_x                   = mesh_x,
-            mesh_y                   = mesh_y,
-            uart_name                = "sim",
-            integrated_main_ram_size = main_ram_size,
+        SubutaiSoC.__init__(
+            self,
+            platform,
+            sys_clk_freq,
+            mesh_x=mesh_x,
+            mesh_y=mesh_y,
+            uart_name="sim",
+            integrated_main_ram_size=main_ram_size,
             # A one-word init makes the model read sim_main_ram.init when it starts, so a new
             # image needs no rebuild.
-            integrated_main_ram_init = [0],
-            mem_banks                = mem_banks,
+            integrated_main_ram_init=[0],
+            mem_banks=mem_banks,
             # --mem-banks 0 is the first memory system, kept as the baseline of make bench-mem
             # and bench-apps: unregistered uplinks on one shared bus, no bursts.
-            registered_uplinks       = kwargs.pop("registered_uplinks", bool(mem_banks)),
-            **kwargs)
+            registered_uplinks=kwargs.pop("registered_uplinks", bool(mem_banks)),
+            **kwargs,
+        )
         self.sim_ctrl = SimControl(platform.request("sim_ctrl"))
 
+
 # Model --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class SimResult:
     exit_code: int
-    output:    str
-    cycles:    int
-    seconds:   float
-    stderr:    str
+    output: str
+    cycles: int
+    seconds: float
+    stderr: str
 
     @property
     def speed(self):
-        return self.cycles/self.seconds if self.seconds else 0.0
+        return self.cycles / self.seconds if self.seconds else 0.0
 
 
 def _source_digest():
@@ -140,13 +154,13 @@ class SimModel:
     """A built Verilator model of one SoC configuration, runnable on many firmware images."""
 
     def __init__(self, output_dir, obj_dir="obj_dir"):
-        self.output_dir    = os.path.abspath(output_dir)
-        self.gateware_dir  = os.path.join(self.output_dir, "gateware")
+        self.output_dir = os.path.abspath(output_dir)
+        self.gateware_dir = os.path.join(self.output_dir, "gateware")
         self.generated_dir = os.path.join(self.output_dir, "software", "include", "generated")
-        self.csr_json      = os.path.join(self.output_dir, "csr.json")
-        self.binary        = os.path.join(self.gateware_dir, obj_dir, "Vsim")
+        self.csr_json = os.path.join(self.output_dir, "csr.json")
+        self.binary = os.path.join(self.gateware_dir, obj_dir, "Vsim")
         # The parameters the model was built with, beside it (build_model(), a board's --sim).
-        self.stamp         = os.path.join(self.gateware_dir, obj_dir + ".stamp")
+        self.stamp = os.path.join(self.gateware_dir, obj_dir + ".stamp")
 
     def built_with(self, params):
         """Whether the model is built, and with ``params``."""
@@ -168,12 +182,30 @@ class SimModel:
     def n_tiles(self):
         return self.config["constants"]["n_tiles"]
 
-    def build_firmware(self, app, out_dir=None, extra_cflags="", backend="subutai", program_args="",
-            layout_pad=0, perturbation=None, program_dir=None):
+    def build_firmware(
+        self,
+        app,
+        out_dir=None,
+        extra_cflags="",
+        backend="subutai",
+        program_args="",
+        layout_pad=0,
+        perturbation=None,
+        program_dir=None,
+    ):
         """Compile a firmware application or benchmark program against this SoC's generated
         headers (:func:`soc.firmware.build_firmware`); return its .bin."""
-        return build_firmware(self.output_dir, app, out_dir, extra_cflags, backend, program_args,
-            layout_pad=layout_pad, perturbation=perturbation, program_dir=program_dir)
+        return build_firmware(
+            self.output_dir,
+            app,
+            out_dir,
+            extra_cflags,
+            backend,
+            program_args,
+            layout_pad=layout_pad,
+            perturbation=perturbation,
+            program_dir=program_dir,
+        )
 
     def _prepare_run(self, run_dir):
         """A run directory with the design's initialised memories (LiteX's identifier ROM, a
@@ -192,15 +224,21 @@ class SimModel:
             tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
         self._prepare_run(run_dir)
         constants = self.config["constants"]
-        write_ram_init(image, run_dir, constants.get("mem_banks", 0), constants.get("mem_line_bytes", 32),
-            self.config["memories"]["main_ram"]["size"])
+        write_ram_init(
+            image,
+            run_dir,
+            constants.get("mem_banks", 0),
+            constants.get("mem_line_bytes", 32),
+            self.config["memories"]["main_ram"]["size"],
+        )
         cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
         proc = None
         try:
-            proc = _start_tracked(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                errors="replace")
+            proc = _start_tracked(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+            )
             out = []
             for line in proc.stdout:
                 out.append(line)
@@ -235,8 +273,12 @@ class SimModel:
         self._prepare_run(run_dir)
         sim_log = os.path.join(run_dir, "sim.log")
         with open(os.path.join(run_dir, "uart.log"), "w") as out, open(sim_log, "w") as err:
-            proc = subprocess.Popen([self.binary, "--dir", run_dir, "--max-cycles",
-                str(max_cycles), "--pty"], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), "--pty"],
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+            )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with open(sim_log) as f:
@@ -278,6 +320,7 @@ def stop_runs_on_sigterm():
     an orphan (for hours, on 16 tiles). The handler kills the running models, whose runs then end
     (their threads return), and raises SystemExit in the main thread. Call it from the main
     thread of a script."""
+
     def handler(signum, frame):
         with _RUNNING_LOCK:
             _STOPPING.set()
@@ -285,6 +328,7 @@ def stop_runs_on_sigterm():
         for proc in running:
             proc.kill()
         raise SystemExit(128 + signum)
+
     signal.signal(signal.SIGTERM, handler)
 
 
@@ -292,10 +336,13 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
     """Convert a little-endian binary image into the $readmemh files of main RAM (32-bit words):
     ``sim_main_ram.init``, or with ``mem_banks`` one ``sim_main_ram_bank<k>.init`` per bank."""
     data = open(image, "rb").read()
-    data += b"\0"*(-len(data) % 4)
-    words = [int.from_bytes(data[i:i+4], "little") for i in range(0, len(data), 4)]
+    data += b"\0" * (-len(data) % 4)
+    words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
     if mem_banks:
-        files = {f"sim_main_ram_bank{k}.init": b for k, b in enumerate(bank_images(words, mem_banks, size, line_bytes))}
+        files = {
+            f"sim_main_ram_bank{k}.init": b
+            for k, b in enumerate(bank_images(words, mem_banks, size, line_bytes))
+        }
     else:
         files = {"sim_main_ram.init": words}
     for name, content in files.items():
@@ -304,32 +351,55 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
 
 
 def model_dir(mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None):
-    default = mem_banks is None or mem_banks == default_mem_banks(mesh_x*mesh_y)
+    default = mem_banks is None or mem_banks == default_mem_banks(mesh_x * mesh_y)
     suffix = "" if default else f"_mem{mem_banks}"
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
-def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None,
-        mem_banks=None, **kwargs):
+def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None, mem_banks=None, **kwargs):
     """Generate the SoC and build its Verilator model, unless an identical one is already built
     (see :func:`_build_model` for the options). ``mem_banks``: main RAM banks (None: one per tile,
     :func:`default_mem_banks`; 0: one RAM on the shared SoC bus)."""
     if mem_banks is None:
-        mem_banks = default_mem_banks(mesh_x*mesh_y)
+        mem_banks = default_mem_banks(mesh_x * mesh_y)
     output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant, mem_banks)
     kwargs["mem_banks"] = mem_banks
     with build_lock(output_dir):
         return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
 
 
-def _build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, tile_ram_size=16*KiB,
-        main_ram_size=1*MiB, mem_banks=None, registered_uplinks=None, output_dir=None, trace=None,
-        opt=None, cxxopt=None, pgo=None, obj_dir=None, jobs=None, force=False, log=print):
-    obj_dir    = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
-    model      = SimModel(output_dir, obj_dir)
-    params = dict(mesh=[mesh_x, mesh_y], cpu_variant=cpu_variant, tile_ram_size=tile_ram_size,
-        main_ram_size=main_ram_size, mem_banks=mem_banks, trace=trace, opt=opt, cxxopt=cxxopt, pgo=pgo,
-        digest=_source_digest())
+def _build_model(
+    mesh_x=2,
+    mesh_y=2,
+    cpu_variant=SIM_CPU_VARIANT,
+    tile_ram_size=16 * KiB,
+    main_ram_size=1 * MiB,
+    mem_banks=None,
+    registered_uplinks=None,
+    output_dir=None,
+    trace=None,
+    opt=None,
+    cxxopt=None,
+    pgo=None,
+    obj_dir=None,
+    jobs=None,
+    force=False,
+    log=print,
+):
+    obj_dir = obj_dir or ("obj_dir" if not trace else f"obj_dir_trace_{trace}")
+    model = SimModel(output_dir, obj_dir)
+    params = dict(
+        mesh=[mesh_x, mesh_y],
+        cpu_variant=cpu_variant,
+        tile_ram_size=tile_ram_size,
+        main_ram_size=main_ram_size,
+        mem_banks=mem_banks,
+        trace=trace,
+        opt=opt,
+        cxxopt=cxxopt,
+        pgo=pgo,
+        digest=_source_digest(),
+    )
     if registered_uplinks is not None:
         # Not the default of its memory system (the board's: registered uplinks on the shared bus).
         params["registered_uplinks"] = registered_uplinks
@@ -348,12 +418,20 @@ def _build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, tile_ram_size=
         log(f"[build] recompiling {model.binary} with its profile")
         _harness_make(model, "compile", knobs)
     else:
-        log(f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x*mesh_y} tiles, VexRiscv {cpu_variant}, "
-            f"main RAM {f'in {mem_banks} banks' if mem_banks else 'on the shared bus'}): generating gateware in {output_dir}")
+        log(
+            f"[build] {mesh_x}x{mesh_y} SoC ({mesh_x * mesh_y} tiles, VexRiscv {cpu_variant}, "
+            f"main RAM {f'in {mem_banks} banks' if mem_banks else 'on the shared bus'}): generating gateware in {output_dir}"
+        )
         quiet_litex()
-        soc = SimSoC(mesh_x=mesh_x, mesh_y=mesh_y, cpu_variant=cpu_variant,
-            tile_ram_size=tile_ram_size, main_ram_size=main_ram_size, mem_banks=mem_banks,
-            **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}))
+        soc = SimSoC(
+            mesh_x=mesh_x,
+            mesh_y=mesh_y,
+            cpu_variant=cpu_variant,
+            tile_ram_size=tile_ram_size,
+            main_ram_size=main_ram_size,
+            mem_banks=mem_banks,
+            **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}),
+        )
         verilate(soc, model, knobs, log=log, t0=t0)
     model.write_stamp(params)
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
@@ -365,9 +443,14 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
     ``compile_software`` LiteX's BIOS too, in its ROM) and build its Verilator model with the
     harness."""
     t0 = t0 or time.time()
-    builder = Builder(soc, output_dir=model.output_dir, compile_software=compile_software,
-        compile_gateware=False, csr_json=model.csr_json,
-        csr_csv=os.path.join(model.output_dir, "csr.csv"))
+    builder = Builder(
+        soc,
+        output_dir=model.output_dir,
+        compile_software=compile_software,
+        compile_gateware=False,
+        csr_json=model.csr_json,
+        csr_csv=os.path.join(model.output_dir, "csr.csv"),
+    )
     builder.build(run=False, build_name="sim")
     soc.export_software(model.generated_dir)
     sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
@@ -380,8 +463,15 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
 
 def harness_knobs(obj_dir="obj_dir", jobs=None, trace=None, opt=None, cxxopt=None, pgo=None):
     """The harness Makefile's variables (soc/sim_harness/Makefile)."""
-    return {"OBJ_DIR": obj_dir, "JOBS": jobs or os.cpu_count() or 2, "TRACE": trace,
-        "EXIT_TIMEOUT": EXIT_TIMEOUT, "VERILATOR_OPT": opt, "CXXOPT": cxxopt, "PGO": pgo}
+    return {
+        "OBJ_DIR": obj_dir,
+        "JOBS": jobs or os.cpu_count() or 2,
+        "TRACE": trace,
+        "EXIT_TIMEOUT": EXIT_TIMEOUT,
+        "VERILATOR_OPT": opt,
+        "CXXOPT": cxxopt,
+        "PGO": pgo,
+    }
 
 
 def _harness_make(model, target, knobs):
@@ -397,4 +487,5 @@ def _harness_make(model, target, knobs):
 def quiet_litex():
     """LiteX logs every bus region and CSR at INFO level; keep warnings and errors only."""
     import logging
+
     logging.disable(logging.INFO)

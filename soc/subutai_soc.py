@@ -22,7 +22,7 @@ from gateware.ni.ni import NetworkInterface
 from gateware.ni.subutai_port import SubutaiPort
 
 KiB = 1024
-MiB = 1024*KiB
+MiB = 1024 * KiB
 
 
 class SubutaiSoC(SoCCore):
@@ -44,44 +44,49 @@ class SubutaiSoC(SoCCore):
     device into every core's data cache.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
+
     mem_map = {
         **SoCCore.mem_map,
-        "tile_ram" : 0x2000_0000,
-        "main_ram" : 0x4000_0000,
-        "atomic"   : 0x9000_0000,
-        "csr"      : 0xf000_0000,
-        "tile_csr" : 0xf800_0000,
-        "tile_sync": 0xf900_0000,
+        "tile_ram": 0x2000_0000,
+        "main_ram": 0x4000_0000,
+        "atomic": 0x9000_0000,
+        "csr": 0xF000_0000,
+        "tile_csr": 0xF800_0000,
+        "tile_sync": 0xF900_0000,
     }
 
     # Interrupt numbers of tile-local sources, the same on every core.
     tile_irqs = {
-        "timer0" : 1,
-        "ni"      : 2,
-        "subutai" : 3,
+        "timer0": 1,
+        "ni": 2,
+        "subutai": 3,
     }
 
-    def __init__(self, platform, sys_clk_freq,
-        mesh_x        = 2,
-        mesh_y        = 2,
-        cpu_variant   = "standard",
-        tile_ram_size = 16*KiB,
-        noc_buffer_depth = 2,
-        ni_fifo_depth = 16,
-        spm_bytes     = 2048,
-        mem_banks     = 0,
-        line_bytes    = 32,
-        registered_uplinks = True,
-        uplink_register_response = False,
-        with_counters = True,
-        ident         = "Subutai SoC",
-        **kwargs):
-        self.mesh_x  = mesh_x
-        self.mesh_y  = mesh_y
+    def __init__(
+        self,
+        platform,
+        sys_clk_freq,
+        mesh_x=2,
+        mesh_y=2,
+        cpu_variant="standard",
+        tile_ram_size=16 * KiB,
+        noc_buffer_depth=2,
+        ni_fifo_depth=16,
+        spm_bytes=2048,
+        mem_banks=0,
+        line_bytes=32,
+        registered_uplinks=True,
+        uplink_register_response=False,
+        with_counters=True,
+        ident="Subutai SoC",
+        **kwargs,
+    ):
+        self.mesh_x = mesh_x
+        self.mesh_y = mesh_y
         self.line_bytes = line_bytes
-        self.n_tiles = n_tiles = mesh_x*mesh_y
+        self.n_tiles = n_tiles = mesh_x * mesh_y
         kwargs.setdefault("cpu_reset_address", self.mem_map["main_ram"])
-        kwargs.setdefault("integrated_rom_size",  0)
+        kwargs.setdefault("integrated_rom_size", 0)
         kwargs.setdefault("integrated_sram_size", 0)
         kwargs.setdefault("bus_bursting", registered_uplinks)
         if mem_banks:
@@ -93,12 +98,16 @@ class SubutaiSoC(SoCCore):
 
         # SoCCore: core 0 as the SoC's CPU, shared bus, UART, global CSRs. The tile-local timer
         # replaces LiteX's global timer0.
-        SoCCore.__init__(self, platform, sys_clk_freq,
-            cpu_type    = "vexriscv",
-            cpu_variant = litex_variant(cpu_variant),
-            with_timer  = False,
-            ident       = f"{ident} {mesh_x}x{mesh_y}",
-            **kwargs)
+        SoCCore.__init__(
+            self,
+            platform,
+            sys_clk_freq,
+            cpu_type="vexriscv",
+            cpu_variant=litex_variant(cpu_variant),
+            with_timer=False,
+            ident=f"{ident} {mesh_x}x{mesh_y}",
+            **kwargs,
+        )
 
         use_variant(self.cpu, cpu_variant)
 
@@ -112,7 +121,7 @@ class SubutaiSoC(SoCCore):
 
         # Global blocks.
         self.cycles = CycleCounter()
-        self.cores  = CoreControl(n_tiles)
+        self.cores = CoreControl(n_tiles)
 
         # Atomic unit of the software-only baseline (uncached I/O).
         self.atomic = AtomicUnit()
@@ -126,9 +135,11 @@ class SubutaiSoC(SoCCore):
         self.noc = Mesh(mesh_x, mesh_y, buffer_depth=noc_buffer_depth)
 
         # Tiles.
-        self.bus.add_region("tile_ram", SoCRegion(origin=self.mem_map["tile_ram"],
-            size=tile_ram_size, cached=True, linker=True))
-        self.cpus  = [self.cpu]
+        self.bus.add_region(
+            "tile_ram",
+            SoCRegion(origin=self.mem_map["tile_ram"], size=tile_ram_size, cached=True, linker=True),
+        )
+        self.cpus = [self.cpu]
         self.tiles = []
         for i in range(n_tiles):
             if i > 0:
@@ -140,32 +151,50 @@ class SubutaiSoC(SoCCore):
                 self.comb += cpu.reset.eq(self.cores.resets[i])
                 self.add_module(name=f"cpu{i}", module=cpu)
                 self.cpus.append(cpu)
-            ni = NetworkInterface(mesh_x, mesh_y, x=i % mesh_x, y=i // mesh_x,
-                tx_depth=ni_fifo_depth, rx_depth=ni_fifo_depth, prio_stream=True,
-                with_counters=with_counters)
-            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes,
-                with_counters=with_counters)
+            ni = NetworkInterface(
+                mesh_x,
+                mesh_y,
+                x=i % mesh_x,
+                y=i // mesh_x,
+                tx_depth=ni_fifo_depth,
+                rx_depth=ni_fifo_depth,
+                prio_stream=True,
+                with_counters=with_counters,
+            )
+            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes, with_counters=with_counters)
             self.comb += [
                 ni.tx.connect(self.noc.local_inputs[i]),
                 self.noc.local_outputs[i].connect(ni.rx),
             ]
-            tile = Tile(self.cpus[i], tile_id=i, x=i % mesh_x, y=i // mesh_x,
-                cycles     = self.cycles.value,
-                ram_origin = self.mem_map["tile_ram"],
-                ram_size   = tile_ram_size,
-                csr_origin = self.mem_map["tile_csr"],
-                sync_origin = self.mem_map["tile_sync"],
-                csr_paging = self.csr.paging,
-                irqs       = self.tile_irqs,
-                modules    = {"ni": ni, "subutai": subutai},
-                atomic_region = atomic_region)
+            tile = Tile(
+                self.cpus[i],
+                tile_id=i,
+                x=i % mesh_x,
+                y=i // mesh_x,
+                cycles=self.cycles.value,
+                ram_origin=self.mem_map["tile_ram"],
+                ram_size=tile_ram_size,
+                csr_origin=self.mem_map["tile_csr"],
+                sync_origin=self.mem_map["tile_sync"],
+                csr_paging=self.csr.paging,
+                irqs=self.tile_irqs,
+                modules={"ni": ni, "subutai": subutai},
+                atomic_region=atomic_region,
+            )
             setattr(self.submodules, f"tile{i}", tile)
             self.tiles.append(tile)
         masters = [t.uplink for t in self.tiles]
         if registered_uplinks:
             # Only the banks' own arbiters gain from keeping a grant (RegisteredUplink.keep_grant).
-            self.uplinks = [RegisteredUplink(m, line_words=line_bytes//4, keep_grant=bool(mem_banks),
-                register_response=uplink_register_response) for m in masters]
+            self.uplinks = [
+                RegisteredUplink(
+                    m,
+                    line_words=line_bytes // 4,
+                    keep_grant=bool(mem_banks),
+                    register_response=uplink_register_response,
+                )
+                for m in masters
+            ]
             for i, u in enumerate(self.uplinks):
                 setattr(self.submodules, f"uplink{i}", u)
             masters = [u.source for u in self.uplinks]
@@ -173,16 +202,19 @@ class SubutaiSoC(SoCCore):
             for i, m in enumerate(masters):
                 self.bus.add_master(name=f"tile{i}", master=m)
         else:
-            main_ram_region = SoCRegion(origin=self.mem_map["main_ram"], size=main_ram_size,
-                cached=True, linker=True)
+            main_ram_region = SoCRegion(
+                origin=self.mem_map["main_ram"], size=main_ram_size, cached=True, linker=True
+            )
             self.bus.add_region("main_ram", main_ram_region)
-            self.main_ram = InterleavedMainRAM(masters, main_ram_region,
-                n_banks=mem_banks, line_bytes=line_bytes, init=main_ram_init or None)
+            self.main_ram = InterleavedMainRAM(
+                masters, main_ram_region, n_banks=mem_banks, line_bytes=line_bytes, init=main_ram_init or None
+            )
             self.bus.add_master(name="tiles", master=self.main_ram.io)
         self.add_constant("MEM_BANKS", mem_banks)
         self.add_constant("MEM_LINE_BYTES", line_bytes)
-        self.bus.add_region("tile_csr", SoCRegion(origin=self.mem_map["tile_csr"],
-            size=self.tiles[0].csr_size, cached=False))
+        self.bus.add_region(
+            "tile_csr", SoCRegion(origin=self.mem_map["tile_csr"], size=self.tiles[0].csr_size, cached=False)
+        )
         self.bus.add_region("tile_sync", self.tiles[0].sync_region)
 
         for name, value in [("MESH_X", mesh_x), ("MESH_Y", mesh_y), ("N_TILES", n_tiles)]:
@@ -197,9 +229,12 @@ class SubutaiSoC(SoCCore):
         """Write the Subutai protocol and status headers beside LiteX's generated headers."""
         from gateware.subutai import protocol
         from gateware.ni import subutai_window
-        for name, text in [("subutai_protocol.h", protocol.c_header()),
-                           ("subutai_status.h", protocol.c_status_header()),
-                           ("subutai_window.h", subutai_window.c_header())]:
+
+        for name, text in [
+            ("subutai_protocol.h", protocol.c_header()),
+            ("subutai_status.h", protocol.c_status_header()),
+            ("subutai_window.h", subutai_window.c_header()),
+        ]:
             with open(os.path.join(generated_dir, name), "w") as f:
                 f.write(text)
 

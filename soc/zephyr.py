@@ -29,7 +29,9 @@ class ZephyrUnavailable(RuntimeError):
 
 
 def zephyr_apps():
-    return sorted(d for d in os.listdir(APPS_DIR) if os.path.isfile(os.path.join(APPS_DIR, d, "CMakeLists.txt")))
+    return sorted(
+        d for d in os.listdir(APPS_DIR) if os.path.isfile(os.path.join(APPS_DIR, d, "CMakeLists.txt"))
+    )
 
 
 def zephyr_environment():
@@ -37,8 +39,10 @@ def zephyr_environment():
     env = dict(os.environ)
     base = env.get("ZEPHYR_BASE")
     if not base:
-        raise ZephyrUnavailable("ZEPHYR_BASE is not set: point it at a Zephyr 4.x tree "
-            "(e.g. the zephyr/ folder of a west workspace, see README.md, 'Zephyr')")
+        raise ZephyrUnavailable(
+            "ZEPHYR_BASE is not set: point it at a Zephyr 4.x tree "
+            "(e.g. the zephyr/ folder of a west workspace, see README.md, 'Zephyr')"
+        )
     if not os.path.isfile(os.path.join(base, "share", "zephyr-package", "cmake", "ZephyrConfig.cmake")):
         raise ZephyrUnavailable(f"ZEPHYR_BASE={base} is not a Zephyr tree (no share/zephyr-package)")
     if not env.get("ZEPHYR_TOOLCHAIN_VARIANT") and not env.get("ZEPHYR_SDK_INSTALL_DIR"):
@@ -46,10 +50,15 @@ def zephyr_environment():
     if env.get("ZEPHYR_TOOLCHAIN_VARIANT") == "cross-compile":
         env.setdefault("CROSS_COMPILE", "/usr/bin/riscv64-unknown-elf-")
         if not shutil.which(env["CROSS_COMPILE"] + "gcc"):
-            raise ZephyrUnavailable(f"{env['CROSS_COMPILE']}gcc not found: install the Debian package "
-                "gcc-riscv64-unknown-elf (make setup)")
-    for tool, package in (("cmake", "the Debian package cmake"), ("ninja", "ninja (pip, make setup)"),
-                          ("dtc", "the Debian package device-tree-compiler")):
+            raise ZephyrUnavailable(
+                f"{env['CROSS_COMPILE']}gcc not found: install the Debian package "
+                "gcc-riscv64-unknown-elf (make setup)"
+            )
+    for tool, package in (
+        ("cmake", "the Debian package cmake"),
+        ("ninja", "ninja (pip, make setup)"),
+        ("dtc", "the Debian package device-tree-compiler"),
+    ):
         if not shutil.which(tool, path=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")):
             raise ZephyrUnavailable(f"{tool} not found: install {package}")
     # The venv's tools (ninja, west, Zephyr's Python packages) come first.
@@ -65,8 +74,18 @@ def require_zephyr():
         sys.exit(f"error: {e}")
 
 
-def build_app(model, app, backend="subutai", program=None, program_args="", conf=(), out_dir=None,
-        extra_cflags="", log=print, program_dir=None):
+def build_app(
+    model,
+    app,
+    backend="subutai",
+    program=None,
+    program_args="",
+    conf=(),
+    out_dir=None,
+    extra_cflags="",
+    log=print,
+    program_dir=None,
+):
     """Build a zephyr-app application for a SoC model (:class:`soc.simulation.SimModel` or any LiteX build
     directory with a csr.json); return its zephyr.bin. Rebuilds only what changed. With the app
     ``program``, ``program_dir`` is a plain PThreads program of one's own (the .c files of any
@@ -89,17 +108,32 @@ def build_app(model, app, backend="subutai", program=None, program_args="", conf
     soc_dir = getattr(model, "output_dir", model)
     # Kconfig settings given on CMake's command line stay in its cache: a build directory of its
     # own for each set of them, so a setting never outlives the call that gave it.
-    name = "-".join(filter(None, [app, program or (program_dir and os.path.basename(program_dir)),
-        backend, slug(program_args)]
-        + [slug(c.removeprefix("CONFIG_")) for c in conf]))
+    name = "-".join(
+        filter(
+            None,
+            [app, program or (program_dir and os.path.basename(program_dir)), backend, slug(program_args)]
+            + [slug(c.removeprefix("CONFIG_")) for c in conf],
+        )
+    )
     out_dir = out_dir or os.path.join(soc_dir, "zephyr", name)
-    cmd = ["cmake", "-GNinja", "-S", os.path.join(APPS_DIR, app), "-B", out_dir,
+    cmd = [
+        "cmake",
+        "-GNinja",
+        "-S",
+        os.path.join(APPS_DIR, app),
+        "-B",
+        out_dir,
         f"-DSUBUTAI_SOC_DIR={soc_dir}",
-        f"-DCONFIG_SUBUTAI_BACKEND_{backend.upper()}=y"]
+        f"-DCONFIG_SUBUTAI_BACKEND_{backend.upper()}=y",
+    ]
     if program or program_dir:
         label = program or os.path.basename(program_dir)
-        cmd += [f"-DPROGRAM={program or ''}", f"-DPROGRAM_DIR={program_dir or ''}",
-            f"-DPROGRAM_ARGS={program_args}", f'-DCONFIG_SUBUTAI_APP_NAME="{label}"']
+        cmd += [
+            f"-DPROGRAM={program or ''}",
+            f"-DPROGRAM_DIR={program_dir or ''}",
+            f"-DPROGRAM_ARGS={program_args}",
+            f'-DCONFIG_SUBUTAI_APP_NAME="{label}"',
+        ]
     cmd += [f"-D{c}" for c in conf]
     if extra_cflags:
         cmd.append(f"-DEXTRA_CFLAGS={extra_cflags}")

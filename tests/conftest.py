@@ -12,6 +12,7 @@ class ModelCache:
 
     def model(self, mesh_x, mesh_y):
         from soc.simulation import build_model
+
         key = (mesh_x, mesh_y)
         if key not in self.models:
             self.models[key] = build_model(mesh_x, mesh_y, log=lambda m: print(m, file=sys.stderr))
@@ -20,8 +21,9 @@ class ModelCache:
     def image(self, mesh_x, mesh_y, app, backend="subutai", program_args=""):
         key = (mesh_x, mesh_y, app, backend, program_args)
         if key not in self.images:
-            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(app, backend=backend,
-                program_args=program_args)
+            self.images[key] = self.model(mesh_x, mesh_y).build_firmware(
+                app, backend=backend, program_args=program_args
+            )
         return self.images[key]
 
     def run(self, mesh_x, mesh_y, app, backend="subutai", program_args="", **kwargs):
@@ -34,7 +36,7 @@ def pytest_collection_modifyitems(items):
     (a ``mesh`` parameter of X*Y >= 8) is slow (pytest.ini)."""
     for item in items:
         mesh = item.callspec.params.get("mesh") if hasattr(item, "callspec") else None
-        if isinstance(mesh, tuple) and len(mesh) == 2 and mesh[0]*mesh[1] >= 8:
+        if isinstance(mesh, tuple) and len(mesh) == 2 and mesh[0] * mesh[1] >= 8:
             item.add_marker(pytest.mark.slow)
 
 
@@ -52,12 +54,13 @@ def pthreadtest_groups():
     import os
     import re
     from soc.firmware import FIRMWARE_DIR
+
     sources = {}
     for path in glob.glob(os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "*.c")):
         with open(path) as f:
             sources[path] = f.read()
     main = sources[os.path.join(FIRMWARE_DIR, "apps", "pthreadtest", "main.c")]
-    body = main[main.index("int main("):]
+    body = main[main.index("int main(") :]
     groups = []
     for test in re.findall(r"\b(test_\w+)\(", body):
         path = next(p for p, text in sources.items() if re.search(rf"\bvoid {test}\(", text))

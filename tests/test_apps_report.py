@@ -9,23 +9,49 @@ import pytest
 from scripts.apps_report import app_runs, checksum_problems, events, input_args, report, sync_time
 from scripts.capture import CaptureError
 
-OPS = [("thread", "create"), ("thread", "join"), ("mutex", "lock"), ("mutex", "trylock"),
-       ("mutex", "unlock"), ("cond", "wait"), ("cond", "signal"), ("cond", "broadcast"),
-       ("barrier", "wait")]
+OPS = [
+    ("thread", "create"),
+    ("thread", "join"),
+    ("mutex", "lock"),
+    ("mutex", "trylock"),
+    ("mutex", "unlock"),
+    ("cond", "wait"),
+    ("cond", "signal"),
+    ("cond", "broadcast"),
+    ("barrier", "wait"),
+]
 
 
-def harness_output(program, backend, tiles, roi, checksum="0x0000abcd", counts=None, exit_code=0,
-                   args="-i test -s 1"):
+def harness_output(
+    program, backend, tiles, roi, checksum="0x0000abcd", counts=None, exit_code=0, args="-i test -s 1"
+):
     """What the benchmark harness prints for one run (firmware/lib/bench/harness.c)."""
     counts = counts or {}
     head = {"program": program, "backend": backend, "tiles": tiles, "threads": tiles}
-    lines = [f"{program}: 3 frames", f"{program}: checksum {checksum}",
-             "@subutai " + json.dumps(dict(head, event="run", args=f"-t {tiles} {args}", exit=exit_code,
-                                           unit="cycles", time=roi + 1000, roi=roi))]
+    lines = [
+        f"{program}: 3 frames",
+        f"{program}: checksum {checksum}",
+        "@subutai "
+        + json.dumps(
+            dict(
+                head,
+                event="run",
+                args=f"-t {tiles} {args}",
+                exit=exit_code,
+                unit="cycles",
+                time=roi + 1000,
+                roi=roi,
+            )
+        ),
+    ]
     for primitive, op in OPS:
         n = counts.get((primitive, op), 0)
-        lines.append("@subutai " + json.dumps(dict(head, event="sync", primitive=primitive, op=op,
-                                                   count=n, time=10 * n, max=10 if n else 0)))
+        lines.append(
+            "@subutai "
+            + json.dumps(
+                dict(head, event="sync", primitive=primitive, op=op, count=n, time=10 * n, max=10 if n else 0)
+            )
+        )
     lines.append("@subutai " + json.dumps(dict(head, event="objects", mutex=1, cond=1, barrier=1)))
     return lines
 
@@ -41,7 +67,7 @@ def capture():
 
 def test_runs_are_parsed_with_their_checksums_and_records():
     runs = app_runs(capture())
-    assert len(runs) == 6                                   # prodcons' run record is not a program run
+    assert len(runs) == 6  # prodcons' run record is not a program run
     r = runs[3]
     assert (r["program"], r["backend"], r["tiles"], r["roi"]) == ("streamcluster", "subutai", 2, 400)
     assert r["checksum"] == "0x0000abcd" and r["input"] == "-i test -s 1"
@@ -58,10 +84,10 @@ def test_input_args_drop_the_thread_count():
 def test_records_without_their_run_are_errors():
     lines = harness_output("x264", "swonly", 2, 100)
     with pytest.raises(CaptureError, match="without its run record"):
-        app_runs(lines[3:])                                # the run record lost
+        app_runs(lines[3:])  # the run record lost
     other = harness_output("x264", "subutai", 4, 100)
     with pytest.raises(CaptureError, match="without its run record"):
-        app_runs(lines[:3] + other[3:])                    # records of another run
+        app_runs(lines[:3] + other[3:])  # records of another run
     bad = lines[:2] + [lines[2].replace('"roi": 100', '"roi": "100"')]
     with pytest.raises(CaptureError, match="roi is not an integer"):
         app_runs(bad)

@@ -11,9 +11,13 @@ def test_atomic_operations_are_exact_across_cores(sim, mesh):
     r = sim.run(x, y, "atomictest", max_cycles=20_000_000)
     assert r.exit_code == 0, r.output + r.stderr
     checks = {c["check"]: c for c in parse_lines(r.output.splitlines())}
-    assert set(checks) == {"fetch_add_count", "fetch_add_weighted", "test_and_set_one_winner",
-        "swap_token_kept"}
-    n = x*y
-    assert checks["fetch_add_count"]["value"] == n*200
-    assert checks["fetch_add_weighted"]["value"] == 200*n*(n + 1)//2
+    assert set(checks) == {
+        "fetch_add_count",
+        "fetch_add_weighted",
+        "test_and_set_one_winner",
+        "swap_token_kept",
+    }
+    n = x * y
+    assert checks["fetch_add_count"]["value"] == n * 200
+    assert checks["fetch_add_weighted"]["value"] == 200 * n * (n + 1) // 2
     assert all(c["ok"] == 1 for c in checks.values()), checks

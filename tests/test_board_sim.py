@@ -23,8 +23,13 @@ EXIT_TIMEOUT = 124
 
 
 def board_sim(*args, timeout=1200):
-    return subprocess.run([sys.executable, "boards/radiona_ulx3s.py", "--tiles", "1", "--sim",
-        "--output-dir", OUT, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "boards/radiona_ulx3s.py", "--tiles", "1", "--sim", "--output-dir", OUT, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_board_soc_serial_boots_firmware_through_its_bios(tmp_path):
@@ -33,8 +38,12 @@ def test_board_soc_serial_boots_firmware_through_its_bios(tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     # The BIOS ran from its ROM, initialised and tested the SDRAM, then took the image by serial
     # boot from board_run.py through the pseudo-terminal.
-    for seen in ["Initializing SDRAM @0x40000000", "Memtest OK", "Booting from serial",
-            "Executing booted program at 0x40000000"]:
+    for seen in [
+        "Initializing SDRAM @0x40000000",
+        "Memtest OK",
+        "Booting from serial",
+        "Executing booted program at 0x40000000",
+    ]:
         assert seen in p.stdout, seen
     assert "[board] the board SoC runs; its serial port is /dev/pts/" in p.stdout
     lines = [line.rstrip() for line in read_capture(str(capture))]
@@ -51,8 +60,9 @@ def test_board_soc_serial_boots_firmware_through_its_bios(tmp_path):
 def test_board_soc_firmware_that_never_ends_stops_at_the_cycle_limit():
     p = board_sim("--app", "busy", "--max-cycles", "15000000")
     assert p.returncode == EXIT_TIMEOUT, p.stdout[-3000:] + p.stderr[-3000:]
-    assert "stopped by the cycle limit (15,000,000 cycles, --max-cycles) before the firmware ended" \
-        in p.stdout
+    assert (
+        "stopped by the cycle limit (15,000,000 cycles, --max-cycles) before the firmware ended" in p.stdout
+    )
     # Not the uploader's complaint about the port the model closed.
     assert "board_run.py: error" not in p.stderr
 
@@ -60,8 +70,13 @@ def test_board_soc_firmware_that_never_ends_stops_at_the_cycle_limit():
 def test_board_sim_refuses_an_fpga_build_and_app_without_sim():
     p = board_sim("--build")
     assert p.returncode == 2 and "no --build or --load" in p.stderr
-    p = subprocess.run([sys.executable, "boards/radiona_ulx3s.py", "--tiles", "1", "--app", "hello"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "boards/radiona_ulx3s.py", "--tiles", "1", "--app", "hello"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2 and "add --sim" in p.stderr
 
 

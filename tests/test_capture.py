@@ -16,9 +16,20 @@ MISSING_MARK = "–"
 
 
 def record(backend, tiles, primitive, case, median, **extra):
-    return {"program": "prodcons", "backend": backend, "tiles": tiles, "primitive": primitive, "case": case,
-            "count": 12, "min": median - 4, "median": median, "p90": median + 9, "max": median + 17,
-            "mean": median + 1.2, **extra}
+    return {
+        "program": "prodcons",
+        "backend": backend,
+        "tiles": tiles,
+        "primitive": primitive,
+        "case": case,
+        "count": 12,
+        "min": median - 4,
+        "median": median,
+        "p90": median + 9,
+        "max": median + 17,
+        "mean": median + 1.2,
+        **extra,
+    }
 
 
 def capture(records, noise=True):
@@ -31,8 +42,12 @@ def capture(records, noise=True):
 
 
 def test_parse_lines_keeps_records_ignores_text_and_exit():
-    lines = ["hello from tile 0", '@subutai {"program":"prodcons","event":"run","cycles":5}', "@exit 0",
-             "[sim] exit=0 cycles=10 seconds=0.1 speed=100"]
+    lines = [
+        "hello from tile 0",
+        '@subutai {"program":"prodcons","event":"run","cycles":5}',
+        "@exit 0",
+        "[sim] exit=0 cycles=10 seconds=0.1 speed=100",
+    ]
     assert parse_lines(lines) == [{"program": "prodcons", "event": "run", "cycles": 5}]
 
 
@@ -78,38 +93,50 @@ def both_backends():
     records = []
     for tiles in (2, 4):
         for i, (primitive, case) in enumerate(CASES):
-            records.append(record("swonly", tiles, primitive, case, 1000 + 100*i))
+            records.append(record("swonly", tiles, primitive, case, 1000 + 100 * i))
             records.append(record("subutai", tiles, primitive, case, 80))
-        records.append({"program": "prodcons", "backend": "subutai", "tiles": tiles, "event": "run", "cycles": 5000})
+        records.append(
+            {"program": "prodcons", "backend": "subutai", "tiles": tiles, "event": "run", "cycles": 5000}
+        )
     return records
 
 
 def test_latency_rows_drop_events_and_other_programs():
     records = both_backends() + [{"program": "pingpong", "tiles": 4, "primitive": "mutex"}]
-    assert len(latency_rows(records)) == 2*2*len(CASES)
+    assert len(latency_rows(records)) == 2 * 2 * len(CASES)
 
 
 def test_report_writes_csv_markdown_png(tmp_path):
     text = report(parse_lines(capture(both_backends()).splitlines()), results_dir=tmp_path)
     with open(tmp_path / "prodcons.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 2*2*len(CASES)
-    assert list(rows[0]) == ["program", "backend", "tiles", "primitive", "case", "count", "min", "median", "p90",
-                             "max", "mean"]
+    assert len(rows) == 2 * 2 * len(CASES)
+    assert list(rows[0]) == [
+        "program",
+        "backend",
+        "tiles",
+        "primitive",
+        "case",
+        "count",
+        "min",
+        "median",
+        "p90",
+        "max",
+        "mean",
+    ]
     first = next(r for r in rows if (r["backend"], r["tiles"], r["case"]) == ("swonly", "4", "lock_queued"))
     assert (first["median"], first["count"]) == ("1100", "12")
 
     md = (tmp_path / "prodcons.md").read_text()
     assert "## 2 tiles" in md and "## 4 tiles" in md
-    assert "13.8×" in md                    # 1100 / 80, lock_queued
-    assert "70.1×" in md                    # paper: 64178 / 916
+    assert "13.8×" in md  # 1100 / 80, lock_queued
+    assert "70.1×" in md  # paper: 64178 / 916
     assert "Lock queued" in md and "64178" in md
     assert MISSING_MARK not in md.split("## 2 tiles")[1].split("Whole run")[0]
     assert "only the ratios" in md
 
     assert (tmp_path / "prodcons.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    assert "paper ratio" in text and "12.5×" in text and "12.1×" in text   # 1000/80; paper 1537/127
-
+    assert "paper ratio" in text and "12.5×" in text and "12.1×" in text  # 1000/80; paper 1537/127
 
 
 def test_report_spread_across_layouts(tmp_path):
@@ -118,27 +145,35 @@ def test_report_spread_across_layouts(tmp_path):
     records = []
     for pad, shift in ((0, 0), (64, 30), (128, 3)):
         for p, c in CASES:
-            records.append(record("swonly", 4, p, c, 1000 + (shift if c == "lock_queued" else 0), layout_pad=pad))
+            records.append(
+                record("swonly", 4, p, c, 1000 + (shift if c == "lock_queued" else 0), layout_pad=pad)
+            )
             records.append(record("subutai", 4, p, c, 100, layout_pad=pad))
     text = report(records, results_dir=tmp_path)
     with open(tmp_path / "prodcons.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 2*len(CASES) and {r["median"] for r in rows} == {"1000", "100"}
+    assert len(rows) == 2 * len(CASES) and {r["median"] for r in rows} == {"1000", "100"}
     with open(tmp_path / "prodcons_layouts.csv") as f:
-        assert len(list(csv.DictReader(f))) == 3*2*len(CASES)
+        assert len(list(csv.DictReader(f))) == 3 * 2 * len(CASES)
     md = (tmp_path / "prodcons.md").read_text()
-    assert "| mutex | `lock_queued` Lock queued | 1000 | 100 | 10.0× | 996 / 1009 | 96 / 109 | 3.0 % | 0.0 % |" in md
-    assert f"{2*len(CASES)} of {2*len(CASES)} medians are within the goal" in md
+    assert (
+        "| mutex | `lock_queued` Lock queued | 1000 | 100 | 10.0× | 996 / 1009 | 96 / 109 | 3.0 % | 0.0 % |"
+        in md
+    )
+    assert f"{2 * len(CASES)} of {2 * len(CASES)} medians are within the goal" in md
     assert "3.0 %" in text
 
 
 def test_report_names_medians_beyond_the_spread_goal(tmp_path):
-    records = [record("subutai", 2, "cond", "broadcast", median, layout_pad=pad)
-               for pad, median in ((0, 100), (64, 110))]
+    records = [
+        record("subutai", 2, "cond", "broadcast", median, layout_pad=pad)
+        for pad, median in ((0, 100), (64, 110))
+    ]
     report(records, results_dir=tmp_path)
     md = (tmp_path / "prodcons.md").read_text()
-    assert ("0 of 1 medians are within the goal across the layouts: not 2 tiles cond `broadcast` "
-            "subutai (10.0 %)") in md
+    assert (
+        "0 of 1 medians are within the goal across the layouts: not 2 tiles cond `broadcast` subutai (10.0 %)"
+    ) in md
 
 
 def test_report_spread_across_links(tmp_path):
@@ -147,8 +182,9 @@ def test_report_spread_across_links(tmp_path):
     a layout's figures do not count in it."""
     records = []
     for pad, variant, median in ((0, 0, 200), (64, 0, 202), (0, 1, 240), (0, 2, 200), (64, 1, 999)):
-        records.append(record("subutai", 8, "mutex", "lock_free", median, layout_pad=pad,
-                              layout_variant=variant))
+        records.append(
+            record("subutai", 8, "mutex", "lock_free", median, layout_pad=pad, layout_variant=variant)
+        )
     text = report(records, results_dir=tmp_path)
     md = (tmp_path / "prodcons.md").read_text()
     assert "| 200 |" in md and "999" not in md.split("Spread:")[0].split("## 8 tiles")[1].split("Whole")[0]
@@ -159,7 +195,12 @@ def test_report_spread_across_links(tmp_path):
     with open(tmp_path / "prodcons_layouts.csv") as f:
         rows = list(csv.DictReader(f))
     assert [(r["layout_pad"], r["layout_variant"], r["median"]) for r in rows] == [
-        ("0", "0", "200"), ("0", "1", "240"), ("0", "2", "200"), ("64", "0", "202"), ("64", "1", "999")]
+        ("0", "0", "200"),
+        ("0", "1", "240"),
+        ("0", "2", "200"),
+        ("64", "0", "202"),
+        ("64", "1", "999"),
+    ]
     assert "20.0 %" in text
 
 
@@ -185,7 +226,11 @@ def test_report_without_prodcons_records(tmp_path):
 def test_cli_without_records_exits_2(tmp_path):
     path = tmp_path / "uart.log"
     path.write_text("boot\n@exit 0\n")
-    r = subprocess.run([sys.executable, "scripts/prodcons_report.py", str(path), "--results", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "scripts/prodcons_report.py", str(path), "--results", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2
     assert "no prodcons" in r.stderr and "Traceback" not in r.stderr

@@ -11,13 +11,14 @@ from gateware.cpu import CORE_VARIANTS, SIM_CPU_VARIANT, CoreVariant, litex_vari
 def _ports(path):
     with open(path) as f:
         text = f.read()
-    header = text[text.index("module VexRiscv ("):text.index(");", text.index("module VexRiscv ("))]
+    header = text[text.index("module VexRiscv (") : text.index(");", text.index("module VexRiscv ("))]
     return re.findall(r"^\s*(input|output)\s+(?:reg\s+|wire\s+)?(\[[^\]]+\]\s+)?(\w+)", header, re.M)
 
 
 def _litex_standard():
     import os
     import pythondata_cpu_vexriscv
+
     return os.path.join(pythondata_cpu_vexriscv.data_location, "VexRiscv.v")
 
 
@@ -34,8 +35,10 @@ def _memories(path):
     """{name: (word bits, words)} of every memory the Verilog declares (the caches' tags and
     data, the register file); names repeat between the caches, so a list of pairs."""
     with open(path) as f:
-        return [(name, (int(bits) + 1, int(words) + 1)) for bits, name, words in
-                re.findall(r"reg \[(\d+):0\] (\w+) \[0:(\d+)\];", f.read())]
+        return [
+            (name, (int(bits) + 1, int(words) + 1))
+            for bits, name, words in re.findall(r"reg \[(\d+):0\] (\w+) \[0:(\d+)\];", f.read())
+        ]
 
 
 def _cache_rams(memories):
@@ -44,14 +47,17 @@ def _cache_rams(memories):
     ibanks = [shape for name, shape in memories if name.startswith("banks_")]
     dways = {name.split("_")[1] for name, _ in memories if "_data_symbol" in name}
     dbytes = sum(bits * words // 8 for name, (bits, words) in memories if "_data_symbol" in name)
-    itags = [shape for name, shape in memories if name.endswith("_tags")][-len(ibanks):]
+    itags = [shape for name, shape in memories if name.endswith("_tags")][-len(ibanks) :]
     return ibanks[0][0] * ibanks[0][1] // 8, len(ibanks), itags[0][1], dbytes, len(dways)
 
 
-@pytest.mark.parametrize("name, geometry", [
-    ("standard_i2way", (2048, 2, 64, 4096, 1)),
-    ("standard_i8k2way", (4096, 2, 128, 4096, 1)),
-])
+@pytest.mark.parametrize(
+    "name, geometry",
+    [
+        ("standard_i2way", (2048, 2, 64, 4096, 1)),
+        ("standard_i8k2way", (4096, 2, 128, 4096, 1)),
+    ],
+)
 def test_generated_core_has_its_cache_geometry(name, geometry):
     """The instruction cache the variant is named for (ways of 32-byte lines), the data cache
     LiteX's (4 KiB, one way); LiteX's standard is one 4 KiB way of 128 lines in each."""
@@ -66,6 +72,7 @@ def test_variant_names():
 
 def test_missing_generated_core_is_a_clear_error(tmp_path, monkeypatch):
     import gateware.cpu as cpu
+
     ghost = CoreVariant("ghost", "standard", (), "nothing generated")
     monkeypatch.setattr(cpu, "VERILOG_DIR", str(tmp_path))
     monkeypatch.setitem(cpu.CORE_VARIANTS, "ghost", ghost)

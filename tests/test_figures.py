@@ -16,8 +16,9 @@ from scripts.results import RESULTS_DIR
 
 def test_readme_figures_are_the_results():
     """`make figures` would not change the README: its table comes from results/*.csv."""
-    r = subprocess.run([sys.executable, "scripts/figures.py", "--check"], cwd=ROOT, capture_output=True,
-        text=True)
+    r = subprocess.run(
+        [sys.executable, "scripts/figures.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -25,8 +26,12 @@ def test_figures_check_fails_on_a_stale_readme(tmp_path):
     readme = tmp_path / "README.md"
     table = render(RESULTS_DIR).replace("make bench-noc", "make bench-nothing", 1)
     readme.write_text(f"# x\n\n{BEGIN}\n{table}{END}\n")
-    r = subprocess.run([sys.executable, "scripts/figures.py", "--check", "--readme", str(readme)],
-        cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "scripts/figures.py", "--check", "--readme", str(readme)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "make figures" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -11,16 +11,19 @@ from scripts.jobs import run_all
 
 def _waiting_task(name, started, release):
     """A task that says it started, then runs until ``release`` (at most 5 s)."""
+
     def task():
         started.append(name)
         release.wait(5)
         return name
+
     return task
 
 
 def test_results_come_in_task_order_whatever_order_tasks_end_in():
     def task(i):
-        return lambda: (time.sleep(0.05*(4 - i)), i)[1]
+        return lambda: (time.sleep(0.05 * (4 - i)), i)[1]
+
     assert run_all([task(i) for i in range(5)], jobs=3) == list(range(5))
     assert run_all([task(i) for i in range(5)], jobs=1) == list(range(5))
 
@@ -42,7 +45,8 @@ def test_after_a_failure_no_task_starts():
     # Two workers: "a" runs while the failure happens; the failing task's worker may take "b"
     # before the pool is cancelled, "c" to "e" must never start.
     tasks = [_waiting_task("a", started, release), failing_then_release] + [
-        _waiting_task(n, started, release) for n in "bcde"]
+        _waiting_task(n, started, release) for n in "bcde"
+    ]
     with pytest.raises(ValueError, match="run failed"):
         run_all(tasks, jobs=2)
     assert "a" in started and "fails" in started
@@ -54,6 +58,7 @@ def test_interrupted_while_waiting_no_queued_task_starts():
     main thread waits on the pool: the queued tasks are cancelled, not run one after the other
     before the script may exit."""
     import signal
+
     started, release = [], threading.Event()
 
     def interrupt(signum, frame):

@@ -13,19 +13,19 @@ from litex.soc.interconnect import wishbone
 from gateware.l2cache import L2Cache
 from gateware.netlist import combinational_cone
 
-CACHE_WORDS = 64           # 32-bit words: 16 lines of 128 bits.
-WORDS       = 4*CACHE_WORDS
+CACHE_WORDS = 64  # 32-bit words: 16 lines of 128 bits.
+WORDS = 4 * CACHE_WORDS
 
 
 class Bench(Module):
     def __init__(self):
-        self.bus  = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        line      = wishbone.Interface(data_width=128, address_width=32, addressing="word")
-        self.submodules.l2  = L2Cache(CACHE_WORDS, self.bus, line)
-        self.submodules.ram = wishbone.SRAM(WORDS*4, bus=line)
+        self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        line = wishbone.Interface(data_width=128, address_width=32, addressing="word")
+        self.submodules.l2 = L2Cache(CACHE_WORDS, self.bus, line)
+        self.submodules.ram = wishbone.SRAM(WORDS * 4, bus=line)
 
 
-def access(bus, adr, we=0, dat=0, sel=0xf):
+def access(bus, adr, we=0, dat=0, sel=0xF):
     """One classic cycle, held until acknowledged; returns (data, cycles)."""
     yield bus.adr.eq(adr)
     yield bus.we.eq(we)
@@ -46,7 +46,7 @@ def access(bus, adr, we=0, dat=0, sel=0xf):
 
 
 def merge(old, dat, sel):
-    mask = sum(0xff << (8*i) for i in range(4) if sel >> i & 1)
+    mask = sum(0xFF << (8 * i) for i in range(4) if sel >> i & 1)
     return (old & ~mask) | (dat & mask)
 
 
@@ -54,7 +54,7 @@ def merge(old, dat, sel):
 def test_random_accesses_match_a_reference_memory(seed):
     dut = Bench()
     rng = random.Random(seed)
-    reference = [0]*WORDS
+    reference = [0] * WORDS
     errors, content = [], []
 
     def master():
@@ -70,13 +70,13 @@ def test_random_accesses_match_a_reference_memory(seed):
                     errors.append((adr, data, reference[adr]))
         # Two cache sizes read in turn: every line ends up holding the second one, clean, so
         # every dirty line has been written back (the cache is direct-mapped).
-        for adr in range(2*CACHE_WORDS):
+        for adr in range(2 * CACHE_WORDS):
             data, _ = yield from access(dut.bus, adr)
             if data != reference[adr]:
                 errors.append((adr, data, reference[adr]))
-        for line in range(WORDS//4):
+        for line in range(WORDS // 4):
             word = yield dut.ram.mem[line]
-            content.extend((word >> (32*i)) & 0xffffffff for i in range(4))
+            content.extend((word >> (32 * i)) & 0xFFFFFFFF for i in range(4))
 
     run_simulation(dut, master())
     assert errors == []
@@ -104,13 +104,13 @@ def ports_of(cache):
     the port of its tag memory."""
     fragment = cache.get_fragment()
     memories = [s for s in fragment.specials if isinstance(s, Memory)]
-    tag_mem  = next(m for m in memories if m.name_override == "tag_mem")
+    tag_mem = next(m for m in memories if m.name_override == "tag_mem")
     return fragment, [m.ports[0] for m in memories if m is not tag_mem], tag_mem.ports[0]
 
 
 @pytest.mark.parametrize("cache", [L2Cache, wishbone.Cache], ids=["L2Cache", "litex"])
 def test_write_enables_do_not_depend_on_the_tag_read(cache):
-    bus  = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+    bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
     line = wishbone.Interface(data_width=128, address_width=32, addressing="word")
     fragment, data_ports, tag_port = ports_of(cache(CACHE_WORDS, bus, line))
     assert data_ports

@@ -3,8 +3,10 @@ import pytest
 from soc.mesh import mesh_shape, MeshShapeError
 
 
-@pytest.mark.parametrize("tiles,shape", [(1, (1, 1)), (2, (2, 1)), (4, (2, 2)), (8, (4, 2)),
-    (9, (3, 3)), (12, (4, 3)), (16, (4, 4))])
+@pytest.mark.parametrize(
+    "tiles,shape",
+    [(1, (1, 1)), (2, (2, 1)), (4, (2, 2)), (8, (4, 2)), (9, (3, 3)), (12, (4, 3)), (16, (4, 4))],
+)
 def test_tiles_to_squarest_mesh(tiles, shape):
     assert mesh_shape(tiles) == shape
 
@@ -14,8 +16,9 @@ def test_explicit_mesh(mesh, shape):
     assert mesh_shape(mesh=mesh) == shape
 
 
-@pytest.mark.parametrize("tiles,mesh", [(0, None), (5, None), (17, None), (None, "0x2"), (None, "5x1"),
-    (None, "2x"), (3, "2x2")])
+@pytest.mark.parametrize(
+    "tiles,mesh", [(0, None), (5, None), (17, None), (None, "0x2"), (None, "5x1"), (None, "2x"), (3, "2x2")]
+)
 def test_invalid_shapes(tiles, mesh):
     with pytest.raises(MeshShapeError):
         mesh_shape(tiles, mesh)

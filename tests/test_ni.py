@@ -14,28 +14,33 @@ from gateware.noc.common import parse_head_flit, head_flit_value, VC_NORMAL, VC_
 class CSRAccess(Module):
     """Puts ``module`` behind a real LiteX CSR bank and Wishbone bridge, as in the SoC, and gives
     generator helpers to access its registers by name."""
+
     def __init__(self, module, loopback=False):
         self.submodules.dut = module
         if loopback:
             self.comb += module.tx.connect(module.rx)
         self.submodules.bridge = wishbone.Wishbone2CSR(
-            bus_csr=csr_bus.Interface(data_width=32, address_width=14))
-        self.submodules.banks = csr_bus.CSRBankArray(self,
+            bus_csr=csr_bus.Interface(data_width=32, address_width=14)
+        )
+        self.submodules.banks = csr_bus.CSRBankArray(
+            self,
             address_map=lambda name, memory: 0 if name == "dut" and memory is None else None,
-            data_width=32, address_width=14)
+            data_width=32,
+            address_width=14,
+        )
         self.submodules.icon = csr_bus.InterconnectShared([self.bridge.csr], self.banks.get_buses())
         self.addr = {}
         offset = 0
         for c in self.banks.banks[0][1]:
             self.addr[c.name] = offset
-            offset += (c.size + 31)//32
+            offset += (c.size + 31) // 32
 
     def write(self, name, value):
         yield from self.bridge.wishbone.write(self.addr[name], value)
 
     def read(self, name):
         # A core reads with every byte lane selected (the bridge ignores reads without any).
-        yield self.bridge.wishbone.sel.eq(0xf)
+        yield self.bridge.wishbone.sel.eq(0xF)
         return (yield from self.bridge.wishbone.read(self.addr[name]))
 
 
@@ -82,7 +87,7 @@ def test_loopback_message_roundtrip():
     out = {}
 
     def gen():
-        yield from send(bus, 0, [0x11111111, 0x22222222, 0x33333333], type=0x5a)
+        yield from send(bus, 0, [0x11111111, 0x22222222, 0x33333333], type=0x5A)
         for _ in range(10):
             yield
         out["messages"] = yield from field(bus, "rx_status", "messages")
@@ -91,10 +96,11 @@ def test_loopback_message_roundtrip():
         out["in"] = yield from bus.read("packets_in")
         out["out"] = yield from bus.read("packets_out")
         out["idle"] = yield from field(bus, "tx_status", "idle")
+
     run(bus, gen())
     h, payload = out["msg"]
     assert out["messages"] == 1 and out["after"] == 0
-    assert (h.dst_x, h.dst_y, h.src_x, h.src_y, h.length, h.type) == (0, 0, 0, 0, 3, 0x5a)
+    assert (h.dst_x, h.dst_y, h.src_x, h.src_y, h.length, h.type) == (0, 0, 0, 0, 3, 0x5A)
     assert payload == [0x11111111, 0x22222222, 0x33333333]
     assert out["in"] == 1 and out["out"] == 1 and out["idle"] == 1
 
@@ -113,6 +119,7 @@ def test_message_enters_network_only_when_complete():
         for _ in range(10):
             yield
         seen.append((yield from field(bus, "rx_status", "messages")))
+
     run(bus, gen())
     assert not any(seen[:-1]), "an incomplete message must stay in the NI"
     assert seen[-1] == 1
@@ -133,6 +140,7 @@ def test_priority_class_has_its_own_fifo():
         out["prio"] = yield from recv(bus, VC_PRIORITY)
         out["norm"] = yield from recv(bus, VC_NORMAL)
         out["irq_after"] = yield bus.ni.ev.rx.trigger
+
     run(bus, gen())
     assert (out["n"], out["p"], out["irq"], out["irq_after"]) == (1, 1, 1, 0)
     assert out["prio"][0].type == 2 and out["prio"][1] == [8, 9]
@@ -152,29 +160,30 @@ def test_tx_errors_refuse_and_are_sticky():
 
     def gen():
         yield bus.ni.tx.ready.eq(0)
-        yield from bus.write("tx_header", header(4, 1))          # outside the 2x2 mesh
+        yield from bus.write("tx_header", header(4, 1))  # outside the 2x2 mesh
         errors["bad_dest"] = yield from err()
         errors["free_after_bad"] = yield from field(bus, "tx_status", "free")
         yield from clear()
-        yield from bus.write("tx_header", header(1, 8))          # max_payload is 7
+        yield from bus.write("tx_header", header(1, 8))  # max_payload is 7
         errors["too_long"] = yield from err()
         yield from clear()
-        yield from bus.write("tx_data", 5)                        # no open message
+        yield from bus.write("tx_data", 5)  # no open message
         errors["not_open"] = yield from err()
         yield from clear()
         yield from bus.write("tx_header", header(1, 2))
-        yield from bus.write("tx_header", header(2, 1))          # first one still open
+        yield from bus.write("tx_header", header(2, 1))  # first one still open
         errors["still_open"] = yield from err()
         yield from bus.write("tx_data", 1)
         yield from bus.write("tx_data", 2)
         yield from clear()
-        yield from send(bus, 3, [1, 2, 3])                       # 3 + 4 = 7 of 8 words used
-        yield from bus.write("tx_header", header(3, 1))          # needs 2, 1 free
+        yield from send(bus, 3, [1, 2, 3])  # 3 + 4 = 7 of 8 words used
+        yield from bus.write("tx_header", header(3, 1))  # needs 2, 1 free
         errors["no_room"] = yield from err()
         errors["free"] = yield from field(bus, "tx_status", "free")
         errors["sticky"] = yield from err()
         yield from clear()
         errors["cleared"] = yield from err()
+
     run(bus, gen())
     assert errors["bad_dest"] == 0b00001 and errors["free_after_bad"] == 8
     assert errors["too_long"] == 0b00010
@@ -216,7 +225,7 @@ def test_rx_backpressure_drops_nothing():
             if (yield from field(bus, "rx_status", "messages")):
                 got.append((yield from recv(bus)))
         got.append((yield from field(bus, "rx_status", "underflow")))
-        yield from bus.read("rx_data")                      # empty: underflow
+        yield from bus.read("rx_data")  # empty: underflow
         got.append((yield from field(bus, "rx_status", "underflow")))
 
     run(bus, producer(), consumer())
@@ -238,6 +247,7 @@ def test_priority_class_reserved_for_hardware():
         yield from bus.write("tx_header", header(1, 0, vc=VC_PRIORITY))
         out["err"] = yield from bus.read("tx_error")
         out["free"] = yield from field(bus, "tx_status", "free")
+
     run(bus, gen())
     assert "rx_prio_data" not in bus.addr
     assert out["err"] == 0b100000 and out["free"] == 16

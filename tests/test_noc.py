@@ -16,7 +16,12 @@ from migen import Module, Signal, run_simulation
 from migen.fhdl.tools import list_targets
 
 from gateware.noc.common import (
-    head_flit, head_flit_value, parse_head_flit, head_field, link_layout, N_VCS,
+    head_flit,
+    head_flit_value,
+    parse_head_flit,
+    head_field,
+    link_layout,
+    N_VCS,
 )
 from gateware.fifo import RegisterFIFO
 from gateware.netlist import combinational_cone
@@ -66,21 +71,24 @@ def run_checked(model, packets, **kwargs):
     assert report.ok(), "\n".join(report.errors)
     return result, report
 
+
 # Head flit and reference ------------------------------------------------------------------------
 
+
 def test_head_flit_layout():
-    w = head_flit_value(dst_x=3, dst_y=2, src_x=1, src_y=0, length=200, type=0xab)
-    assert w == 0xab_c8_01_23
-    assert parse_head_flit(w) == (3, 2, 1, 0, 200, 0xab)
-    assert head_flit(3, 2, 1, 0, 200, 0xab) == w
+    w = head_flit_value(dst_x=3, dst_y=2, src_x=1, src_y=0, length=200, type=0xAB)
+    assert w == 0xAB_C8_01_23
+    assert parse_head_flit(w) == (3, 2, 1, 0, 200, 0xAB)
+    assert head_flit(3, 2, 1, 0, 200, 0xAB) == w
     with pytest.raises(ValueError):
         head_flit_value(16, 0, 0, 0, 0)
 
     # The Migen form (mixed constants and signals) and the field slices agree with Python.
     dst_x, length, typ = Signal(4), Signal(8), Signal(8)
     word = Signal(32)
-    fields = {n: Signal(len(head_field(word, n))) for n in ("dst_x", "dst_y", "src_x", "src_y",
-        "length", "type")}
+    fields = {
+        n: Signal(len(head_field(word, n))) for n in ("dst_x", "dst_y", "src_x", "src_y", "length", "type")
+    }
     m = Module()
     m.comb += word.eq(head_flit(dst_x, 2, 1, 0, length, typ))
     m.comb += [s.eq(head_field(word, n)) for n, s in fields.items()]
@@ -89,11 +97,12 @@ def test_head_flit_layout():
     def gen():
         yield dst_x.eq(3)
         yield length.eq(200)
-        yield typ.eq(0xab)
+        yield typ.eq(0xAB)
         yield
         got["word"] = yield word
         for n, s in fields.items():
             got[n] = yield s
+
     run_simulation(m, gen())
     assert got["word"] == w
     assert parse_head_flit(w)._asdict() == {n: got[n] for n in fields}
@@ -112,7 +121,9 @@ def test_reference_xy_route():
     assert hops(0, 15, 4) == 6
     assert xy_route(5, 5, 4) == [5]
 
+
 # Router unit tests (Migen simulator) --------------------------------------------------------------
+
 
 def _head(dst, src=(1, 1), length=0, type=0):
     return head_flit_value(dst[0], dst[1], src[0], src[1], length, type)
@@ -128,6 +139,7 @@ def test_roundrobin_comb():
             yield rr.ce.eq(1)
             yield
             grants.append((yield rr.grant))
+
     run_simulation(rr, gen())
     # Same-cycle grant; rotates after each used grant.
     assert grants == [0b001, 0b010, 0b100, 0b001, 0b100, 0b010, 0b000]
@@ -137,10 +149,16 @@ def test_router_routes_one_cycle():
     """Each destination leaves by the XY output, one cycle after entering the router, a cycle
     more through the register of an output to a neighbouring router."""
     r = MeshRouter(1, 1)
-    dests = {(1, 1): "local", (1, 0): "north", (2, 1): "east", (1, 3): "south", (0, 1): "west",
-             (3, 0): "east", (0, 2): "west"}
-    sends = {"local": [(k % 2, [_head(d, length=1), 0x1000 + k], 4*k)
-        for k, d in enumerate(dests)]}
+    dests = {
+        (1, 1): "local",
+        (1, 0): "north",
+        (2, 1): "east",
+        (1, 3): "south",
+        (0, 1): "west",
+        (3, 0): "east",
+        (0, 2): "west",
+    }
+    sends = {"local": [(k % 2, [_head(d, length=1), 0x1000 + k], 4 * k) for k, d in enumerate(dests)]}
     dl, inj = simulate_router(r, sends, cycles=40)
     heads = [d for d in dl if d[3]]
     assert [d[1] for d in heads] == list(dests.values())
@@ -156,23 +174,25 @@ def test_router_wormhole_round_robin(depth):
     interleaved, and the output is granted round-robin."""
     r = MeshRouter(1, 1, buffer_depth=depth)
     srcs = {"north": (1, 0), "south": (1, 2), "west": (0, 1)}
-    sends = {p: [(0, [_head((1, 1), src=s, length=2), 0x100*k + 1, 0x100*k + 2], 0)
-        for k in range(4)] for p, s in srcs.items()}
+    sends = {
+        p: [(0, [_head((1, 1), src=s, length=2), 0x100 * k + 1, 0x100 * k + 2], 0) for k in range(4)]
+        for p, s in srcs.items()
+    }
     dl, _ = simulate_router(r, sends, cycles=100)
     local = [d for d in dl if d[1] == "local"]
-    assert len(local) == 3*4*3
+    assert len(local) == 3 * 4 * 3
     order = []
     for k in range(0, len(local), 3):
-        h, b1, b2 = local[k:k+3]
+        h, b1, b2 = local[k : k + 3]
         assert (h[3], b1[3], b2[3]) == (1, 0, 0) and (h[4], b1[4], b2[4]) == (0, 0, 1)
         if depth >= 2:
-            assert b2[0] == b1[0] + 1 == h[0] + 2     # One flit per cycle, contiguous.
+            assert b2[0] == b1[0] + 1 == h[0] + 2  # One flit per cycle, contiguous.
         assert b2[5] == b1[5] + 1
         hd = parse_head_flit(h[5])
         order.append((hd.src_x, hd.src_y))
     # Round-robin: each window of three consecutive packets has three different sources.
     for k in range(len(order) - 2):
-        assert len(set(order[k:k+3])) == 3, order
+        assert len(set(order[k : k + 3])) == 3, order
 
 
 def test_router_priority_and_starvation_limit():
@@ -180,8 +200,7 @@ def test_router_priority_and_starvation_limit():
     ``starvation_limit`` VC-1 grants while VC 0 waits."""
     limit = 3
     r = MeshRouter(1, 1, starvation_limit=limit)
-    long = lambda src, vc: (vc, [_head((2, 1), src=src, length=40)] +
-        [0x1000*vc + k for k in range(40)], 0)
+    long = lambda src, vc: (vc, [_head((2, 1), src=src, length=40)] + [0x1000 * vc + k for k in range(40)], 0)
     # The west input is registered (its first flit comes in cycle 1): the local packet starts
     # then too.
     sends = {"local": [(*long((1, 1), 1)[:2], 1)], "west": [long((0, 1), 0)]}
@@ -195,7 +214,7 @@ def test_router_priority_and_starvation_limit():
     # Each VC's flits arrive in order (interleaved with the other VC, never with themselves).
     for vc in (0, 1):
         data = [d[5] for d in east if d[2] == vc]
-        assert data[1:] == [0x1000*vc + k for k in range(40)]
+        assert data[1:] == [0x1000 * vc + k for k in range(40)]
 
 
 def test_router_vcs_are_independent():
@@ -203,7 +222,7 @@ def test_router_vcs_are_independent():
     same output; VC 0 resumes when ready returns."""
     r = MeshRouter(1, 1)
     sends = {
-        "west":  [(0, [_head((2, 1), src=(0, 1), length=3), 1, 2, 3], 0)],
+        "west": [(0, [_head((2, 1), src=(0, 1), length=3), 1, 2, 3], 0)],
         "local": [(1, [_head((2, 1), length=2), 4, 5], 3)],
     }
     # east: VC 0 ready only in cycle 2 (the head flit came through the registered west input in
@@ -225,12 +244,16 @@ def test_router_drops_bad_packets():
     # this router has a port: only the mesh bounds drop it here rather than at the edge.
     r = MeshRouter(1, 0, mesh_x=2, mesh_y=2, with_counters=True)
     sends = {
-        "local": [(0, [_head((3, 0), src=(1, 0), length=2), 7, 8], 0),
-                  (0, [_head((1, 3), src=(1, 0), length=1), 11], 0),
-                  (0, [_head((1, 1), src=(1, 0), length=1), 9], 0)],
+        "local": [
+            (0, [_head((3, 0), src=(1, 0), length=2), 7, 8], 0),
+            (0, [_head((1, 3), src=(1, 0), length=1), 11], 0),
+            (0, [_head((1, 1), src=(1, 0), length=1), 9], 0),
+        ],
         # From the west input (travelling east) to (0, 0): a U-turn, illegal for XY.
-        "west":  [(1, [_head((0, 0), src=(0, 0), length=1), 10], 0),
-                  (1, [_head((1, 0), src=(0, 0), length=0)], 0)],
+        "west": [
+            (1, [_head((0, 0), src=(0, 0), length=1), 10], 0),
+            (1, [_head((1, 0), src=(0, 0), length=0)], 0),
+        ],
     }
     flags = {}
 
@@ -239,19 +262,25 @@ def test_router_drops_bad_packets():
             yield
         flags["error"] = yield r.error
         flags["dropped"] = yield r.dropped
+
     dl, inj = simulate_router(r, sends, cycles=32, extra=[probe()])
-    assert len(inj) == 3 + 2 + 2 + 2 + 1                   # Everything was accepted...
+    assert len(inj) == 3 + 2 + 2 + 2 + 1  # Everything was accepted...
     assert [(d[1], d[5]) for d in dl if not d[3]] == [("south", 9)]
     assert sorted((d[1], d[2]) for d in dl if d[3]) == [("local", 1), ("south", 0)]
-    assert flags == {"error": 1, "dropped": 3}             # ...and three packets dropped.
+    assert flags == {"error": 1, "dropped": 3}  # ...and three packets dropped.
+
 
 def test_mesh_paths_follow_xy():
     """In a 3x2 mesh (Migen simulator), each router forwards exactly the flits of the packets
     whose reference XY route crosses it (per-router event counters)."""
     mesh = Mesh(3, 2, with_counters=True)
     rng = random.Random(12)
-    packets = [Packet(s, d, rng.randrange(2), random_payload(rng, 3), 0)
-        for s in range(6) for d in range(6) if rng.random() < 0.5]
+    packets = [
+        Packet(s, d, rng.randrange(2), random_payload(rng, 3), 0)
+        for s in range(6)
+        for d in range(6)
+        if rng.random() < 0.5
+    ]
     sends = {}
     for p in packets:
         sends.setdefault(p.src, []).append((p.vc, p.flits(3), 0))
@@ -264,8 +293,15 @@ def test_mesh_paths_follow_xy():
             counts[t] = []
             for vc in range(N_VCS):
                 counts[t].append((yield r.flits[vc]))
-    dl, _ = simulate_links(mesh, dict(enumerate(mesh.local_inputs)),
-        dict(enumerate(mesh.local_outputs)), sends, cycles=160, extra=[read_counters()])
+
+    dl, _ = simulate_links(
+        mesh,
+        dict(enumerate(mesh.local_inputs)),
+        dict(enumerate(mesh.local_outputs)),
+        sends,
+        cycles=160,
+        extra=[read_counters()],
+    )
     want = {t: [0, 0] for t in range(6)}
     for p in packets:
         for t in xy_route(p.src, p.dst, 3):
@@ -273,7 +309,9 @@ def test_mesh_paths_follow_xy():
     assert counts == want
     assert len(dl) == sum(len(p.payload) + 1 for p in packets)
 
+
 # Mesh tests (Verilator) ---------------------------------------------------------------------------
+
 
 def _shape_id(shape):
     return f"{shape[0]}x{shape[1]}"
@@ -289,7 +327,7 @@ def test_mesh_uniform_random(noc, shape, load, stall):
     """Uniform random traffic (every source to every destination, both VCs, lengths 0..8) at a
     given offered load, receivers randomly stalling: everything arrives intact and in order."""
     model = noc.get(*shape)
-    rng = random.Random(1000 + 10*shape[0] + shape[1] + int(stall*100))
+    rng = random.Random(1000 + 10 * shape[0] + shape[1] + int(stall * 100))
     packets = uniform_random(rng, *shape, RANDOM_PACKETS[shape], max_len=8, rate=load)
     run_checked(model, packets, seed=7, stall=stall)
 
@@ -306,7 +344,7 @@ def test_mesh_all_pairs_burst(noc, shape):
     """Three packets per VC from every source to every destination, all offered at cycle 0,
     with heavily stalling receivers (back-pressure through the whole mesh)."""
     model = noc.get(*shape)
-    packets = all_pairs(random.Random(2000 + shape[0]*shape[1]), *shape, rounds=3, max_len=12)
+    packets = all_pairs(random.Random(2000 + shape[0] * shape[1]), *shape, rounds=3, max_len=12)
     run_checked(model, packets, seed=3, stall=0.6)
 
 
@@ -315,14 +353,15 @@ def test_mesh_saturation(noc, shape):
     """Saturation: every tile injects as fast as the mesh accepts (uniform random destinations,
     both VCs) while the receivers stall at random; the mesh delivers everything and drains."""
     model = noc.get(*shape)
-    n = shape[0]*shape[1]
+    n = shape[0] * shape[1]
     packets = uniform_random(random.Random(3000 + n), *shape, 6000 // n, max_len=8)
     result, _ = run_checked(model, packets, seed=11, stall=0.25)
     # Accepted throughput while every source is still backlogged.
     window = min(max(c for c, t, *_ in result.injections if t == s) for s in range(n))
     flits = sum(1 for d in result.deliveries if d[0] < window)
-    record_figure(f"saturation_stall25_{_shape_id(shape)}_flits_per_cycle_per_tile",
-        round(flits/window/n, 3))
+    record_figure(
+        f"saturation_stall25_{_shape_id(shape)}_flits_per_cycle_per_tile", round(flits / window / n, 3)
+    )
 
 
 @pytest.mark.slow
@@ -337,9 +376,8 @@ def test_mesh_saturation_throughput_4x4(noc):
         result, _ = run_checked(model, packets, seed=1, stall=0.0)
         window = min(max(c for c, t, *_ in result.injections if t == s) for s in range(16))
         flits = sum(1 for d in result.deliveries if d[0] < window)
-        figures[vc1] = flits/window/16
-        record_figure(f"saturation_4x4_vc1_{vc1}_flits_per_cycle_per_tile",
-            round(figures[vc1], 3))
+        figures[vc1] = flits / window / 16
+        record_figure(f"saturation_4x4_vc1_{vc1}_flits_per_cycle_per_tile", round(figures[vc1], 3))
     assert figures[0.0] > 0.4
     assert figures[0.5] >= figures[0.0]  # Two VCs relieve head-of-line blocking.
 
@@ -350,7 +388,7 @@ def test_mesh_zero_load_latency(noc, shape):
     after entering the source router (two cycles per hop: a router and its link register, one
     for the ejection); body flits follow back-to-back."""
     model = noc.get(*shape)
-    n = shape[0]*shape[1]
+    n = shape[0] * shape[1]
     rng = random.Random(5)
     packets, t = [], 0
     for s in range(n):
@@ -359,11 +397,14 @@ def test_mesh_zero_load_latency(noc, shape):
             t += 20
     _, report = run_checked(model, packets)
     for p, tm in zip(packets, report.timing):
-        assert tm["head"] - tm["inject"] == 2*hops(p.src, p.dst, shape[0]) + 1, (p, tm)
+        assert tm["head"] - tm["inject"] == 2 * hops(p.src, p.dst, shape[0]) + 1, (p, tm)
         assert tm["tail"] - tm["head"] == len(p.payload)
     # The figure is what the packets took, not the formula above.
-    per_hop = {(tm["head"] - tm["inject"] - 1) // hops(p.src, p.dst, shape[0])
-               for p, tm in zip(packets, report.timing) if hops(p.src, p.dst, shape[0])}
+    per_hop = {
+        (tm["head"] - tm["inject"] - 1) // hops(p.src, p.dst, shape[0])
+        for p, tm in zip(packets, report.timing)
+        if hops(p.src, p.dst, shape[0])
+    }
     assert len(per_hop) == 1, per_hop
     record_figure("zero_load_cycles_per_hop", per_hop.pop())
 
@@ -383,7 +424,7 @@ def test_mesh_priority_overtakes(noc, depth):
             # Tile 0 keeps a VC-0 backlog during all the probes.
             n = 100 if s == 0 else 25
             packets += [Packet(s, hot, 0, random_payload(rng, 8), 0) for _ in range(n)]
-    probes = [Packet(0, hot, 1, random_payload(rng, 2), 300 + 53*k) for k in range(20)]
+    probes = [Packet(0, hot, 1, random_payload(rng, 2), 300 + 53 * k) for k in range(20)]
     packets += probes
     _, report = run_checked(model, packets)
 
@@ -393,14 +434,13 @@ def test_mesh_priority_overtakes(noc, depth):
     vc1 = [timing[id(p)] for p in probes]
     lat1 = [tm["head"] - tm["inject"] for tm in vc1]
     # VC-0 packets of the same pair that entered the network during the probes.
-    lat0 = [tm["head"] - tm["inject"] for tm in vc0
-        if vc1[0]["inject"] <= tm["inject"] <= vc1[-1]["inject"]]
-    assert statistics.mean(lat1) <= 2*(2*h + 1), lat1  # Twice the zero-load latency.
+    lat0 = [tm["head"] - tm["inject"] for tm in vc0 if vc1[0]["inject"] <= tm["inject"] <= vc1[-1]["inject"]]
+    assert statistics.mean(lat1) <= 2 * (2 * h + 1), lat1  # Twice the zero-load latency.
     if depth == 2:
         # Two-flit buffers hold few VC-0 flits in the network: the backlog waits at the source
         # and the probes pass through the congested hot spot at near zero-load latency.
         return
-    assert statistics.mean(lat0) >= 5*statistics.mean(lat1), (lat0, lat1)
+    assert statistics.mean(lat0) >= 5 * statistics.mean(lat1), (lat0, lat1)
     # Every probe overtakes a VC-0 packet of the same source and destination that entered the
     # network before it.
     for tm in vc1:
@@ -425,12 +465,12 @@ def test_mesh_no_starvation(noc):
     at0 = [d for d in result.deliveries if d[1] == 0]
     vc1_cycles = [d[0] for d in at0 if d[2] == 1]
     vc0_cycles = [d[0] for d in at0 if d[2] == 0]
-    assert max(vc0_cycles) < max(vc1_cycles)           # VC 0 finished under VC-1 load.
+    assert max(vc0_cycles) < max(vc1_cycles)  # VC 0 finished under VC-1 load.
     first, last = min(vc0_cycles), max(vc0_cycles)
     busy = sum(1 for d in at0 if first <= d[0] <= last)
-    share = len(vc0_cycles)/(last - first + 1)
-    assert busy >= 0.95*(last - first + 1)            # The ejection port was saturated...
-    assert share >= 0.9/(STARVATION_LIMIT + 1), share  # ...and VC 0 got its share of it.
+    share = len(vc0_cycles) / (last - first + 1)
+    assert busy >= 0.95 * (last - first + 1)  # The ejection port was saturated...
+    assert share >= 0.9 / (STARVATION_LIMIT + 1), share  # ...and VC 0 got its share of it.
     record_figure("starvation_vc0_share_4x4", round(share, 3))
 
 
@@ -461,6 +501,7 @@ def test_mesh_deterministic(noc):
 
 # Buffers and link registers -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("depth", [2, 3, 4])
 def test_register_fifo_matches_a_queue(depth):
     """RegisterFIFO against a Python queue under random pushes and pops (fixed seed): same
@@ -478,10 +519,10 @@ def test_register_fifo_matches_a_queue(depth):
             yield fifo.re.eq(re)
             yield fifo.din.eq(din)
             yield
-            got = dict(readable=(yield fifo.readable), writable=(yield fifo.writable),
-                level=(yield fifo.level))
-            want = dict(readable=int(bool(queue)), writable=int(len(queue) < depth),
-                level=len(queue))
+            got = dict(
+                readable=(yield fifo.readable), writable=(yield fifo.writable), level=(yield fifo.level)
+            )
+            want = dict(readable=int(bool(queue)), writable=int(len(queue) < depth), level=len(queue))
             if got != want or (queue and (yield fifo.dout) != queue[0]):
                 errors.append((cycle, got, want, queue[:1], (yield fifo.dout)))
             push, pop = we and len(queue) < depth, re and bool(queue)
@@ -490,6 +531,7 @@ def test_register_fifo_matches_a_queue(depth):
             if push:
                 queue.append(din)
         yield
+
     run_simulation(fifo, gen())
     assert errors == []
 

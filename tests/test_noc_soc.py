@@ -10,8 +10,9 @@ def pingpong(sim, x, y, irq):
     key = (x, y, "pingpong_irq" if irq else "pingpong")
     if key not in sim.images:
         flags = "-DPINGPONG_IRQ" if irq else ""
-        sim.images[key] = model.build_firmware("pingpong",
-            out_dir=f"{model.output_dir}/firmware/{key[2]}", extra_cflags=flags)
+        sim.images[key] = model.build_firmware(
+            "pingpong", out_dir=f"{model.output_dir}/firmware/{key[2]}", extra_cflags=flags
+        )
     r = model.run(sim.images[key], max_cycles=20_000_000)
     assert r.exit_code == 0, r.output + r.stderr
     return parse_lines(r.output.splitlines())
@@ -21,7 +22,7 @@ def pingpong(sim, x, y, irq):
 @pytest.mark.parametrize("mesh", [(2, 1), (2, 2)], ids=["2x1", "2x2"])
 def test_pingpong_every_pair(sim, mesh, irq):
     x, y = mesh
-    n = x*y
+    n = x * y
     reports = pingpong(sim, x, y, irq)
     pairs = {(r["src"], r["dst"]) for r in reports}
     assert pairs == {(s, d) for s in range(n) for d in range(n) if s != d}

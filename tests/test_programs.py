@@ -45,25 +45,29 @@ def test_programs_exist():
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_host_result_independent_of_threads(host_runs, program):
     runs = [host_runs[(program, t)] for t in HOST_THREADS]
-    assert {r["checksum"] for r in runs} == {runs[0]["checksum"]}, \
-        {t: r["checksum"] for t, r in zip(HOST_THREADS, runs)}
+    assert {r["checksum"] for r in runs} == {runs[0]["checksum"]}, {
+        t: r["checksum"] for t, r in zip(HOST_THREADS, runs)
+    }
     for t, r in zip(HOST_THREADS, runs):
         assert r["threads"] == t and r["exit"] == 0
-        assert r["objects"] == runs[0]["objects"]       # objects do not depend on the threads
+        assert r["objects"] == runs[0]["objects"]  # objects do not depend on the threads
         assert sum(r["objects"].values()) > 0
     # With several threads the program synchronizes (no run may pass without using its objects).
     many = host_runs[(program, 4)]
     assert sum(events(many, kind) for kind in ("mutex", "cond", "barrier")) > 0
 
 
-@pytest.mark.parametrize("args, message", [
-    ("-t 0", "threads must be 1 to"),
-    ("-t 65", "threads must be 1 to"),
-    ("-i huge", "input must be test, simsmall or simmedium"),
-    ("-s x", "seed must be a number"),
-    ("-q 1", "unknown argument '-q'"),
-    ("-t", "-t needs a value"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ("-t 0", "threads must be 1 to"),
+        ("-t 65", "threads must be 1 to"),
+        ("-i huge", "input must be test, simsmall or simmedium"),
+        ("-s x", "seed must be a number"),
+        ("-q 1", "unknown argument '-q'"),
+        ("-t", "-t needs a value"),
+    ],
+)
 def test_host_bad_arguments(host, args, message):
     exe = host[PROGRAMS[0]]
     with pytest.raises(host_programs.HostProgramError, match="exit code 1") as e:
@@ -82,8 +86,7 @@ def test_program_in_simulation(sim, host_runs, program, backend, mesh):
     (run,) = app_runs(result.output.splitlines())
     reference = host_runs[(program, 1)]
     assert run["checksum"] == reference["checksum"], result.output[-2000:]
-    assert (run["backend"], run["tiles"], run["threads"], run["unit"]) == \
-        (backend, tiles, tiles, "cycles")
+    assert (run["backend"], run["tiles"], run["threads"], run["unit"]) == (backend, tiles, tiles, "cycles")
     assert run["args"] == f"-t {tiles} {ARGS}"
     assert run["objects"] == reference["objects"]
     assert 0 < run["roi"] < run["time"]
@@ -93,16 +96,22 @@ def test_program_in_simulation(sim, host_runs, program, backend, mesh):
     assert run["ops"][("thread", "create")]["count"] == tiles - 1
 
 
-@pytest.mark.parametrize("cmd, message", [
-    (["boards/sim.py", "--tiles", "1", "--app", "hello", "--args", "-i test"],
-     "--args only applies to a benchmark program"),
-    (["boards/sim.py", "--tiles", "1", "--app", "x264", "--args", "-i 'test'"], "no quotes allowed"),
-    (["boards/sim.py", "--tiles", "1", "--app", "nosuchprogram"], "no such application or program"),
-    (["scripts/bench_apps.py", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
-    (["scripts/bench_apps.py", "--tiles", "7"], "--tiles 7"),
-])
+@pytest.mark.parametrize(
+    "cmd, message",
+    [
+        (
+            ["boards/sim.py", "--tiles", "1", "--app", "hello", "--args", "-i test"],
+            "--args only applies to a benchmark program",
+        ),
+        (["boards/sim.py", "--tiles", "1", "--app", "x264", "--args", "-i 'test'"], "no quotes allowed"),
+        (["boards/sim.py", "--tiles", "1", "--app", "nosuchprogram"], "no such application or program"),
+        (["scripts/bench_apps.py", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
+        (["scripts/bench_apps.py", "--tiles", "7"], "--tiles 7"),
+    ],
+)
 def test_cli_errors(cmd, message):
     import subprocess
+
     proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
@@ -117,8 +126,9 @@ def test_program_of_ones_own_from_any_directory(sim, tmp_path, backend):
     benchmark programs do, and runs under the harness: its output, its exit code, its records
     under its directory's name."""
     model = sim.model(2, 1)
-    image = model.build_firmware(None, backend=backend, program_dir=USER_PROGRAM,
-        out_dir=str(tmp_path / "out"))
+    image = model.build_firmware(
+        None, backend=backend, program_dir=USER_PROGRAM, out_dir=str(tmp_path / "out")
+    )
     r = model.run(image, max_cycles=20_000_000)
     assert r.exit_code == 0, r.output[-2000:]
     assert "counted: 200" in r.output
@@ -132,11 +142,26 @@ def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
     program.mkdir()
     (program / "main.c").write_text(
         "int pthread_rwlock_rdlock(void *lock);\n"
-        "int main(void) { static int lock; return pthread_rwlock_rdlock(&lock); }\n")
+        "int main(void) { static int lock; return pthread_rwlock_rdlock(&lock); }\n"
+    )
     import subprocess
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "boards", "sim.py"), "--tiles", "2",
-        "--program-dir", str(program)], capture_output=True, text=True, timeout=600)
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "boards", "sim.py"),
+            "--tiles",
+            "2",
+            "--program-dir",
+            str(program),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 1
-    assert ("rw calls what neither the project's PThreads library (firmware/include/pthread.h) nor "
-            "the C library provides: pthread_rwlock_rdlock") in p.stderr
+    assert (
+        "rw calls what neither the project's PThreads library (firmware/include/pthread.h) nor "
+        "the C library provides: pthread_rwlock_rdlock"
+    ) in p.stderr
     assert "did not build" in p.stderr and "Traceback" not in p.stderr

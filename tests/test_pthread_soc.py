@@ -20,8 +20,7 @@ def plain_output(output):
 
 def run_both(sim, mesh, app, **kwargs):
     x, y = mesh
-    runs = {b: sim.run(x, y, app, backend=b, max_cycles=40_000_000, **kwargs)
-        for b in ("subutai", "swonly")}
+    runs = {b: sim.run(x, y, app, backend=b, max_cycles=40_000_000, **kwargs) for b in ("subutai", "swonly")}
     for backend, r in runs.items():
         assert r.exit_code == 0, f"{backend}:\n{r.output}{r.stderr}"
     return runs
@@ -36,7 +35,7 @@ def test_pthreadtest_every_primitive_and_error_both_backends(sim, mesh, pthreadt
         for group in pthreadtest_groups:
             assert f"{group}: ok" in lines, f"{backend}: {group}\n{r.output}"
         assert "pthreadtest: 0 failures" in lines
-        assert f"pthreadtest: {x*y} cores, {x*y} threads" in lines
+        assert f"pthreadtest: {x * y} cores, {x * y} threads" in lines
     assert plain_output(runs["subutai"].output) == plain_output(runs["swonly"].output)
 
 
@@ -51,22 +50,32 @@ def test_prodcons_both_backends(sim, mesh):
     for backend, r in runs.items():
         records = parse_lines(r.output.splitlines())
         run = [rec for rec in records if rec.get("event") == "run"]
-        assert len(run) == 1 and run[0]["tiles"] == x*y and run[0]["backend"] == backend
+        assert len(run) == 1 and run[0]["tiles"] == x * y and run[0]["backend"] == backend
         for rec in records:
             if "primitive" not in rec:
                 continue
-            assert rec["backend"] == backend and rec["tiles"] == x*y
+            assert rec["backend"] == backend and rec["tiles"] == x * y
             # Every object of the run is held by the backend it was linked with.
             assert rec["impl"] == backend
             assert 0 < rec["min"] <= rec["median"] <= rec["p90"] <= rec["max"] and rec["count"] > 0
             latency[backend, rec["primitive"], rec["case"]] = rec
     cases = {(p, c) for _, p, c in latency}
-    assert {("mutex", "lock_free"), ("mutex", "lock_queued"), ("mutex", "unlock"),
-        ("barrier", "wait_released"), ("cond", "broadcast"), ("cond", "wait_queued")} <= cases
+    assert {
+        ("mutex", "lock_free"),
+        ("mutex", "lock_queued"),
+        ("mutex", "unlock"),
+        ("barrier", "wait_released"),
+        ("cond", "broadcast"),
+        ("cond", "wait_queued"),
+    } <= cases
     # Cycle counts are deterministic: the hardware queues must beat the software ones where the
     # paper's point is (a handover to a queued waiter, a release, a broadcast).
-    for p, c in [("mutex", "lock_queued"), ("barrier", "wait_released"), ("cond", "broadcast"),
-            ("cond", "wait_queued")]:
+    for p, c in [
+        ("mutex", "lock_queued"),
+        ("barrier", "wait_released"),
+        ("cond", "broadcast"),
+        ("cond", "wait_queued"),
+    ]:
         hw, sw = latency["subutai", p, c]["median"], latency["swonly", p, c]["median"]
         assert hw < sw, (p, c, hw, sw)
 

@@ -18,8 +18,11 @@ def test_firmware_image_does_not_depend_on_checkout_path(sim, tmp_path):
         shutil.copytree(FIRMWARE_DIR, root / "firmware")
         soc_link = root / "soc-build"
         os.symlink(soc_dir, soc_link)
-        images.append(build_firmware(str(soc_link), "radix", out_dir=str(root / "out"),
-            firmware_dir=str(root / "firmware")))
+        images.append(
+            build_firmware(
+                str(soc_link), "radix", out_dir=str(root / "out"), firmware_dir=str(root / "firmware")
+            )
+        )
     for ext in (".bin", ".elf"):
         files = [os.path.splitext(image)[0] + ext for image in images]
         assert filecmp.cmp(files[0], files[1], shallow=False), ext

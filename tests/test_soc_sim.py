@@ -18,17 +18,19 @@ MESH_IDS = [f"{x}x{y}" for x, y in MESHES]
 @pytest.mark.parametrize("mesh", MESHES, ids=MESH_IDS)
 def test_hello_every_tile_reports_its_id(sim, mesh):
     x, y = mesh
-    n = x*y
+    n = x * y
     r = sim.run(x, y, "hello", max_cycles=5_000_000)
     assert r.exit_code == 0, r.stderr
-    lines = re.findall(r"hello from tile (\d+) of (\d+) \(x=(\d+), y=(\d+)\) counter=(\d+) cycle=(\d+)", r.output)
+    lines = re.findall(
+        r"hello from tile (\d+) of (\d+) \(x=(\d+), y=(\d+)\) counter=(\d+) cycle=(\d+)", r.output
+    )
     assert len(lines) == n, r.output
     release = int(re.search(r"cores released at cycle (\d+)", r.output).group(1))
     for i, (tile, tiles, tx, ty, counter, cycle) in enumerate(lines):
         assert int(tile) == i
         assert int(tiles) == n
         assert (int(tx), int(ty)) == (i % x, i // x)
-        assert int(counter) == 100*(i + 1)
+        assert int(counter) == 100 * (i + 1)
         if i > 0:
             # Secondary cores only run once core 0 has released them.
             assert int(cycle) > release
@@ -37,7 +39,7 @@ def test_hello_every_tile_reports_its_id(sim, mesh):
 @pytest.mark.parametrize("mesh", MESHES, ids=MESH_IDS)
 def test_memories_and_cycle_counter(sim, mesh):
     x, y = mesh
-    n = x*y
+    n = x * y
     r = sim.run(x, y, "memcheck", max_cycles=5_000_000)
     assert r.exit_code == 0, r.stderr
     reports = parse_lines(r.output.splitlines())
@@ -46,7 +48,7 @@ def test_memories_and_cycle_counter(sim, mesh):
     assert len(addrs) == 1, "every core must use the same local address"
     for rep in reports:
         # Private RAM: every core wrote 0xa5000000|tile at the same address before any read.
-        assert rep["private"] == 0xa5000000 | rep["tile"]
+        assert rep["private"] == 0xA5000000 | rep["tile"]
         # Shared RAM: every core sees every other core's slot.
         assert rep["shared_seen"] == n
         # Monotonic: successive reads strictly increase.
@@ -101,6 +103,7 @@ def test_sigterm_stops_the_running_model(sim, tmp_path):
     Without the handler Python dies at once and leaves the model running, an orphan."""
     import signal
     import time
+
     model = sim.model(2, 1)
     image = sim.image(2, 1, "busy")
     script = tmp_path / "run.py"
@@ -108,16 +111,17 @@ def test_sigterm_stops_the_running_model(sim, tmp_path):
         "import sys\n"
         "from soc.simulation import SimModel, stop_runs_on_sigterm\n"
         "stop_runs_on_sigterm()\n"
-        f"SimModel({model.output_dir!r}).run({image!r}, max_cycles=10**12)\n")
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=ROOT))
+        f"SimModel({model.output_dir!r}).run({image!r}, max_cycles=10**12)\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
     vsim = []
     try:
         deadline = time.monotonic() + 60
         while not vsim and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-            vsim = [k for k in _children(proc.pid)
-                if os.path.basename(os.readlink(f"/proc/{k}/exe")) == "Vsim"]
+            vsim = [
+                k for k in _children(proc.pid) if os.path.basename(os.readlink(f"/proc/{k}/exe")) == "Vsim"
+            ]
         assert vsim, "the model never started"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
@@ -149,20 +153,27 @@ def test_generated_exports_describe_tiles(sim):
 
 
 def _sim_cli(*args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "boards", "sim.py"), *args],
-        capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "boards", "sim.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--tiles", "5"], "does not form a mesh"),
-    (["--tiles", "17"], "must be 1 to 16"),
-    (["--mesh", "5x1"], "each side must be 1 to 4"),
-    (["--mesh", "2by2"], "expected XxY"),
-    (["--tiles", "4", "--mesh", "2x1"], "does not match"),
-    (["--ram-init", "/nonexistent.bin"], "no such file"),
-    (["--app", "no_such_app"], "no such application"),
-    (["--mem-banks", "3"], "expected 0 or a power of two"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--tiles", "5"], "does not form a mesh"),
+        (["--tiles", "17"], "must be 1 to 16"),
+        (["--mesh", "5x1"], "each side must be 1 to 4"),
+        (["--mesh", "2by2"], "expected XxY"),
+        (["--tiles", "4", "--mesh", "2x1"], "does not match"),
+        (["--ram-init", "/nonexistent.bin"], "no such file"),
+        (["--app", "no_such_app"], "no such application"),
+        (["--mem-banks", "3"], "expected 0 or a power of two"),
+    ],
+)
 def test_cli_rejects_bad_arguments(args, message):
     p = _sim_cli(*args)
     assert p.returncode == 2
@@ -175,13 +186,15 @@ def test_harness_rejects_bad_arguments(sim):
     assert p.returncode == 2 and "not a number" in p.stderr
     p = subprocess.run([model.binary, "--dir", "/nonexistent"], capture_output=True, text=True)
     assert p.returncode == 2 and "cannot enter" in p.stderr
-    p = subprocess.run([model.binary, "--trace", "x.vcd", "--dir", model.gateware_dir],
-        capture_output=True, text=True)
+    p = subprocess.run(
+        [model.binary, "--trace", "x.vcd", "--dir", model.gateware_dir], capture_output=True, text=True
+    )
     assert p.returncode == 2 and "without tracing" in p.stderr
 
 
 def test_trace_writes_waveform(sim, tmp_path):
     from soc.simulation import build_model
+
     model = build_model(1, 1, trace="1", log=lambda m: None)
     vcd = tmp_path / "hello.vcd"
     r = model.run(sim.image(1, 1, "hello"), max_cycles=2_000_000, trace=str(vcd))

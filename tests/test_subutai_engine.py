@@ -40,8 +40,10 @@ def report(request):
     capman = request.config.pluginmanager.get_plugin("capturemanager")
     if tr is not None and capman is not None:
         with capman.global_and_fixture_disabled():
-            tr.write_line(f"\nsubutai engine: {CHECKED['requests']} core requests checked "
-                f"against the model in {time.time() - t0:.1f} s")
+            tr.write_line(
+                f"\nsubutai engine: {CHECKED['requests']} core requests checked "
+                f"against the model in {time.time() - t0:.1f} s"
+            )
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +63,9 @@ def s(bench):
     yield s
     CHECKED["requests"] += s.replay.core_requests
 
+
 # Helpers ------------------------------------------------------------------------------------------
+
 
 def alloc(s, host, op, value=0, core=0, thread=1):
     st, v, sid = s.call(host, request(P.alloc_target(host), op, core, thread, value))
@@ -87,12 +91,13 @@ def replies(pkts):
     """[(core, thread, status, value, sync_id)] of reply packets."""
     return [(p.core, p.thread, P.reply_status(p.op), p.value, p.sync_id) for p in pkts]
 
+
 # Protocol -----------------------------------------------------------------------------------------
+
 
 def test_id_layout():
     i = P.make_id(5, P.KIND_COND, 0x123, 77)
-    assert (P.id_f(i), P.id_ni(i), P.id_kind(i), P.id_gen(i), P.id_index(i)) == \
-        (1, 5, P.KIND_COND, 0x123, 77)
+    assert (P.id_f(i), P.id_ni(i), P.id_kind(i), P.id_gen(i), P.id_index(i)) == (1, 5, P.KIND_COND, 0x123, 77)
     assert P.make_id(0, 0, 0, 0) == 0x80000000  # never 0
     assert P.host_of(P.alloc_target(9)) == 9
     assert P.spm_geometry(2048) == (256, 64, 192)
@@ -107,22 +112,31 @@ def test_c_header_compiles(tmp_path):
     h = tmp_path / "subutai_protocol.h"
     h.write_text(P.c_header())
     c = tmp_path / "t.c"
-    c.write_text('#include "subutai_protocol.h"\n'
-        "_Static_assert(SUBUTAI_OP_LOCK == %d, \"op\");\n" % P.OP_LOCK
-        + "_Static_assert(SUBUTAI_ID_NI(0x85000000u) == 5, \"ni\");\n"
-        "int main(void) { return 0; }\n")
+    c.write_text(
+        '#include "subutai_protocol.h"\n'
+        '_Static_assert(SUBUTAI_OP_LOCK == %d, "op");\n'
+        % P.OP_LOCK
+        + '_Static_assert(SUBUTAI_ID_NI(0x85000000u) == 5, "ni");\n'
+        "int main(void) { return 0; }\n"
+    )
     gcc = "gcc"
-    p = subprocess.run([gcc, "-fsyntax-only", "-Wall", "-Werror", "-I", str(tmp_path), str(c)],
-        capture_output=True, text=True)
+    p = subprocess.run(
+        [gcc, "-fsyntax-only", "-Wall", "-Werror", "-I", str(tmp_path), str(c)],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
 
+
 # Migen simulation (one engine, back-pressured source) ---------------------------------------------
+
 
 def test_migen_sim_single_engine():
     """The module in Migen's own simulator: a short sequence against the model, with a source
     that is not ready 50% of the time."""
     from migen import run_simulation
     from gateware.subutai.engine import SubutaiEngine
+
     dut = SubutaiEngine(ni_id=1, n_tiles=2, spm_bytes=128)
     model = EngineModel(1, 2, 128)
     rng = random.Random(7)
@@ -132,13 +146,13 @@ def test_migen_sim_single_engine():
         request(m0, P.OP_LOCK, 0, 1),
         request(m0, P.OP_LOCK, 1, 2),
         request(m0, P.OP_LOCK, 1, 3),
-        request(m0, P.OP_LOCK, 0, 1),                       # EDEADLK
-        request(m0, P.OP_UNLOCK, 1, 2, reply=1),            # EPERM
-        request(m0, P.OP_UNLOCK, 0, 1, reply=1),            # hand-over to (1, 2)
+        request(m0, P.OP_LOCK, 0, 1),  # EDEADLK
+        request(m0, P.OP_UNLOCK, 1, 2, reply=1),  # EPERM
+        request(m0, P.OP_UNLOCK, 0, 1, reply=1),  # hand-over to (1, 2)
         request(P.alloc_target(1), P.OP_ALLOC_BARRIER, 0, 1, 2),
         request(P.make_id(1, 2, 0, 1), P.OP_BARRIER_WAIT, 0, 1),
         request(P.make_id(1, 2, 0, 1), P.OP_BARRIER_WAIT, 0, 4),
-        request(m0, P.OP_FREE, 0, 1),                        # EBUSY
+        request(m0, P.OP_FREE, 0, 1),  # EBUSY
         request(m0 ^ (1 << P.ID_GEN_SHIFT), P.OP_TRYLOCK, 0, 1),  # EINVAL
     ]
     expected = [p for r in reqs for p in model.process(r)]
@@ -174,7 +188,9 @@ def test_migen_sim_single_engine():
     # Free counts after: 1 waiter left on the mutex.
     assert model.counters["free_queue"] == model.n_queue - 1
 
+
 # Allocation ---------------------------------------------------------------------------------------
+
 
 def test_alloc_exhaustion_generations_and_stale_ids(s):
     ids = [alloc(s, TINY, P.OP_ALLOC_MUTEX) for _ in range(8)]
@@ -182,12 +198,14 @@ def test_alloc_exhaustion_generations_and_stale_ids(s):
     assert all(P.id_ni(i) == TINY and P.id_f(i) and P.id_gen(i) == 0 for i in ids)
     assert s.call(TINY, request(P.alloc_target(TINY), P.OP_ALLOC_COND, 0, 1))[0] == P.EAGAIN
     assert call(s, ids[5], P.OP_FREE) == 0
-    assert call(s, ids[5], P.OP_FREE) == P.EINVAL                 # double free
-    c = alloc(s, TINY, P.OP_ALLOC_COND)                            # LIFO: same slot, gen + 1
+    assert call(s, ids[5], P.OP_FREE) == P.EINVAL  # double free
+    c = alloc(s, TINY, P.OP_ALLOC_COND)  # LIFO: same slot, gen + 1
     assert (P.id_index(c), P.id_gen(c), P.id_kind(c)) == (5, 1, P.KIND_COND)
-    assert call(s, ids[5], P.OP_LOCK) == P.EINVAL                  # stale id
-    assert call(s, ids[5] ^ (P.KIND_COND << P.ID_KIND_SHIFT) ^ (1 << P.ID_GEN_SHIFT),
-        P.OP_COND_SIGNAL, reply=1) == 0                            # = c, valid
+    assert call(s, ids[5], P.OP_LOCK) == P.EINVAL  # stale id
+    assert (
+        call(s, ids[5] ^ (P.KIND_COND << P.ID_KIND_SHIFT) ^ (1 << P.ID_GEN_SHIFT), P.OP_COND_SIGNAL, reply=1)
+        == 0
+    )  # = c, valid
     for i in ids[:5] + ids[6:] + [c]:
         assert call(s, i, P.OP_FREE) == 0
     cnt = s.counters()[TINY]
@@ -196,8 +214,12 @@ def test_alloc_exhaustion_generations_and_stale_ids(s):
 
 def test_alloc_arguments(s):
     h = 1
-    for op, v in ((P.OP_ALLOC_MUTEX, 2), (P.OP_ALLOC_MUTEX, 0xffffffff),
-                  (P.OP_ALLOC_BARRIER, 0), (P.OP_ALLOC_BARRIER, P.MAX_BARRIER + 1)):
+    for op, v in (
+        (P.OP_ALLOC_MUTEX, 2),
+        (P.OP_ALLOC_MUTEX, 0xFFFFFFFF),
+        (P.OP_ALLOC_BARRIER, 0),
+        (P.OP_ALLOC_BARRIER, P.MAX_BARRIER + 1),
+    ):
         assert s.call(h, request(P.alloc_target(h), op, 0, 1, v))[0] == P.EINVAL
     b = alloc(s, h, P.OP_ALLOC_BARRIER, P.MAX_BARRIER)
     assert P.id_kind(b) == P.KIND_BARRIER
@@ -205,30 +227,38 @@ def test_alloc_arguments(s):
     e = alloc(s, h, P.OP_ALLOC_MUTEX, 1)
     assert (P.id_kind(m), P.id_kind(e)) == (P.KIND_MUTEX, P.KIND_MUTEX_EC)
     # The other bits of an alloc request's sync id are ignored.
-    st, v, _ = s.call(h, request(P.alloc_target(h) | 0x80123456 & 0x80ffffff, P.OP_ALLOC_COND,
-        0, 1))
+    st, v, _ = s.call(h, request(P.alloc_target(h) | 0x80123456 & 0x80FFFFFF, P.OP_ALLOC_COND, 0, 1))
     assert st == 0 and P.id_kind(v) == P.KIND_COND
     for i in (b, m, e, v):
         assert call(s, i, P.OP_FREE) == 0
 
+
 # Invalid ids and ops ------------------------------------------------------------------------------
+
 
 def test_invalid_ids(s):
     m = alloc(s, 0, P.OP_ALLOC_MUTEX)
     b = alloc(s, 0, P.OP_ALLOC_BARRIER, 2)
     c = alloc(s, 0, P.OP_ALLOC_COND)
     bad = [
-        (m & 0x7fffffff, P.OP_LOCK, 0),                            # F bit clear
-        (0, P.OP_LOCK, 0),                                         # static initializer
-        (m, P.OP_LOCK, 1),                                         # NI id of another tile
-        (P.make_id(0, 0, 0, 64), P.OP_TRYLOCK, 0),                 # index >= n_ctrl
+        (m & 0x7FFFFFFF, P.OP_LOCK, 0),  # F bit clear
+        (0, P.OP_LOCK, 0),  # static initializer
+        (m, P.OP_LOCK, 1),  # NI id of another tile
+        (P.make_id(0, 0, 0, 64), P.OP_TRYLOCK, 0),  # index >= n_ctrl
         (P.make_id(0, 0, 0, 1023), P.OP_FREE, 0),
-        (P.make_id(0, 0, 0, 10), P.OP_LOCK, 0),                    # never allocated
-        (m ^ (1 << P.ID_GEN_SHIFT), P.OP_LOCK, 0),                 # wrong generation
-        (m | (1 << P.ID_KIND_SHIFT), P.OP_LOCK, 0),                # kind bits differ from slot
-        (b, P.OP_LOCK, 0), (b, P.OP_UNLOCK, 0), (b, P.OP_COND_SIGNAL, 0),  # wrong kind for op
-        (m, P.OP_BARRIER_WAIT, 0), (c, P.OP_TRYLOCK, 0), (m, P.OP_COND_BROADCAST, 0),
-        (m, 0x0c, 0), (m, 0x80, 0), (m, 0xff, 0), (0, 0, 0),      # unknown ops
+        (P.make_id(0, 0, 0, 10), P.OP_LOCK, 0),  # never allocated
+        (m ^ (1 << P.ID_GEN_SHIFT), P.OP_LOCK, 0),  # wrong generation
+        (m | (1 << P.ID_KIND_SHIFT), P.OP_LOCK, 0),  # kind bits differ from slot
+        (b, P.OP_LOCK, 0),
+        (b, P.OP_UNLOCK, 0),
+        (b, P.OP_COND_SIGNAL, 0),  # wrong kind for op
+        (m, P.OP_BARRIER_WAIT, 0),
+        (c, P.OP_TRYLOCK, 0),
+        (m, P.OP_COND_BROADCAST, 0),
+        (m, 0x0C, 0),
+        (m, 0x80, 0),
+        (m, 0xFF, 0),
+        (0, 0, 0),  # unknown ops
     ]
     for sid, op, e in bad:
         assert call(s, sid, op, reply=1, engine=e) == P.EINVAL, (hex(sid), hex(op), e)
@@ -239,27 +269,28 @@ def test_invalid_ids(s):
     assert post(s, c, 0x33, value=5) == []
     cnt = s.counters()[0]
     assert cnt["silent_errors"] == 2
-    assert (cnt["last_err_sync"], cnt["last_err_op"], cnt["last_err_status"]) == \
-        (c, 0x33, P.EINVAL)
+    assert (cnt["last_err_sync"], cnt["last_err_op"], cnt["last_err_status"]) == (c, 0x33, P.EINVAL)
     for i in (m, b, c):
         assert call(s, i, P.OP_FREE) == 0
 
+
 # Mutexes ------------------------------------------------------------------------------------------
+
 
 def test_mutex_fifo_handover(s):
     m = alloc(s, 2, P.OP_ALLOC_MUTEX)
     A, B, C, D = (0, 1), (1, 1), (2, 7), (3, 9)
     assert call(s, m, P.OP_LOCK, *A) == 0
     for w in (B, C, D):
-        assert post(s, m, P.OP_LOCK, *w) == []                   # queued, no reply yet
+        assert post(s, m, P.OP_LOCK, *w) == []  # queued, no reply yet
     assert call(s, m, P.OP_TRYLOCK, 1, 5) == P.EBUSY
-    assert call(s, m, P.OP_UNLOCK, *B, reply=1) == P.EPERM        # waiter is not the owner
-    r = post(s, m, P.OP_UNLOCK, *A, reply=1)                     # grant to B, then A's reply
+    assert call(s, m, P.OP_UNLOCK, *B, reply=1) == P.EPERM  # waiter is not the owner
+    r = post(s, m, P.OP_UNLOCK, *A, reply=1)  # grant to B, then A's reply
     assert sorted(replies(r)) == sorted([(*B, 0, 0, m), (*A, 0, 0, m)])
     assert replies(post(s, m, P.OP_UNLOCK, *B)) == [(*C, 0, 0, m)]
     assert replies(post(s, m, P.OP_UNLOCK, *C)) == [(*D, 0, 0, m)]
     assert post(s, m, P.OP_UNLOCK, *D) == []
-    assert call(s, m, P.OP_UNLOCK, *D, reply=1) == P.EPERM        # not locked
+    assert call(s, m, P.OP_UNLOCK, *D, reply=1) == P.EPERM  # not locked
     assert call(s, m, P.OP_TRYLOCK, *C) == 0
     assert call(s, m, P.OP_FREE) == P.EBUSY
     assert post(s, m, P.OP_UNLOCK, *C) == []
@@ -273,13 +304,13 @@ def test_grant_says_whether_this_core_released_last(s):
     unlock came from the same core, whatever its thread; never for a new mutex or a hand-over."""
     m = alloc(s, 1, P.OP_ALLOC_MUTEX)
     grant = lambda core, thread, op=P.OP_LOCK: replies(post(s, m, op, core, thread))
-    assert grant(0, 1) == [(0, 1, 0, 0, m)]                      # never released
+    assert grant(0, 1) == [(0, 1, 0, 0, m)]  # never released
     assert post(s, m, P.OP_UNLOCK, 0, 1) == []
-    assert grant(0, 2) == [(0, 2, 0, P.GRANT_LOCAL, m)]          # same core, other thread
-    assert post(s, m, P.OP_LOCK, 3, 1) == []                     # queued
-    assert replies(post(s, m, P.OP_UNLOCK, 0, 2)) == [(3, 1, 0, 0, m)]   # hand-over: invalidate
+    assert grant(0, 2) == [(0, 2, 0, P.GRANT_LOCAL, m)]  # same core, other thread
+    assert post(s, m, P.OP_LOCK, 3, 1) == []  # queued
+    assert replies(post(s, m, P.OP_UNLOCK, 0, 2)) == [(3, 1, 0, 0, m)]  # hand-over: invalidate
     assert post(s, m, P.OP_UNLOCK, 3, 1) == []
-    assert grant(0, 1, P.OP_TRYLOCK) == [(0, 1, 0, 0, m)]        # core 3 released it last
+    assert grant(0, 1, P.OP_TRYLOCK) == [(0, 1, 0, 0, m)]  # core 3 released it last
     assert post(s, m, P.OP_UNLOCK, 0, 1) == []
     assert grant(0, 1, P.OP_TRYLOCK) == [(0, 1, 0, P.GRANT_LOCAL, m)]
     assert post(s, m, P.OP_UNLOCK, 0, 1) == []
@@ -291,14 +322,13 @@ def test_error_checking_and_normal_mutex_misuse(s):
     n = alloc(s, 1, P.OP_ALLOC_MUTEX, 0)
     A, B = (0, 1), (2, 2)
     assert call(s, e, P.OP_LOCK, *A) == 0
-    assert call(s, e, P.OP_LOCK, *A) == P.EDEADLK                 # relock, error-checking
+    assert call(s, e, P.OP_LOCK, *A) == P.EDEADLK  # relock, error-checking
     assert call(s, e, P.OP_TRYLOCK, *A) == P.EBUSY
     assert call(s, e, P.OP_UNLOCK, *B, reply=1) == P.EPERM
-    assert post(s, e, P.OP_UNLOCK, *B) == []                      # silent EPERM
+    assert post(s, e, P.OP_UNLOCK, *B) == []  # silent EPERM
     cnt = s.counters()[1]
     assert cnt["silent_errors"] == 1
-    assert (cnt["last_err_sync"], cnt["last_err_op"], cnt["last_err_status"]) == \
-        (e, P.OP_UNLOCK, P.EPERM)
+    assert (cnt["last_err_sync"], cnt["last_err_op"], cnt["last_err_status"]) == (e, P.OP_UNLOCK, P.EPERM)
     assert call(s, e, P.OP_UNLOCK, *A, reply=1) == 0
     # Normal mutex: unlock by a non-owner is refused too (EPERM); relock by the owner
     # self-deadlocks (queued behind itself) until it unlocks: then it is granted to itself.
@@ -322,7 +352,7 @@ def test_queue_exhaustion_eagain(s):
         assert post(s, m, P.OP_LOCK, *w) == []
     assert call(s, m, P.OP_LOCK, 2, 999) == P.EAGAIN
     assert call(s, m, P.OP_TRYLOCK, 2, 999) == P.EBUSY
-    assert call(s, b, P.OP_BARRIER_WAIT, 2, 999) == P.EAGAIN       # not counted as an arrival
+    assert call(s, b, P.OP_BARRIER_WAIT, 2, 999) == P.EAGAIN  # not counted as an arrival
     # A cond wait that cannot be enqueued: EAGAIN from the cond's host, mutex still held.
     r = post(s, c, P.OP_COND_WAIT, 0, 1, value=m)
     assert replies(r) == [(0, 1, P.EAGAIN, 0, c)]
@@ -338,7 +368,9 @@ def test_queue_exhaustion_eagain(s):
     cnt = s.counters()[TINY]
     assert (cnt["free_queue"], cnt["free_ctrl"], cnt["queue_hwm"]) == (24, 8, 24)
 
+
 # Barriers -----------------------------------------------------------------------------------------
+
 
 def test_barrier_rounds(s):
     b = alloc(s, 1, P.OP_ALLOC_BARRIER, 3)
@@ -372,7 +404,9 @@ def test_barrier_release_of_a_full_queue(s):
     assert call(s, b, P.OP_FREE) == 0
     assert s.counters()[TINY]["free_queue"] == 24
 
+
 # Condition variables ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("cond_host,mutex_host", [(0, 1), (2, 2)])
 def test_cond_wait_signal_requeue(s, cond_host, mutex_host):
@@ -382,11 +416,11 @@ def test_cond_wait_signal_requeue(s, cond_host, mutex_host):
     m = alloc(s, mutex_host, P.OP_ALLOC_MUTEX, 1)
     W, S = (1, 1), (3, 2)
     assert call(s, m, P.OP_LOCK, *W) == 0
-    assert post(s, c, P.OP_COND_WAIT, *W, value=m) == []           # blocked
-    assert call(s, m, P.OP_LOCK, *S) == 0                          # mutex released by the wait
-    assert call(s, c, P.OP_FREE) == P.EBUSY                        # has a waiter
-    assert call(s, c, P.OP_COND_SIGNAL, *S, reply=1) == 0           # W requeued, no grant yet
-    assert call(s, c, P.OP_COND_SIGNAL, *S, reply=1) == 0           # no waiter: nothing
+    assert post(s, c, P.OP_COND_WAIT, *W, value=m) == []  # blocked
+    assert call(s, m, P.OP_LOCK, *S) == 0  # mutex released by the wait
+    assert call(s, c, P.OP_FREE) == P.EBUSY  # has a waiter
+    assert call(s, c, P.OP_COND_SIGNAL, *S, reply=1) == 0  # W requeued, no grant yet
+    assert call(s, c, P.OP_COND_SIGNAL, *S, reply=1) == 0  # no waiter: nothing
     assert post(s, c, P.OP_COND_SIGNAL, *S) == []
     r = post(s, m, P.OP_UNLOCK, *S, reply=1)
     assert sorted(replies(r)) == sorted([(*W, 0, 0, m), (*S, 0, 0, m)])  # W's wait returns
@@ -407,20 +441,19 @@ def test_cond_broadcast_no_thundering_herd(s):
         assert post(s, c, P.OP_COND_WAIT, *w, value=m) == []
     B = (2, 9)
     assert call(s, m, P.OP_LOCK, *B) == 0
-    assert call(s, c, P.OP_COND_BROADCAST, *B, reply=1) == 0        # all requeued, none runs
+    assert call(s, c, P.OP_COND_BROADCAST, *B, reply=1) == 0  # all requeued, none runs
     owner = B
-    for w in ws:                                                    # one at a time, FIFO
+    for w in ws:  # one at a time, FIFO
         assert replies(post(s, m, P.OP_UNLOCK, *owner)) == [(*w, 0, 0, m)]
         owner = w
     assert post(s, m, P.OP_UNLOCK, *owner) == []
-    assert post(s, c, P.OP_COND_BROADCAST, *B) == []                # no waiters: nothing
+    assert post(s, c, P.OP_COND_BROADCAST, *B) == []  # no waiters: nothing
     for i in (c, m):
         assert call(s, i, P.OP_FREE) == 0
     assert s.counters()[0]["free_queue"] == 192 and s.counters()[3]["free_queue"] == 24
 
 
-@pytest.mark.parametrize("mode", ["splice-free", "splice-held", "splice-queued", "mixed",
-                                  "stale-mutex"])
+@pytest.mark.parametrize("mode", ["splice-free", "splice-held", "splice-queued", "mixed", "stale-mutex"])
 def test_local_broadcast_of_many_waiters(s, mode):
     """63 waiters on a cond whose mutex is on the same engine. The waits run through the
     engine's 2-entry self queue, never through its source (no deadlock on the NI's loop-back).
@@ -454,8 +487,7 @@ def test_local_broadcast_of_many_waiters(s, mode):
     if mode == "mixed":
         # ws[5] waits with m2 (free): granted at once; the rest requeue on m one by one.
         order.remove(ws[5])
-        assert sorted(replies(r)) == sorted([(*ws[0], 0, 0, m), (*ws[5], 0, 0, m2),
-            (*B, 0, 0, c)])
+        assert sorted(replies(r)) == sorted([(*ws[0], 0, 0, m), (*ws[5], 0, 0, m2), (*B, 0, 0, c)])
         assert post(s, m2, P.OP_UNLOCK, *ws[5], reply=1) != []
     elif mode == "splice-free":
         assert sorted(replies(r)) == sorted([(*ws[0], 0, 0, m), (*B, 0, 0, c)])
@@ -485,8 +517,14 @@ def test_cond_wait_errors(s):
     W = (1, 4)
     assert call(s, m, P.OP_LOCK, *W) == 0
     # Refused by the cond's host (sync id of the reply: the cond); the mutex stays held.
-    for cid, mid in ((c ^ (1 << P.ID_GEN_SHIFT), m), (c, b), (c, c), (c, m & 0x7fffffff),
-                     (c, P.make_id(N, 0, 0, 0)), (m, m)):
+    for cid, mid in (
+        (c ^ (1 << P.ID_GEN_SHIFT), m),
+        (c, b),
+        (c, c),
+        (c, m & 0x7FFFFFFF),
+        (c, P.make_id(N, 0, 0, 0)),
+        (m, m),
+    ):
         st, _, rsid = s.call(P.id_ni(cid), request(cid, P.OP_COND_WAIT, *W, mid))
         assert (st, rsid) == (P.EINVAL, cid), (hex(cid), hex(mid))
     # Refused by the mutex's host (reply sync id: the mutex): stale mutex, not the owner.
@@ -494,7 +532,7 @@ def test_cond_wait_errors(s):
     assert (st, rsid) == (P.EINVAL, m ^ (1 << P.ID_GEN_SHIFT))
     st, _, rsid = s.call(1, request(c, P.OP_COND_WAIT, 0, 9, m))
     assert (st, rsid) == (P.EPERM, m)
-    assert call(s, m, P.OP_UNLOCK, *W, reply=1) == 0               # W still held it
+    assert call(s, m, P.OP_UNLOCK, *W, reply=1) == 0  # W still held it
     # The mutex is freed while W waits on the cond: the requeue fails with EINVAL.
     assert call(s, m, P.OP_LOCK, *W) == 0
     assert post(s, c, P.OP_COND_WAIT, *W, value=m) == []
@@ -530,19 +568,20 @@ def test_engine_ops_sent_by_a_core(s):
     """Engine-to-engine ops are checked like any request (a core may send them)."""
     c = alloc(s, 0, P.OP_ALLOC_COND)
     m = alloc(s, 1, P.OP_ALLOC_MUTEX)
-    assert call(s, m, P.OP_WAIT_CHECK, 0, 1, value=m) == P.EINVAL    # value is not a cond
-    assert call(s, m, P.OP_WAIT_CHECK, 0, 1, value=c) == P.EPERM     # not the owner
+    assert call(s, m, P.OP_WAIT_CHECK, 0, 1, value=m) == P.EINVAL  # value is not a cond
+    assert call(s, m, P.OP_WAIT_CHECK, 0, 1, value=c) == P.EPERM  # not the owner
     assert call(s, c, P.OP_COND_ENQUEUE, 0, 1, value=c) == P.EINVAL  # value is not a mutex
-    assert post(s, m, P.OP_UNLOCK_FOR, 0, 1, value=c) == []          # silent EPERM
+    assert post(s, m, P.OP_UNLOCK_FOR, 0, 1, value=c) == []  # silent EPERM
     assert s.counters()[1]["silent_errors"] == 1
-    assert call(s, m, P.OP_LOCK_FOR, 2, 2, value=c) == 0             # a lock on 2.2's behalf
+    assert call(s, m, P.OP_LOCK_FOR, 2, 2, value=c) == 0  # a lock on 2.2's behalf
     assert post(s, m, P.OP_LOCK_FOR, 3, 3, value=c, reply=1) == []  # queued behind 2.2
-    assert post(s, m, P.OP_UNLOCK, 3, 3) == []                       # not the owner: silent
+    assert post(s, m, P.OP_UNLOCK, 3, 3) == []  # not the owner: silent
     r = post(s, m, P.OP_UNLOCK, 2, 2)
     assert replies(r) == [(3, 3, 0, 0, m)]
     assert post(s, m, P.OP_UNLOCK, 3, 3) == []
     for i in (c, m):
         assert call(s, i, P.OP_FREE) == 0
+
 
 # Randomized differential tests --------------------------------------------------------------------
 
@@ -558,15 +597,23 @@ PROGRAMS = [
 
 
 @pytest.mark.parametrize("seed,src_stall,rep_stall,hosts,n_mutex,n_cond,episodes", PROGRAMS)
-def test_random_programs(tb_binary, seed, src_stall, rep_stall, hosts, n_mutex, n_cond,
-        episodes):
+def test_random_programs(tb_binary, seed, src_stall, rep_stall, hosts, n_mutex, n_cond, episodes):
     """32 threads on 4 tiles: locks, trylocks, cond waits/signals/broadcasts, barrier rounds,
     alloc/free churn with stale ids, invalid ids, misuse; every packet checked against the model,
     mutual exclusion and barrier rounds checked by the threads, free lists back to full."""
     with Bench(tb_binary, N, seed=seed, src_stall=src_stall, rep_stall=rep_stall) as bench:
         rp = Replay(SPM)
-        drv, w = run_program(bench, rp, SPM, seed, episodes=episodes,
-            rounds=max(4, episodes // 12), shared_hosts=hosts, n_mutex=n_mutex, n_cond=n_cond)
+        drv, w = run_program(
+            bench,
+            rp,
+            SPM,
+            seed,
+            episodes=episodes,
+            rounds=max(4, episodes // 12),
+            shared_hosts=hosts,
+            n_mutex=n_mutex,
+            n_cond=n_cond,
+        )
         cnt = bench.counters()
         rp.check_counters(cnt)
         for e in range(N):
@@ -578,8 +625,10 @@ def test_random_programs(tb_binary, seed, src_stall, rep_stall, hosts, n_mutex, 
         if hosts == [TINY]:
             assert cnt[TINY]["queue_hwm"] == 24
             assert w.stats["lock_eagain"] + w.stats["cond_eagain_enqueue"] > 0
-        print(f"\n{seed}: {drv.requests} requests, {rp.accepted} accepted, {bench.cycle} cycles,"
-            f" {dict(w.stats)}")
+        print(
+            f"\n{seed}: {drv.requests} requests, {rp.accepted} accepted, {bench.cycle} cycles,"
+            f" {dict(w.stats)}"
+        )
 
 
 def _fuzz(s, fz, count, rng):
@@ -587,8 +636,7 @@ def _fuzz(s, fz, count, rng):
         e, req = fz.request()
         reps = s.do(e, req)
         if req.op == P.OP_FREE:
-            if any(P.reply_status(p.op) == 0 and (p.core, p.thread) == (req.core, req.thread)
-                   for p in reps):
+            if any(P.reply_status(p.op) == 0 and (p.core, p.thread) == (req.core, req.thread) for p in reps):
                 fz.note_free(req.sync_id)
 
 
@@ -652,8 +700,7 @@ def test_free_list_integrity_sweep(tb_binary):
         for e in range(N):
             _, n_ctrl, n_queue = P.spm_geometry(SPM[e])
             ids = [alloc(s, e, P.OP_ALLOC_MUTEX) for _ in range(n_ctrl)]
-            assert len(set(ids)) == n_ctrl and sorted(P.id_index(i) for i in ids) == \
-                list(range(n_ctrl))
+            assert len(set(ids)) == n_ctrl and sorted(P.id_index(i) for i in ids) == list(range(n_ctrl))
             assert s.call(e, request(P.alloc_target(e), P.OP_ALLOC_COND, 0, 1))[0] == P.EAGAIN
             m = ids[0]
             assert call(s, m, P.OP_LOCK, 0, 1) == 0
@@ -670,8 +717,11 @@ def test_free_list_integrity_sweep(tb_binary):
         cnt = s.counters()
         for e in range(N):
             _, n_ctrl, n_queue = P.spm_geometry(SPM[e])
-            assert (cnt[e]["free_ctrl"], cnt[e]["free_queue"], cnt[e]["queue_hwm"]) == \
-                (n_ctrl, n_queue, n_queue)
+            assert (cnt[e]["free_ctrl"], cnt[e]["free_queue"], cnt[e]["queue_hwm"]) == (
+                n_ctrl,
+                n_queue,
+                n_queue,
+            )
         CHECKED["requests"] += rp.core_requests
 
 
@@ -681,12 +731,20 @@ def test_free_list_integrity_sweep(tb_binary):
 def test_long_random_programs(tb_binary, seed):
     rng = random.Random(seed)
     src, rep = rng.choice([0, 100, 400]), rng.choice([0, 100, 400])
-    hosts, n_mutex, n_cond = rng.choice([(None, 6, 3), ([TINY], 4, 2), ([0, TINY], 6, 3),
-        ([1], 8, 4)])
+    hosts, n_mutex, n_cond = rng.choice([(None, 6, 3), ([TINY], 4, 2), ([0, TINY], 6, 3), ([1], 8, 4)])
     with Bench(tb_binary, N, seed=seed, src_stall=src, rep_stall=rep) as bench:
         rp = Replay(SPM)
-        drv, w = run_program(bench, rp, SPM, seed, episodes=3000, rounds=200,
-            shared_hosts=hosts, n_mutex=n_mutex, n_cond=n_cond)
+        drv, w = run_program(
+            bench,
+            rp,
+            SPM,
+            seed,
+            episodes=3000,
+            rounds=200,
+            shared_hosts=hosts,
+            n_mutex=n_mutex,
+            n_cond=n_cond,
+        )
         rp.check_counters(bench.counters())
         s = Serial(bench, SPM, replay=rp)
         fz = Fuzzer(s.system.engines, rng)

@@ -23,19 +23,28 @@ class Bench(Module):
     """The bridge in front of an SRAM that serves bursts (as the simulated SoC's RAMs) or only
     classic cycles (as LiteX's L2 cache on the boards), or of a :class:`RegisteredSRAM` (the
     boards' BIOS ROM and SRAM: classic cycles, answers registered)."""
-    def __init__(self, register_response=False, bursting=True, registered_feedback=False,
-            registered_ram=False):
+
+    def __init__(
+        self, register_response=False, bursting=True, registered_feedback=False, registered_ram=False
+    ):
         self.bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        self.submodules.uplink = RegisteredUplink(self.bus, line_words=LINE_WORDS,
-            register_response=register_response, registered_feedback=registered_feedback)
+        self.submodules.uplink = RegisteredUplink(
+            self.bus,
+            line_words=LINE_WORDS,
+            register_response=register_response,
+            registered_feedback=registered_feedback,
+        )
         ram_cls = RegisteredSRAM if registered_ram else wishbone.SRAM
-        self.submodules.ram = ram_cls(WORDS*4,
-            bus=wishbone.Interface(data_width=32, address_width=32, addressing="word",
-                bursting=bursting and not registered_ram))
+        self.submodules.ram = ram_cls(
+            WORDS * 4,
+            bus=wishbone.Interface(
+                data_width=32, address_width=32, addressing="word", bursting=bursting and not registered_ram
+            ),
+        )
         self.comb += self.uplink.source.connect(self.ram.bus)
 
 
-def transfer(bus, adr, we=0, dat=0, sel=0xf, cti=CTI_CLASSIC):
+def transfer(bus, adr, we=0, dat=0, sel=0xF, cti=CTI_CLASSIC):
     """One access; returns (data, cycles until its acknowledge). cyc stays up afterwards: the
     next call (or idle()) decides."""
     yield bus.adr.eq(adr)
@@ -62,7 +71,7 @@ def idle(bus, n):
 
 
 def merge(old, dat, sel):
-    mask = sum(0xff << (8*i) for i in range(4) if sel >> i & 1)
+    mask = sum(0xFF << (8 * i) for i in range(4) if sel >> i & 1)
     return (old & ~mask) | (dat & mask)
 
 
@@ -78,12 +87,12 @@ def random_program(seed, n, leave_bursts=True):
         elif kind == "write":
             ops.append(("write", rng.randrange(WORDS), rng.getrandbits(32), rng.randrange(1, 16)))
         elif kind == "burst":
-            start = rng.randrange(WORDS - 2*LINE_WORDS)
+            start = rng.randrange(WORDS - 2 * LINE_WORDS)
             if rng.random() < 0.5:
-                start -= start % LINE_WORDS            # A cache refill: an aligned line.
+                start -= start % LINE_WORDS  # A cache refill: an aligned line.
                 length = LINE_WORDS
             else:
-                length = rng.randrange(1, 2*LINE_WORDS)  # Any start, up to two lines.
+                length = rng.randrange(1, 2 * LINE_WORDS)  # Any start, up to two lines.
             # Some bursts are left half way without their last beat (another access follows).
             leave = leave_bursts and rng.random() < 0.25 and length > 1
             ops.append(("burst", start, length, leave))
@@ -92,18 +101,33 @@ def random_program(seed, n, leave_bursts=True):
     return ops
 
 
-@pytest.mark.parametrize("register_response,bursting,feedback,registered_ram", [
-    (False, True, False, False), (True, True, False, False), (True, False, False, False),
-    (True, True, True, False), (True, False, True, False), (True, False, False, True),
-    (False, False, False, True)],
-    ids=["direct", "registered", "registered-classic-slave", "feedback", "feedback-classic-slave",
-        "registered-sram", "direct-registered-sram"])
+@pytest.mark.parametrize(
+    "register_response,bursting,feedback,registered_ram",
+    [
+        (False, True, False, False),
+        (True, True, False, False),
+        (True, False, False, False),
+        (True, True, True, False),
+        (True, False, True, False),
+        (True, False, False, True),
+        (False, False, False, True),
+    ],
+    ids=[
+        "direct",
+        "registered",
+        "registered-classic-slave",
+        "feedback",
+        "feedback-classic-slave",
+        "registered-sram",
+        "direct-registered-sram",
+    ],
+)
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_accesses_match_a_reference_memory(seed, register_response, bursting, feedback,
-        registered_ram):
-    dut = Bench(register_response, bursting, registered_feedback=feedback,
-        registered_ram=registered_ram)
-    reference = [0]*WORDS
+def test_random_accesses_match_a_reference_memory(
+    seed, register_response, bursting, feedback, registered_ram
+):
+    dut = Bench(register_response, bursting, registered_feedback=feedback, registered_ram=registered_ram)
+    reference = [0] * WORDS
     errors = []
     content = []
 
@@ -122,13 +146,12 @@ def test_random_accesses_match_a_reference_memory(seed, register_response, burst
                 beats = length - 1 if leave else length
                 for k in range(beats):
                     last = k == length - 1
-                    data, _ = yield from transfer(dut.bus, start + k,
-                        cti=CTI_END if last else CTI_INCREMENT)
+                    data, _ = yield from transfer(dut.bus, start + k, cti=CTI_END if last else CTI_INCREMENT)
                     if data != reference[start + k]:
                         errors.append((op, k, data, reference[start + k]))
             else:
                 yield from idle(dut.bus, op[1])
-        yield from idle(dut.bus, 2*LINE_WORDS)
+        yield from idle(dut.bus, 2 * LINE_WORDS)
         for a in range(WORDS):
             content.append((yield dut.ram.mem[a]))
 
@@ -145,8 +168,11 @@ def test_random_accesses_match_a_reference_memory(seed, register_response, burst
     assert content == reference
 
 
-@pytest.mark.parametrize("register_response,feedback", [(False, False), (True, False), (True, True)],
-    ids=["direct", "registered", "feedback"])
+@pytest.mark.parametrize(
+    "register_response,feedback",
+    [(False, False), (True, False), (True, True)],
+    ids=["direct", "registered", "feedback"],
+)
 def test_cycle_costs_of_a_store_and_of_a_refill(register_response, feedback):
     dut = Bench(register_response, registered_feedback=feedback)
     costs = {}
@@ -154,11 +180,12 @@ def test_cycle_costs_of_a_store_and_of_a_refill(register_response, feedback):
     def master():
         _, costs["store"] = yield from transfer(dut.bus, 5, we=1, dat=0x1234)
         yield from idle(dut.bus, 4)
-        start = 2*LINE_WORDS
+        start = 2 * LINE_WORDS
         total = 0
         for k in range(LINE_WORDS):
-            _, c = yield from transfer(dut.bus, start + k,
-                cti=CTI_END if k == LINE_WORDS - 1 else CTI_INCREMENT)
+            _, c = yield from transfer(
+                dut.bus, start + k, cti=CTI_END if k == LINE_WORDS - 1 else CTI_INCREMENT
+            )
             total += c
         costs["refill"] = total
         yield from idle(dut.bus, 4)
@@ -174,8 +201,9 @@ def test_cycle_costs_of_a_store_and_of_a_refill(register_response, feedback):
 @pytest.mark.parametrize("feedback", [False, True], ids=["registered", "feedback"])
 def test_registered_feedback_answers_from_registers_alone(feedback):
     sink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-    uplink = RegisteredUplink(sink, line_words=LINE_WORDS, register_response=True,
-        registered_feedback=feedback)
+    uplink = RegisteredUplink(
+        sink, line_words=LINE_WORDS, register_response=True, registered_feedback=feedback
+    )
     cone = combinational_cone(uplink.get_fragment(), [sink.ack, sink.err, sink.dat_r])
     master = {sink.adr, sink.cyc, sink.stb, sink.we, sink.cti, sink.sel, sink.dat_w}
     if feedback:
@@ -190,20 +218,20 @@ def test_registered_sram_answers_from_its_registers_one_cycle_later():
     """The boards' BIOS ROM and SRAM: 3 cycles a read or a write (LiteX's SRAM: 2), and neither
     the block RAM's read data nor the request reaches the answer without a register."""
     bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-    ram = RegisteredSRAM(WORDS*4, bus=bus, init=[0x1000 + a for a in range(WORDS)])
+    ram = RegisteredSRAM(WORDS * 4, bus=bus, init=[0x1000 + a for a in range(WORDS)])
     costs = {}
 
     def master():
         costs["read"] = yield from transfer(bus, 7)
-        costs["write"] = yield from transfer(bus, 9, we=1, dat=0xcafe, sel=0b0011)
+        costs["write"] = yield from transfer(bus, 9, we=1, dat=0xCAFE, sel=0b0011)
         costs["again"] = yield from transfer(bus, 9)
         yield from idle(bus, 2)
 
     run_simulation(ram, master())
     assert costs["read"] == (0x1007, 3)
     assert costs["write"][1] == 3
-    assert costs["again"] == ((0x1009 & ~0xffff) | 0xcafe, 3)
-    fresh = RegisteredSRAM(WORDS*4)
+    assert costs["again"] == ((0x1009 & ~0xFFFF) | 0xCAFE, 3)
+    fresh = RegisteredSRAM(WORDS * 4)
     assert combinational_cone(fresh.get_fragment(), [fresh.bus.ack, fresh.bus.dat_r]) == set()
     # One port, the bus's: no CSR-mapped access to it (LiteX's SoC would add a second port).
     assert fresh.get_memories() == [] and len(fresh.mem.ports) == 1

@@ -19,6 +19,7 @@ from soc.zephyr import ZephyrUnavailable, zephyr_environment
 from scripts.capture import parse_lines
 
 from gateware.build import ROOT
+
 GEN_DTSI = os.path.join(ROOT, "zephyr-app", "scripts", "gen_soc_dtsi.py")
 ZEPHYR_PY = os.path.join(ROOT, "boards", "zephyr.py")
 
@@ -43,9 +44,19 @@ class ZephyrCache:
         self.sim = sim
         self.images = {}
 
-    def run(self, mesh_x, mesh_y, app, backend="subutai", program=None, program_args="", conf=(),
-            max_cycles=200_000_000):
+    def run(
+        self,
+        mesh_x,
+        mesh_y,
+        app,
+        backend="subutai",
+        program=None,
+        program_args="",
+        conf=(),
+        max_cycles=200_000_000,
+    ):
         from soc.zephyr import build_app
+
         model = self.sim.model(mesh_x, mesh_y)
         key = (mesh_x, mesh_y, app, backend, program, program_args, tuple(conf))
         if key not in self.images:
@@ -55,8 +66,16 @@ class ZephyrCache:
                 tag = "_".join(c.split("=")[0].replace("CONFIG_SUBUTAI_", "").lower() for c in conf)
                 digest = hashlib.sha1("\n".join(conf).encode()).hexdigest()[:8]
                 out_dir = os.path.join(model.output_dir, "zephyr", f"{app}-{backend}-{tag}-{digest}")
-            self.images[key] = build_app(model, app, backend, program, program_args, conf,
-                out_dir=out_dir, log=lambda m: print(m, file=sys.stderr))
+            self.images[key] = build_app(
+                model,
+                app,
+                backend,
+                program,
+                program_args,
+                conf,
+                out_dir=out_dir,
+                log=lambda m: print(m, file=sys.stderr),
+            )
         return model.run(self.images[key], max_cycles=max_cycles)
 
 
@@ -67,13 +86,13 @@ def zephyr(sim):
 
 # Always: the board's devicetree follows the SoC ------------------------------------------------------
 
+
 @pytest.mark.parametrize("mesh", [(2, 2), (4, 2)], ids=["2x2", "4x2"])
 def test_devicetree_generated_from_csr_json(sim, tmp_path, mesh):
     model = sim.model(*mesh)
     csr = model.config
     out = tmp_path / "subutai_soc.dtsi"
-    subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(out), "--code-size", "0x60000"],
-        check=True)
+    subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(out), "--code-size", "0x60000"], check=True)
     dts = out.read_text()
 
     def node(label):
@@ -103,27 +122,37 @@ def test_devicetree_generated_from_csr_json(sim, tmp_path, mesh):
 
 def test_devicetree_generator_errors(sim, tmp_path):
     model = sim.model(2, 2)
-    too_big = subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "x.dtsi"),
-        "--code-size", "0x100000"], capture_output=True, text=True)
+    too_big = subprocess.run(
+        [sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "x.dtsi"), "--code-size", "0x100000"],
+        capture_output=True,
+        text=True,
+    )
     assert too_big.returncode != 0 and "leaves no shared RAM" in too_big.stderr
     not_soc = tmp_path / "csr.json"
     not_soc.write_text(json.dumps({"csr_bases": {}, "csr_registers": {}, "constants": {}, "memories": {}}))
-    wrong = subprocess.run([sys.executable, GEN_DTSI, str(not_soc), str(tmp_path / "y.dtsi"),
-        "--code-size", "0x60000"], capture_output=True, text=True)
+    wrong = subprocess.run(
+        [sys.executable, GEN_DTSI, str(not_soc), str(tmp_path / "y.dtsi"), "--code-size", "0x60000"],
+        capture_output=True,
+        text=True,
+    )
     assert wrong.returncode != 0 and "not a Subutai SoC build" in wrong.stderr
     # The code size has one source (SUBUTAI_CODE_SIZE of cmake/subutai.cmake): no default here.
-    missing = subprocess.run([sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "z.dtsi")],
-        capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, GEN_DTSI, model.csr_json, str(tmp_path / "z.dtsi")], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and "--code-size" in missing.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--tiles", "17"], "tiles"),
-    (["--tiles", "4", "--app", "nosuchapp"], "no such application"),
-    (["--tiles", "4", "--app", "program", "--program", "nosuch"], "--program"),
-    (["--tiles", "4", "--app", "pthreadtest", "--program", "x264"], "only apply"),
-    (["--tiles", "4", "--conf", "SUBUTAI=y"], "CONFIG_NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tiles", "17"], "tiles"),
+        (["--tiles", "4", "--app", "nosuchapp"], "no such application"),
+        (["--tiles", "4", "--app", "program", "--program", "nosuch"], "--program"),
+        (["--tiles", "4", "--app", "pthreadtest", "--program", "x264"], "only apply"),
+        (["--tiles", "4", "--conf", "SUBUTAI=y"], "CONFIG_NAME=VALUE"),
+    ],
+)
 def test_cli_errors(args, message):
     r = subprocess.run([sys.executable, ZEPHYR_PY, *args], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr
@@ -131,12 +160,12 @@ def test_cli_errors(args, message):
 
 def test_missing_zephyr_is_a_clear_error():
     env = {k: v for k, v in os.environ.items() if k != "ZEPHYR_BASE"}
-    r = subprocess.run([sys.executable, ZEPHYR_PY, "--tiles", "4"], capture_output=True, text=True,
-        env=env)
+    r = subprocess.run([sys.executable, ZEPHYR_PY, "--tiles", "4"], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "ZEPHYR_BASE is not set" in r.stderr
 
 
 # With Zephyr: boot, primitives, programs ----------------------------------------------------------
+
 
 @needs_zephyr
 @pytest.mark.parametrize("mesh", [(2, 2), (4, 2)], ids=["2x2", "4x2"])
@@ -170,8 +199,7 @@ def _placement(output):
 @needs_zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 @pytest.mark.parametrize("mesh, per_core", [((2, 2), 3), ((4, 2), 2)], ids=["2x2-3", "4x2-2"])
-def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, backend, mesh,
-        per_core):
+def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, backend, mesh, per_core):
     r = zephyr.run(*mesh, "pthreadtest", backend, conf=[f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
     _pthreadtest_ok(r, pthreadtest_groups)
     assert f"{mesh[0] * mesh[1]} cores, {mesh[0] * mesh[1] * per_core} threads" in r.output
@@ -179,16 +207,18 @@ def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, ba
 
 @needs_zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
-@pytest.mark.parametrize("conf, per_core", [(["CONFIG_SUBUTAI_REPLY_SPIN_CYCLES=0"], 3), ([], 1)],
-    ids=["sleep-at-once", "alone-spins"])
+@pytest.mark.parametrize(
+    "conf, per_core",
+    [(["CONFIG_SUBUTAI_REPLY_SPIN_CYCLES=0"], 3), ([], 1)],
+    ids=["sleep-at-once", "alone-spins"],
+)
 def test_spin_then_block_paths(zephyr, pthreadtest_groups, backend, conf, per_core):
     """Every primitive through both ends of spin-then-block: with no spin budget and three
     threads per tile, every wait that is not answered at once sleeps (through the window's
     give-up, the reply interrupt when other threads of the tile wait, interrupts let in while
     spinning); with one thread per tile every wait spins until its answer, letting interrupts in
     meanwhile."""
-    r = zephyr.run(2, 2, "pthreadtest", backend,
-        conf=conf + [f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
+    r = zephyr.run(2, 2, "pthreadtest", backend, conf=conf + [f'CONFIG_SUBUTAI_APP_ARGS="{per_core}"'])
     _pthreadtest_ok(r, pthreadtest_groups)
     assert f"4 cores, {4 * per_core} threads" in r.output
 
@@ -238,10 +268,17 @@ def test_program_of_ones_own_under_zephyr(sim, tmp_path):
     """A PThreads program outside the tree (--program-dir) builds as a Zephyr application as the
     benchmark programs do and runs under the harness."""
     from soc.zephyr import build_app
+
     program = os.path.join(os.path.dirname(__file__), "data", "programs", "counting")
     model = sim.model(2, 1)
-    image = build_app(model, "program", "subutai", program_dir=program,
-        out_dir=str(tmp_path / "build"), log=lambda m: print(m, file=sys.stderr))
+    image = build_app(
+        model,
+        "program",
+        "subutai",
+        program_dir=program,
+        out_dir=str(tmp_path / "build"),
+        log=lambda m: print(m, file=sys.stderr),
+    )
     r = model.run(image, max_cycles=50_000_000)
     assert r.exit_code == 0, r.output[-2000:]
     assert "counted: 200" in r.output
@@ -279,14 +316,16 @@ def test_zephyr_prodcons_results_are_reproduced():
     from scripts.prodcons_report import latency_rows
 
     def medians(rows):
-        return {(int(r["tiles"]), r["backend"], r["primitive"], r["case"]): int(float(r["median"]))
-                for r in rows}
+        return {
+            (int(r["tiles"]), r["backend"], r["primitive"], r["case"]): int(float(r["median"])) for r in rows
+        }
 
     with open(os.path.join(ROOT, "results", "zephyr_prodcons.csv"), newline="") as f:
         committed = {k: v for k, v in medians(csv.DictReader(f)).items() if k[0] == 2}
     assert committed, "results/zephyr_prodcons.csv has no 2-tile rows: run `make zephyr-bench`"
-    rerun = medians(latency_rows(parse_lines(
-        run_prodcons([2], ["swonly", "subutai"], ROUNDS, os_name="zephyr"))))
+    rerun = medians(
+        latency_rows(parse_lines(run_prodcons([2], ["swonly", "subutai"], ROUNDS, os_name="zephyr")))
+    )
     assert rerun == committed
     for case in [("barrier", "wait_released"), ("cond", "wait_queued")]:
         assert rerun[(2, "subutai") + case] < 1000, rerun
@@ -300,8 +339,9 @@ def test_kernel_path_costs(zephyr, backend):
     adds; the uncontended pair is a request to the engine under subutai)."""
     r = zephyr.run(2, 1, "costs", backend)
     assert r.exit_code == 0, r.output[-2000:]
-    costs = {rec["what"]: rec["min"] for rec in parse_lines(r.output.splitlines())
-        if rec.get("program") == "costs"}
+    costs = {
+        rec["what"]: rec["min"] for rec in parse_lines(r.output.splitlines()) if rec.get("program") == "costs"
+    }
     assert len(costs) == 15 and all(v > 0 for v in costs.values()), costs
     switch = costs["context switch (k_yield to another thread and back, half)"]
     handoff = costs["hand-off: give to a waiting thread, block, until it runs"]
@@ -318,9 +358,11 @@ def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
     """One application built in two directories: identical zephyr.bin and zephyr.elf (debug
     information included)."""
     from soc.zephyr import build_app
+
     model = sim.model(2, 2)
-    images = [build_app(model, "hello", out_dir=str(tmp_path / d), log=lambda m: None)
-        for d in ("a", "elsewhere/b")]
+    images = [
+        build_app(model, "hello", out_dir=str(tmp_path / d), log=lambda m: None) for d in ("a", "elsewhere/b")
+    ]
     for suffix in ("bin", "elf"):
         files = [os.path.splitext(i)[0] + "." + suffix for i in images]
         with open(files[0], "rb") as a, open(files[1], "rb") as b:
@@ -336,9 +378,25 @@ def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path):
     sim.model(2, 1)
     out = tmp_path / "twister"
     # -W: twister makes warnings errors; the Zephyr tree's own sources are not ours to judge.
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "zephyr_twister.py"),
-        "--tiles", "2", "-s", "subutai.hello", "-s", "subutai.pthreadtest.swonly", "-W",
-        "-O", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "scripts", "zephyr_twister.py"),
+            "--tiles",
+            "2",
+            "-s",
+            "subutai.hello",
+            "-s",
+            "subutai.pthreadtest.swonly",
+            "-W",
+            "-O",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     report = json.load(open(out / "twister.json"))
     status = {s["name"].split("/")[-1]: s["status"] for s in report["testsuites"]}

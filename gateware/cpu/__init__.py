@@ -14,6 +14,7 @@ VERILOG_DIR = os.path.join(CPU_DIR, "verilog")
 class CoreVariant:
     """A VexRiscv of the project's own: LiteX's variant ``base`` (its compiler flags, its CSRs,
     its ports) generated with other cache geometry by the generator's ``options``."""
+
     name: str
     base: str
     options: tuple
@@ -25,14 +26,24 @@ class CoreVariant:
 
 
 #: The project's variants, by name (``cpu_variant`` of the SoC, beside LiteX's own names).
-CORE_VARIANTS = {v.name: v for v in [
-    CoreVariant("standard_i2way", "standard", ("--iCacheWays", "2"),
-        "LiteX's standard (rv32im, 4 KiB I$ and D$, 32-byte lines) with a 2-way instruction cache "
-        "of the same capacity"),
-    CoreVariant("standard_i8k2way", "standard", ("--iCacheSize", "8192", "--iCacheWays", "2"),
-        "LiteX's standard (rv32im, 4 KiB D$, 32-byte lines) with an 8 KiB 2-way instruction "
-        "cache"),
-]}
+CORE_VARIANTS = {
+    v.name: v
+    for v in [
+        CoreVariant(
+            "standard_i2way",
+            "standard",
+            ("--iCacheWays", "2"),
+            "LiteX's standard (rv32im, 4 KiB I$ and D$, 32-byte lines) with a 2-way instruction cache "
+            "of the same capacity",
+        ),
+        CoreVariant(
+            "standard_i8k2way",
+            "standard",
+            ("--iCacheSize", "8192", "--iCacheWays", "2"),
+            "LiteX's standard (rv32im, 4 KiB D$, 32-byte lines) with an 8 KiB 2-way instruction cache",
+        ),
+    ]
+}
 
 
 #: The cores of the simulated SoC (soc.simulation, boards/sim.py, the benchmarks): an instruction
@@ -54,6 +65,7 @@ def use_variant(cpu, cpu_variant):
     if variant is None:
         return
     if not os.path.exists(variant.verilog):
-        raise FileNotFoundError(f"{variant.verilog} is missing: generate it with "
-                                f"python gateware/cpu/generate.py {cpu_variant}")
+        raise FileNotFoundError(
+            f"{variant.verilog} is missing: generate it with python gateware/cpu/generate.py {cpu_variant}"
+        )
     cpu.use_external_variant(variant.verilog)

@@ -32,6 +32,7 @@ def log(msg):
 def vexriscv_sources():
     """The VexRiscv sources of the installed pythondata-cpu-vexriscv."""
     import pythondata_cpu_vexriscv
+
     src = os.path.join(pythondata_cpu_vexriscv.data_location, "ext", "VexRiscv", "src", "main", "scala")
     if not os.path.isdir(os.path.join(src, "vexriscv")):
         raise SystemExit(f"error: no VexRiscv sources in {src} (pythondata-cpu-vexriscv)")
@@ -49,8 +50,11 @@ def compile_generator():
     shutil.copy(os.path.join(CPU_DIR, "generator", "pom.xml"), BUILD_DIR)
     log(f"[cpu] compiling the generator with Maven in {BUILD_DIR} (a few minutes the first time)")
     classpath = os.path.join(BUILD_DIR, "classpath.txt")
-    subprocess.run(["mvn", "-q", "-B", "compile", "dependency:build-classpath",
-        f"-Dmdep.outputFile={classpath}"], cwd=BUILD_DIR, check=True)
+    subprocess.run(
+        ["mvn", "-q", "-B", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={classpath}"],
+        cwd=BUILD_DIR,
+        check=True,
+    )
     with open(classpath) as f:
         return os.path.join(BUILD_DIR, "target", "classes") + os.pathsep + f.read().strip()
 
@@ -60,8 +64,12 @@ def generate(variant, classpath):
     # Outside any git work tree: SpinalHDL would write the tree's commit into the file.
     with tempfile.TemporaryDirectory(prefix="vexriscv-gen-") as work:
         name = os.path.splitext(os.path.basename(variant.verilog))[0]
-        subprocess.run(["java", "-cp", classpath, "subutai.GenSubutaiCore", *variant.options,
-            "--outputFile", name], cwd=work, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["java", "-cp", classpath, "subutai.GenSubutaiCore", *variant.options, "--outputFile", name],
+            cwd=work,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         with open(os.path.join(work, name + ".v")) as f:
             # The generation date would make every run a different file.
             text = "".join(line for line in f if not line.startswith("// Date"))
@@ -73,8 +81,12 @@ def generate(variant, classpath):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="*", metavar="VARIANT",
-        help=f"variants to generate (default: all: {', '.join(CORE_VARIANTS)})")
+    parser.add_argument(
+        "variants",
+        nargs="*",
+        metavar="VARIANT",
+        help=f"variants to generate (default: all: {', '.join(CORE_VARIANTS)})",
+    )
     args = parser.parse_args()
     unknown = [v for v in args.variants if v not in CORE_VARIANTS]
     if unknown:

@@ -39,9 +39,21 @@ class NetworkInterface(LiteXModule):
     instead of through software registers (there is no ``rx_prio_data``), and a software header
     asking for the priority class is refused (``bad_class``).
     """
-    def __init__(self, mesh_x, mesh_y, x, y, tx_depth=16, rx_depth=16, max_payload=None,
-        prio_stream=False, starvation_limit=8, with_counters=True):
-        n_tiles = mesh_x*mesh_y
+
+    def __init__(
+        self,
+        mesh_x,
+        mesh_y,
+        x,
+        y,
+        tx_depth=16,
+        rx_depth=16,
+        max_payload=None,
+        prio_stream=False,
+        starvation_limit=8,
+        with_counters=True,
+    ):
+        n_tiles = mesh_x * mesh_y
         if max_payload is None:
             max_payload = min(tx_depth, rx_depth) - 1
         assert 0 < max_payload <= min(tx_depth, rx_depth) - 1 and max_payload < 256
@@ -52,37 +64,81 @@ class NetworkInterface(LiteXModule):
         self.rx = Record(link_layout())  # Router -> NI.
 
         # CSRs -----------------------------------------------------------------------------------
-        self._tx_header = CSRStorage(fields=[
-            CSRField("dest",   size=8, description="Destination tile id (``y*X + x``)."),
-            CSRField("vc",     size=1, offset=8, description="Traffic class: 0 normal, 1 priority."),
-            CSRField("length", size=8, offset=16, description="Payload words that follow (0 to ``max_payload``)."),
-            CSRField("type",   size=8, offset=24, description="Message type, carried in the head flit."),
-        ], description="Writing opens a message; its payload follows through ``tx_data``.")
-        self._tx_data  = CSRStorage(32, description="Next payload word of the open message.")
-        self._tx_status = CSRStatus(fields=[
-            CSRField("free", size=8, description="Free TX FIFO words (a message needs ``length + 1``)."),
-            CSRField("open", size=1, offset=8, description="A message is open (payload words missing)."),
-            CSRField("idle", size=1, offset=9, description="Everything written has entered the network."),
-        ])
-        self._tx_error = CSRStatus(fields=[
-            CSRField("bad_dest",  size=1, offset=0, description="Header refused: destination outside the mesh."),
-            CSRField("too_long",  size=1, offset=1, description="Header refused: length above ``max_payload``."),
-            CSRField("no_room",   size=1, offset=2, description="Header refused: TX FIFO lacks ``length + 1`` words."),
-            CSRField("not_open",  size=1, offset=3, description="Payload word refused: no open message."),
-            CSRField("still_open",size=1, offset=4, description="Header refused: previous message still open."),
-            CSRField("bad_class", size=1, offset=5, description="Header refused: the priority class belongs to the hardware."),
-        ], description="Sticky TX error flags; write ``tx_error_clear`` to clear.")
+        self._tx_header = CSRStorage(
+            fields=[
+                CSRField("dest", size=8, description="Destination tile id (``y*X + x``)."),
+                CSRField("vc", size=1, offset=8, description="Traffic class: 0 normal, 1 priority."),
+                CSRField(
+                    "length",
+                    size=8,
+                    offset=16,
+                    description="Payload words that follow (0 to ``max_payload``).",
+                ),
+                CSRField("type", size=8, offset=24, description="Message type, carried in the head flit."),
+            ],
+            description="Writing opens a message; its payload follows through ``tx_data``.",
+        )
+        self._tx_data = CSRStorage(32, description="Next payload word of the open message.")
+        self._tx_status = CSRStatus(
+            fields=[
+                CSRField("free", size=8, description="Free TX FIFO words (a message needs ``length + 1``)."),
+                CSRField("open", size=1, offset=8, description="A message is open (payload words missing)."),
+                CSRField("idle", size=1, offset=9, description="Everything written has entered the network."),
+            ]
+        )
+        self._tx_error = CSRStatus(
+            fields=[
+                CSRField(
+                    "bad_dest", size=1, offset=0, description="Header refused: destination outside the mesh."
+                ),
+                CSRField(
+                    "too_long", size=1, offset=1, description="Header refused: length above ``max_payload``."
+                ),
+                CSRField(
+                    "no_room",
+                    size=1,
+                    offset=2,
+                    description="Header refused: TX FIFO lacks ``length + 1`` words.",
+                ),
+                CSRField("not_open", size=1, offset=3, description="Payload word refused: no open message."),
+                CSRField(
+                    "still_open", size=1, offset=4, description="Header refused: previous message still open."
+                ),
+                CSRField(
+                    "bad_class",
+                    size=1,
+                    offset=5,
+                    description="Header refused: the priority class belongs to the hardware.",
+                ),
+            ],
+            description="Sticky TX error flags; write ``tx_error_clear`` to clear.",
+        )
         self._tx_error_clear = CSR()
-        self._rx_status = CSRStatus(fields=[
-            CSRField("messages",      size=8, offset=0,  description="Complete normal-class messages waiting."),
-            CSRField("prio_messages", size=8, offset=8,  description="Complete priority-class messages waiting."),
-            CSRField("underflow",     size=1, offset=16, description="Sticky: a read found no word (cleared by ``rx_error_clear``)."),
-        ])
-        self._rx_data      = CSRStatus(32, description="Reading pops the next word of the normal class (head first).")
+        self._rx_status = CSRStatus(
+            fields=[
+                CSRField("messages", size=8, offset=0, description="Complete normal-class messages waiting."),
+                CSRField(
+                    "prio_messages", size=8, offset=8, description="Complete priority-class messages waiting."
+                ),
+                CSRField(
+                    "underflow",
+                    size=1,
+                    offset=16,
+                    description="Sticky: a read found no word (cleared by ``rx_error_clear``).",
+                ),
+            ]
+        )
+        self._rx_data = CSRStatus(
+            32, description="Reading pops the next word of the normal class (head first)."
+        )
         if not prio_stream:
-            self._rx_prio_data = CSRStatus(32, description="Reading pops the next word of the priority class (head first).")
+            self._rx_prio_data = CSRStatus(
+                32, description="Reading pops the next word of the priority class (head first)."
+            )
         self._rx_error_clear = CSR()
-        self._max_payload = CSRStatus(8, reset=max_payload, description="Largest payload of a message, in words.")
+        self._max_payload = CSRStatus(
+            8, reset=max_payload, description="Largest payload of a message, in words."
+        )
 
         self.ev = EventManager()
         self.ev.rx = EventSourceLevel(description="A complete message waits in an RX FIFO.")
@@ -90,7 +146,7 @@ class NetworkInterface(LiteXModule):
         # Last, so that every other register has the same address with and without them.
         if with_counters:
             self._packets_out = CSRStatus(32, description="Packets sent into the network.")
-            self._packets_in  = CSRStatus(32, description="Packets received from the network.")
+            self._packets_in = CSRStatus(32, description="Packets received from the network.")
 
         # # #
 
@@ -98,13 +154,13 @@ class NetworkInterface(LiteXModule):
         # The stream's first/last travel through the FIFO with each flit.
         tx_fifo = stream.SyncFIFO([("data", 32), ("vc", 1)], tx_depth, buffered=False)
         self.tx_fifo = tx_fifo
-        hdr      = self._tx_header.fields
-        open_    = Signal()
-        open_vc  = Signal()
+        hdr = self._tx_header.fields
+        open_ = Signal()
+        open_vc = Signal()
         remaining = Signal(8)
-        level    = Signal(max=tx_depth + 1)
-        free     = Signal(max=tx_depth + 1)
-        complete = Signal(max=tx_depth + 1)   # Complete messages in the TX FIFO.
+        level = Signal(max=tx_depth + 1)
+        free = Signal(max=tx_depth + 1)
+        complete = Signal(max=tx_depth + 1)  # Complete messages in the TX FIFO.
         self.comb += [
             level.eq(tx_fifo.level),
             free.eq(tx_depth - level),
@@ -112,12 +168,15 @@ class NetworkInterface(LiteXModule):
 
         # Destination tile id -> (x, y), checked against the mesh.
         dst_x, dst_y, dst_ok = Signal(4), Signal(4), Signal()
-        self.comb += Case(hdr.dest, {
-            **{t: [dst_x.eq(t % mesh_x), dst_y.eq(t // mesh_x), dst_ok.eq(1)] for t in range(n_tiles)},
-            "default": dst_ok.eq(0),
-        })
+        self.comb += Case(
+            hdr.dest,
+            {
+                **{t: [dst_x.eq(t % mesh_x), dst_y.eq(t // mesh_x), dst_ok.eq(1)] for t in range(n_tiles)},
+                "default": dst_ok.eq(0),
+            },
+        )
 
-        push      = Signal()
+        push = Signal()
         push_data = Signal(32)
         push_first, push_last, push_vc = Signal(), Signal(), Signal()
         err = self._tx_error
@@ -136,42 +195,40 @@ class NetworkInterface(LiteXModule):
         self.comb += tail_pushed.eq(push & push_last)
         self.sync += [
             If(self._tx_error_clear.re, tx_err.eq(0)),
-            If(self._tx_header.re,
-                If(open_,
-                    tx_err[4].eq(1)
-                ).Elif(bad_class,
-                    tx_err[5].eq(1)
-                ).Elif(~dst_ok,
-                    tx_err[0].eq(1)
-                ).Elif(hdr.length > max_payload,
-                    tx_err[1].eq(1)
-                ).Elif(free < hdr.length + 1,
-                    tx_err[2].eq(1)
-                ).Else(
+            If(
+                self._tx_header.re,
+                If(open_, tx_err[4].eq(1))
+                .Elif(bad_class, tx_err[5].eq(1))
+                .Elif(~dst_ok, tx_err[0].eq(1))
+                .Elif(hdr.length > max_payload, tx_err[1].eq(1))
+                .Elif(free < hdr.length + 1, tx_err[2].eq(1))
+                .Else(
                     open_.eq(hdr.length != 0),
                     open_vc.eq(hdr.vc),
                     remaining.eq(hdr.length),
-                )
+                ),
             ),
-            If(self._tx_data.re,
-                If(~open_,
-                    tx_err[3].eq(1)
-                ).Else(
-                    remaining.eq(remaining - 1),
-                    If(remaining == 1, open_.eq(0))
-                )
+            If(
+                self._tx_data.re,
+                If(~open_, tx_err[3].eq(1)).Else(
+                    remaining.eq(remaining - 1), If(remaining == 1, open_.eq(0))
+                ),
             ),
         ]
         header_ok = Signal()
-        self.comb += header_ok.eq(~open_ & ~bad_class & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1))
+        self.comb += header_ok.eq(
+            ~open_ & ~bad_class & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1)
+        )
         self.comb += [
-            If(self._tx_header.re & header_ok,
+            If(
+                self._tx_header.re & header_ok,
                 push.eq(1),
                 push_data.eq(head_flit(dst_x, dst_y, x, y, hdr.length, hdr.type)),
                 push_first.eq(1),
                 push_last.eq(hdr.length == 0),
                 push_vc.eq(hdr.vc),
-            ).Elif(self._tx_data.re & open_,
+            ).Elif(
+                self._tx_data.re & open_,
                 push.eq(1),
                 push_data.eq(self._tx_data.storage),
                 push_first.eq(0),
@@ -184,7 +241,7 @@ class NetworkInterface(LiteXModule):
         # soon as the router has room in that class.
         tail_sent = Signal()
         out_valid = Signal()
-        prio_go   = Signal()  # A hardware priority flit takes the link this cycle.
+        prio_go = Signal()  # A hardware priority flit takes the link this cycle.
         if prio_stream:
             self.prio_tx = stream.Endpoint([("data", 32)])
             # Priority flits go whenever the router has room in their class; software flits
@@ -194,15 +251,14 @@ class NetworkInterface(LiteXModule):
             starve = Signal(max=starvation_limit + 1)
             self.comb += [
                 sw_can_go.eq(tx_fifo.source.valid & (complete != 0) & self.tx.ready[VC_NORMAL]),
-                prio_go.eq(self.prio_tx.valid & self.tx.ready[VC_PRIORITY] &
-                    ~(sw_can_go & (starve == starvation_limit))),
+                prio_go.eq(
+                    self.prio_tx.valid
+                    & self.tx.ready[VC_PRIORITY]
+                    & ~(sw_can_go & (starve == starvation_limit))
+                ),
                 self.prio_tx.ready.eq(prio_go),
             ]
-            self.sync += If(prio_go & sw_can_go,
-                starve.eq(starve + 1)
-            ).Elif(~prio_go,
-                starve.eq(0)
-            )
+            self.sync += If(prio_go & sw_can_go, starve.eq(starve + 1)).Elif(~prio_go, starve.eq(0))
         sw_flit = [
             self.tx.valid.eq(out_valid),
             self.tx.data.eq(tx_fifo.source.data),
@@ -212,7 +268,8 @@ class NetworkInterface(LiteXModule):
         ]
         self.comb += out_valid.eq(tx_fifo.source.valid & (complete != 0))
         if prio_stream:
-            self.comb += If(prio_go,
+            self.comb += If(
+                prio_go,
                 self.tx.valid.eq(1),
                 self.tx.data.eq(self.prio_tx.data),
                 self.tx.first.eq(self.prio_tx.first),
@@ -259,9 +316,9 @@ class NetworkInterface(LiteXModule):
                 self.prio_rx = stream.Endpoint([("data", 32)])
                 self.comb += fifo.source.connect(self.prio_rx)
                 continue
-            pop  = Signal()
+            pop = Signal()
             take = Signal()
-            csr  = data_csrs[vc]
+            csr = data_csrs[vc]
             self.comb += [
                 take.eq(fifo.sink.valid & fifo.sink.ready),
                 csr.status.eq(Mux(fifo.source.valid, fifo.source.data, 0)),
@@ -273,8 +330,9 @@ class NetworkInterface(LiteXModule):
                 If(csr.we & ~fifo.source.valid, underflow.eq(1)),
             ]
         tail_in = Signal()
-        self.comb += tail_in.eq(self.rx.valid & self.rx.last &
-            Mux(self.rx.vc, self.rx.ready[1], self.rx.ready[0]))
+        self.comb += tail_in.eq(
+            self.rx.valid & self.rx.last & Mux(self.rx.vc, self.rx.ready[1], self.rx.ready[0])
+        )
         self.sync += If(self._rx_error_clear.re, underflow.eq(0))
         if with_counters:
             self.sync += If(tail_in, self._packets_in.status.eq(self._packets_in.status + 1))

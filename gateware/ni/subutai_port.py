@@ -22,7 +22,7 @@ SUBUTAI_PACKET_TYPE = 0x53
 SUBUTAI_PACKET_WORDS = 3
 
 _REPLY_LAYOUT = [("sync_id", 32), ("op", 8), ("thread", 16), ("value", 32)]
-_OUT_LAYOUT   = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32)]
+_OUT_LAYOUT = [("dest", 8), ("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32)]
 
 
 def _round_robin_merge(module, sinks, source):
@@ -31,8 +31,8 @@ def _round_robin_merge(module, sinks, source):
     if n == 1:
         module.comb += sinks[0].connect(source)
         return
-    grant  = Signal(max=n)
-    nxt    = Signal(max=n)
+    grant = Signal(max=n)
+    nxt = Signal(max=n)
     valids = Array(s.valid for s in sinks)
     module.comb += Case(grant, {i: sinks[i].connect(source) for i in range(n)})
     for i in range(n):
@@ -81,24 +81,45 @@ class SubutaiPort(LiteXModule):
     handler takes one, so it keeps 8 entries (a 2-entry queue of registers would save 93 LUT4
     sites).
     """
-    def __init__(self, ni, tile_id, mesh_x, mesh_y, spm_bytes=2048, reply_depth=8, request_depth=1,
-            net_depth=0, out_depth=0, with_counters=True):
-        n_tiles = mesh_x*mesh_y
-        self.engine = engine = SubutaiEngine(tile_id, n_tiles, spm_bytes=spm_bytes,
-            with_counters=with_counters)
+
+    def __init__(
+        self,
+        ni,
+        tile_id,
+        mesh_x,
+        mesh_y,
+        spm_bytes=2048,
+        reply_depth=8,
+        request_depth=1,
+        net_depth=0,
+        out_depth=0,
+        with_counters=True,
+    ):
+        n_tiles = mesh_x * mesh_y
+        self.engine = engine = SubutaiEngine(
+            tile_id, n_tiles, spm_bytes=spm_bytes, with_counters=with_counters
+        )
 
         # CSRs -----------------------------------------------------------------------------------
-        self._last_error = CSRStatus(fields=[
-            CSRField("status", size=8, description="Status of the last refused posted request."),
-            CSRField("op", size=8, offset=8, description="Its op."),
-        ])
+        self._last_error = CSRStatus(
+            fields=[
+                CSRField("status", size=8, description="Status of the last refused posted request."),
+                CSRField("op", size=8, offset=8, description="Its op."),
+            ]
+        )
         self._last_error_id = CSRStatus(32, description="Sync id of the last refused posted request.")
         self.ev = EventManager()
-        self.ev.reply = EventSourceLevel(description="A reply waits (the window's ``REPLY`` load takes it at once).")
+        self.ev.reply = EventSourceLevel(
+            description="A reply waits (the window's ``REPLY`` load takes it at once)."
+        )
         self.ev.finalize()
         # Last, so that every other register has the same address with and without them.
         for name, sig in engine.counters.items():
-            setattr(self, f"_ev_{name}", CSRStatus(32, name=f"ev_{name}", description=f"Engine counter ``{name}``."))
+            setattr(
+                self,
+                f"_ev_{name}",
+                CSRStatus(32, name=f"ev_{name}", description=f"Engine counter ``{name}``."),
+            )
 
         # # #
 
@@ -123,10 +144,11 @@ class SubutaiPort(LiteXModule):
             issue.sink.local.eq((entering == tile_id) | (entering >= n_tiles)),
             host.eq(issue.source.sync_id[P.ID_NI_SLICE]),
         ]
-        core_local  = stream.Endpoint(P.REQUEST_LAYOUT)
+        core_local = stream.Endpoint(P.REQUEST_LAYOUT)
         core_remote = stream.Endpoint(_OUT_LAYOUT)
         self.comb += [
-            If(issue.source.local,
+            If(
+                issue.source.local,
                 issue.source.connect(core_local, omit={"local"}),
             ).Else(
                 issue.source.connect(core_remote, omit={"op", "reply", "local"}),
@@ -139,9 +161,9 @@ class SubutaiPort(LiteXModule):
         # Packets from the network -----------------------------------------------------------------
         words = Array(Signal(32) for _ in range(SUBUTAI_PACKET_WORDS))
         index = Signal(max=SUBUTAI_PACKET_WORDS + 1)
-        full  = Signal()
+        full = Signal()
         net_request = stream.Endpoint(P.REQUEST_LAYOUT)
-        net_reply   = stream.Endpoint(_REPLY_LAYOUT)
+        net_reply = stream.Endpoint(_REPLY_LAYOUT)
         rx = ni.prio_rx
         op_word = words[1]
         is_reply = Signal()
@@ -162,16 +184,19 @@ class SubutaiPort(LiteXModule):
             net_reply.value.eq(words[2]),
         ]
         self.sync += [
-            If(rx.valid & rx.ready,
-                If(rx.first,
-                    index.eq(0)  # Head flit: routing only.
+            If(
+                rx.valid & rx.ready,
+                If(
+                    rx.first,
+                    index.eq(0),  # Head flit: routing only.
                 ).Else(
                     words[index].eq(rx.data),
                     index.eq(index + 1),
                     If(rx.last, full.eq(1)),
-                )
+                ),
             ),
-            If(full & ((net_request.valid & net_request.ready) | (net_reply.valid & net_reply.ready)),
+            If(
+                full & ((net_request.valid & net_request.ready) | (net_reply.valid & net_reply.ready)),
                 full.eq(0),
                 index.eq(0),
             ),
@@ -187,11 +212,12 @@ class SubutaiPort(LiteXModule):
         out_fifo = stream_fifo(P.PACKET_LAYOUT, out_depth)
         self.out_fifo = out_fifo
         self.comb += engine.source.connect(out_fifo.sink)
-        eng_reply  = stream.Endpoint(_REPLY_LAYOUT)
+        eng_reply = stream.Endpoint(_REPLY_LAYOUT)
         eng_remote = stream.Endpoint(_OUT_LAYOUT)
         src = out_fifo.source
         self.comb += [
-            If((src.dest == tile_id) & src.op[7],
+            If(
+                (src.dest == tile_id) & src.op[7],
                 eng_reply.valid.eq(src.valid),
                 src.ready.eq(eng_reply.ready),
             ).Else(
@@ -207,23 +233,37 @@ class SubutaiPort(LiteXModule):
         out = stream.Endpoint(_OUT_LAYOUT)
         _round_robin_merge(self, [core_remote, eng_remote], out)
         dst_x, dst_y = Signal(4), Signal(4)
-        self.comb += Case(out.dest, {
-            **{t: [dst_x.eq(t % mesh_x), dst_y.eq(t // mesh_x)] for t in range(n_tiles)},
-            "default": [dst_x.eq(0), dst_y.eq(0)],  # Never: remote dests are < n_tiles.
-        })
+        self.comb += Case(
+            out.dest,
+            {
+                **{t: [dst_x.eq(t % mesh_x), dst_y.eq(t // mesh_x)] for t in range(n_tiles)},
+                "default": [dst_x.eq(0), dst_y.eq(0)],  # Never: remote dests are < n_tiles.
+            },
+        )
         flit = Signal(2)
         tx = ni.prio_tx
         self.comb += [
             tx.valid.eq(out.valid),
             tx.first.eq(flit == 0),
             tx.last.eq(flit == SUBUTAI_PACKET_WORDS),
-            Case(flit, {
-                0: tx.data.eq(head_flit(dst_x, dst_y, tile_id % mesh_x, tile_id // mesh_x,
-                    SUBUTAI_PACKET_WORDS, SUBUTAI_PACKET_TYPE)),
-                1: tx.data.eq(out.sync_id),
-                2: tx.data.eq(Cat(out.op, out.core, out.thread)),
-                3: tx.data.eq(out.value),
-            }),
+            Case(
+                flit,
+                {
+                    0: tx.data.eq(
+                        head_flit(
+                            dst_x,
+                            dst_y,
+                            tile_id % mesh_x,
+                            tile_id // mesh_x,
+                            SUBUTAI_PACKET_WORDS,
+                            SUBUTAI_PACKET_TYPE,
+                        )
+                    ),
+                    1: tx.data.eq(out.sync_id),
+                    2: tx.data.eq(Cat(out.op, out.core, out.thread)),
+                    3: tx.data.eq(out.value),
+                },
+            ),
             out.ready.eq(tx.ready & (flit == SUBUTAI_PACKET_WORDS)),
         ]
         self.sync += If(tx.valid & tx.ready, flit.eq(Mux(flit == SUBUTAI_PACKET_WORDS, 0, flit + 1)))

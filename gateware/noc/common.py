@@ -67,11 +67,11 @@ from migen.genlib.record import DIR_M_TO_S, DIR_S_TO_M
 
 # Virtual channels (traffic classes) ---------------------------------------------------------------
 
-N_VCS       = 2
-VC_NORMAL   = 0
+N_VCS = 2
+VC_NORMAL = 0
 VC_PRIORITY = 1
 
-FLIT_WIDTH  = 32
+FLIT_WIDTH = 32
 
 # Router ports -------------------------------------------------------------------------------------
 
@@ -80,11 +80,11 @@ LOCAL, NORTH, EAST, SOUTH, WEST = range(len(PORTS))
 
 # (dx, dy) of the neighbour behind each port (y grows southwards).
 PORT_OFFSETS = {
-    "local": (0,  0),
+    "local": (0, 0),
     "north": (0, -1),
-    "east":  (1,  0),
-    "south": (0,  1),
-    "west":  (-1, 0),
+    "east": (1, 0),
+    "south": (0, 1),
+    "west": (-1, 0),
 }
 
 # Port of the neighbour that faces each port.
@@ -96,12 +96,12 @@ MAX_MESH_DIM = 16  # 4-bit coordinates in the head flit.
 
 # name: (lsb, width)
 HEAD_FIELDS = {
-    "dst_x":  ( 0, 4),
-    "dst_y":  ( 4, 4),
-    "src_x":  ( 8, 4),
-    "src_y":  (12, 4),
+    "dst_x": (0, 4),
+    "dst_y": (4, 4),
+    "src_x": (8, 4),
+    "src_y": (12, 4),
     "length": (16, 8),
-    "type":   (24, 8),
+    "type": (24, 8),
 }
 _HEAD_ORDER = ["dst_x", "dst_y", "src_x", "src_y", "length", "type"]
 
@@ -111,7 +111,7 @@ HeadFlit = namedtuple("HeadFlit", _HEAD_ORDER)
 def head_field(data, name):
     """Migen slice of head-flit field ``name`` of the 32-bit value ``data``."""
     lsb, width = HEAD_FIELDS[name]
-    return data[lsb:lsb + width]
+    return data[lsb : lsb + width]
 
 
 def head_flit_value(dst_x, dst_y, src_x, src_y, length, type=0):
@@ -147,33 +147,37 @@ def head_flit(dst_x, dst_y, src_x, src_y, length, type=0):
 
 def parse_head_flit(word):
     """Fields of a head flit given as a Python int, as a :class:`HeadFlit` named tuple."""
-    return HeadFlit(*[(word >> HEAD_FIELDS[n][0]) & ((1 << HEAD_FIELDS[n][1]) - 1)
-        for n in _HEAD_ORDER])
+    return HeadFlit(*[(word >> HEAD_FIELDS[n][0]) & ((1 << HEAD_FIELDS[n][1]) - 1) for n in _HEAD_ORDER])
+
 
 # Tiles --------------------------------------------------------------------------------------------
 
+
 def tile_id(x, y, mesh_x):
-    return y*mesh_x + x
+    return y * mesh_x + x
 
 
 def tile_xy(tile, mesh_x):
     return tile % mesh_x, tile // mesh_x
 
+
 # Link ---------------------------------------------------------------------------------------------
+
 
 def link_layout(data_width=FLIT_WIDTH, n_vcs=N_VCS):
     """Record layout of a link (see the module docstring for the protocol)."""
     return [
-        ("valid", 1,                     DIR_M_TO_S),
-        ("vc",    bits_for(n_vcs - 1),   DIR_M_TO_S),
-        ("first", 1,                     DIR_M_TO_S),
-        ("last",  1,                     DIR_M_TO_S),
-        ("data",  data_width,            DIR_M_TO_S),
-        ("ready", n_vcs,                 DIR_S_TO_M),
+        ("valid", 1, DIR_M_TO_S),
+        ("vc", bits_for(n_vcs - 1), DIR_M_TO_S),
+        ("first", 1, DIR_M_TO_S),
+        ("last", 1, DIR_M_TO_S),
+        ("data", data_width, DIR_M_TO_S),
+        ("ready", n_vcs, DIR_S_TO_M),
     ]
 
 
 class Link(Record):
     """A link: ``Record(link_layout())``. ``src.connect(dst)`` wires a sender to a receiver."""
+
     def __init__(self, name=None, **kwargs):
         Record.__init__(self, link_layout(**kwargs), name=name)

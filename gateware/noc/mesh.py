@@ -34,29 +34,34 @@ class Mesh(LiteXModule):
     Attributes: ``routers`` (list by tile id), ``local_inputs``/``local_outputs`` (links by tile
     id), ``error`` (sticky: some router dropped a packet).
     """
-    def __init__(self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False,
-            link_registers=True):
+
+    def __init__(
+        self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False, link_registers=True
+    ):
         assert 1 <= mesh_x <= MAX_MESH_DIM and 1 <= mesh_y <= MAX_MESH_DIM
         self.mesh_x, self.mesh_y = mesh_x, mesh_y
-        self.n_tiles = n = mesh_x*mesh_y
-        self.error   = Signal()
+        self.n_tiles = n = mesh_x * mesh_y
+        self.error = Signal()
 
         # # #
 
         self.routers = []
         for t in range(n):
             x, y = t % mesh_x, t // mesh_x
-            r = MeshRouter(x, y,
-                buffer_depth     = buffer_depth,
-                starvation_limit = starvation_limit,
-                mesh_x           = mesh_x,
-                mesh_y           = mesh_y,
-                with_counters    = with_counters,
-                link_registers   = link_registers)
+            r = MeshRouter(
+                x,
+                y,
+                buffer_depth=buffer_depth,
+                starvation_limit=starvation_limit,
+                mesh_x=mesh_x,
+                mesh_y=mesh_y,
+                with_counters=with_counters,
+                link_registers=link_registers,
+            )
             setattr(self.submodules, f"router{t}", r)
             self.routers.append(r)
 
-        self.local_inputs  = [r.inputs["local"]  for r in self.routers]
+        self.local_inputs = [r.inputs["local"] for r in self.routers]
         self.local_outputs = [r.outputs["local"] for r in self.routers]
 
         # Neighbours: each output feeds the opposite input of the router behind it.
@@ -72,7 +77,7 @@ class Mesh(LiteXModule):
                     # Mesh edge: nothing comes in, anything going out would be absorbed.
                     self.comb += [
                         r.inputs[p].valid.eq(0),
-                        r.outputs[p].ready.eq(2**len(r.outputs[p].ready) - 1),
+                        r.outputs[p].ready.eq(2 ** len(r.outputs[p].ready) - 1),
                     ]
 
         self.comb += self.error.eq(Reduce("OR", [r.error for r in self.routers]))

@@ -75,8 +75,19 @@ from litex.gen import LiteXModule, Reduce
 
 from gateware.fifo import RegisterFIFO
 from gateware.noc.common import (
-    N_VCS, PORTS, LOCAL, NORTH, EAST, SOUTH, WEST, PORT_OFFSETS, MAX_MESH_DIM,
-    Link, link_layout, head_field, HEAD_FIELDS,
+    N_VCS,
+    PORTS,
+    LOCAL,
+    NORTH,
+    EAST,
+    SOUTH,
+    WEST,
+    PORT_OFFSETS,
+    MAX_MESH_DIM,
+    Link,
+    link_layout,
+    head_field,
+    HEAD_FIELDS,
 )
 
 # Low bits of a flit that the routing looks at: dst_x and dst_y of a head flit.
@@ -85,13 +96,14 @@ ROUTE_BITS = max(HEAD_FIELDS[f][0] + HEAD_FIELDS[f][1] for f in ("dst_x", "dst_y
 # Outputs an XY-routed flit may take, per input port: no U-turns, no turns from Y back to X.
 LEGAL_TURNS = {
     LOCAL: {LOCAL, NORTH, EAST, SOUTH, WEST},
-    WEST:  {LOCAL, NORTH, EAST, SOUTH},   # Arrived from the west: travelling east.
-    EAST:  {LOCAL, NORTH, SOUTH, WEST},   # Travelling west.
-    NORTH: {LOCAL, SOUTH},                # Travelling south.
-    SOUTH: {LOCAL, NORTH},                # Travelling north.
+    WEST: {LOCAL, NORTH, EAST, SOUTH},  # Arrived from the west: travelling east.
+    EAST: {LOCAL, NORTH, SOUTH, WEST},  # Travelling west.
+    NORTH: {LOCAL, SOUTH},  # Travelling south.
+    SOUTH: {LOCAL, NORTH},  # Travelling north.
 }
 
 # Round-robin arbiter ------------------------------------------------------------------------------
+
 
 class RoundRobinComb(Module):
     """Round-robin arbiter with a combinational grant.
@@ -100,17 +112,18 @@ class RoundRobinComb(Module):
     ``request`` (Migen's ``RoundRobin`` registers its grant, which would cost a cycle per hop).
     The previous winner is updated when ``ce`` is high (the grant was used).
     """
+
     def __init__(self, n):
         self.request = Signal(n)
-        self.grant   = Signal(n)
-        self.ce      = Signal()
+        self.grant = Signal(n)
+        self.ce = Signal()
 
         # # #
 
         if n == 1:
             self.comb += self.grant.eq(self.request)
             return
-        last  = Signal(max=n, reset=n - 1, name="rr_last")  # Requester 0 has priority after reset.
+        last = Signal(max=n, reset=n - 1, name="rr_last")  # Requester 0 has priority after reset.
         cases = {}
         for prev in range(n):
             chain = []
@@ -121,7 +134,9 @@ class RoundRobinComb(Module):
         for t in range(n):
             self.sync += If(self.ce & self.grant[t], last.eq(t))
 
+
 # Input port ---------------------------------------------------------------------------------------
+
 
 class _OneFlitBuffer(Module):
     """Depth-1 stand-in for Migen's ``SyncFIFO`` (which needs depth >= 2): one register.
@@ -129,6 +144,7 @@ class _OneFlitBuffer(Module):
     ``writable`` is "empty", so a full buffer accepts nothing in the cycle it is read: depth 1
     halves the throughput of a link and exists only as the smallest configuration.
     """
+
     def __init__(self, width):
         self.din, self.we, self.writable = Signal(width), Signal(), Signal()
         self.dout, self.re, self.readable = Signal(width), Signal(), Signal()
@@ -141,10 +157,12 @@ class _OneFlitBuffer(Module):
             self.readable.eq(self.level),
         ]
         self.sync += [
-            If(self.we & self.writable,
+            If(
+                self.we & self.writable,
                 self.dout.eq(self.din),
                 self.level.eq(1),
-            ).Elif(self.re & self.readable,
+            ).Elif(
+                self.re & self.readable,
                 self.level.eq(0),
             )
         ]
@@ -168,21 +186,22 @@ class _InputVC(Module):
     sends after ``ready`` went low (see :class:`MeshRouter`): ``ready`` is then "fewer than
     ``depth`` flits held", so a flit in flight always finds room.
     """
+
     def __init__(self, link, vc, depth, route_in, spare=0):
-        self.valid   = Signal()
-        self.first   = Signal()
-        self.last    = Signal()
-        self.head    = Signal(ROUTE_BITS)
+        self.valid = Signal()
+        self.first = Signal()
+        self.last = Signal()
+        self.head = Signal(ROUTE_BITS)
         self.request = Signal(len(PORTS))
-        self.pop     = Signal()
-        self.drop    = Signal()  # A flit of a bad packet is consumed this cycle.
+        self.pop = Signal()
+        self.drop = Signal()  # A flit of a bad packet is consumed this cycle.
         self.dropped = Signal()  # The tail of a bad packet is consumed this cycle.
-        self.push    = Signal()
-        self.popped  = Signal()
+        self.push = Signal()
+        self.popped = Signal()
 
         # # #
 
-        route = Signal(len(PORTS), name="route")   # Route of the head flit (zero: unroutable).
+        route = Signal(len(PORTS), name="route")  # Route of the head flit (zero: unroutable).
         width = ROUTE_BITS + 2 + len(route)
         self.capacity = capacity = depth + spare
         if capacity == 1:
@@ -210,9 +229,7 @@ class _InputVC(Module):
             self.drop.eq(self.valid & (dropping | (self.first & (route == 0)))),
             self.dropped.eq(self.drop & self.last),
             fifo.re.eq(self.pop | self.drop),
-            If(self.valid & self.first & ~dropping,
-                self.request.eq(route)
-            ),
+            If(self.valid & self.first & ~dropping, self.request.eq(route)),
         ]
         self.sync += If(self.drop, dropping.eq(~self.last))
 
@@ -242,6 +259,7 @@ class _InputPort(Module):
     critical path, 14 logic levels); the comparators move behind the previous router's crossbar,
     in front of a register rather than a distributed RAM. Both VCs share them.
     """
+
     def __init__(self, link, x, y, port, depth, outputs, mesh_x, mesh_y, spare=0):
         # XY route of the flit on the link, stored with it (meaningful for a head flit): computed
         # once for both VCs as the flit arrives, so the path from a buffered head through
@@ -250,8 +268,8 @@ class _InputPort(Module):
         dst_y = head_field(link.data, "dst_y")
         xy = Signal(len(PORTS), name="xy")
         self.comb += [
-            xy[EAST ].eq(dst_x > x),
-            xy[WEST ].eq(dst_x < x),
+            xy[EAST].eq(dst_x > x),
+            xy[WEST].eq(dst_x < x),
             xy[NORTH].eq((dst_x == x) & (dst_y < y)),
             xy[SOUTH].eq((dst_x == x) & (dst_y > y)),
             xy[LOCAL].eq((dst_x == x) & (dst_y == y)),
@@ -273,17 +291,22 @@ class _InputPort(Module):
         self.vcs = [_InputVC(link, vc, depth, route_in, spare) for vc in range(N_VCS)]
         self.submodules += self.vcs
         self.send_vc1 = Signal()
-        self.data     = Signal(len(link.data))
-        self.first    = Signal()
-        self.last     = Signal()
+        self.data = Signal(len(link.data))
+        self.first = Signal()
+        self.last = Signal()
 
         # # #
 
         vc0, vc1 = self.vcs
-        self.comb += If(self.send_vc1,
-            self.data[:ROUTE_BITS].eq(vc1.head), self.first.eq(vc1.first), self.last.eq(vc1.last),
+        self.comb += If(
+            self.send_vc1,
+            self.data[:ROUTE_BITS].eq(vc1.head),
+            self.first.eq(vc1.first),
+            self.last.eq(vc1.last),
         ).Else(
-            self.data[:ROUTE_BITS].eq(vc0.head), self.first.eq(vc0.first), self.last.eq(vc0.last),
+            self.data[:ROUTE_BITS].eq(vc0.head),
+            self.first.eq(vc0.first),
+            self.last.eq(vc0.last),
         )
 
         # Payload RAM: slot ``wp``/``rp`` of VC ``v`` is word ``{v, slot}``; each VC's pointers
@@ -297,8 +320,7 @@ class _InputPort(Module):
                 If(ivc.push, wp[vc].eq(Mux(wp[vc] == capacity - 1, 0, wp[vc] + 1))),
                 If(ivc.popped, rp[vc].eq(Mux(rp[vc] == capacity - 1, 0, rp[vc] + 1))),
             ]
-        self.specials.payload = payload = Memory(len(link.data) - ROUTE_BITS, N_VCS*slots,
-            name="payload")
+        self.specials.payload = payload = Memory(len(link.data) - ROUTE_BITS, N_VCS * slots, name="payload")
         wr = payload.get_port(write_capable=True)
         rd = payload.get_port(async_read=True)
         self.specials += wr, rd
@@ -311,7 +333,9 @@ class _InputPort(Module):
             self.data[ROUTE_BITS:].eq(rd.dat_r),
         ]
 
+
 # Output port --------------------------------------------------------------------------------------
+
 
 class _OutputVC(Module):
     """Allocation of one VC of an output port to the inputs (wormhole, round-robin).
@@ -320,23 +344,25 @@ class _OutputVC(Module):
     ``candidate``: this VC has a flit to send and the downstream VC is ready;
     ``go`` (from the VC arbiter): the flit is sent this cycle; ``last``: it is a tail.
     """
+
     def __init__(self, link, vc, requests, valids):
         n = len(requests)
-        self.select    = Signal(n)
+        self.select = Signal(n)
         self.candidate = Signal()
-        self.go        = Signal()
-        self.last      = Signal()
+        self.go = Signal()
+        self.last = Signal()
 
         # # #
 
-        locked = Signal(name="locked")    # Allocated to input ``owner`` from head to tail.
-        owner  = Signal(n, name="owner")  # One-hot.
+        locked = Signal(name="locked")  # Allocated to input ``owner`` from head to tail.
+        owner = Signal(n, name="owner")  # One-hot.
         self.rr = rr = RoundRobinComb(n)
         self.submodules += rr
         has_flit = Signal(name="has_flit")
         self.comb += [
             rr.request.eq(Cat(*requests)),
-            If(locked,
+            If(
+                locked,
                 self.select.eq(owner),
                 has_flit.eq((owner & Cat(*valids)) != 0),
             ).Else(
@@ -346,7 +372,8 @@ class _OutputVC(Module):
             self.candidate.eq(has_flit & link.ready[vc]),
             rr.ce.eq(self.go & ~locked),
         ]
-        self.sync += If(self.go,
+        self.sync += If(
+            self.go,
             locked.eq(~self.last),
             If(~locked, owner.eq(rr.grant)),
         )
@@ -363,39 +390,42 @@ class _OutputPort(Module):
     ``registered``: the flit chosen in a cycle (on the downstream ``ready`` of that cycle) goes
     through a register and is on ``link`` in the next cycle (see :class:`MeshRouter`).
     """
+
     def __init__(self, link, port, inputs, starvation_limit, registered=False):
         assert starvation_limit >= 1
         n = len(inputs)
-        self.go      = Signal(N_VCS)  # Flit sent on VC v this cycle (for counters).
+        self.go = Signal(N_VCS)  # Flit sent on VC v this cycle (for counters).
         self.sources = [port for port, _ in inputs]
 
         # # #
 
         ovcs = []
         for vc in range(N_VCS):
-            ovc = _OutputVC(link, vc,
-                requests = [ip.vcs[vc].request[port] for _, ip in inputs],
-                valids   = [ip.vcs[vc].valid for _, ip in inputs])
+            ovc = _OutputVC(
+                link,
+                vc,
+                requests=[ip.vcs[vc].request[port] for _, ip in inputs],
+                valids=[ip.vcs[vc].valid for _, ip in inputs],
+            )
             ovcs.append(ovc)
         self.ovcs = ovcs
         self.submodules += ovcs
 
         # VC arbitration: priority to VC 1, one VC-0 grant after ``starvation_limit`` VC-1 grants
         # that made a competing VC 0 wait.
-        starve   = Signal(max=starvation_limit + 1, name="starve")
-        starved  = Signal(name="starved")
-        choose1  = Signal(name="choose1")
-        choose0  = Signal(name="choose0")
+        starve = Signal(max=starvation_limit + 1, name="starve")
+        starved = Signal(name="starved")
+        choose1 = Signal(name="choose1")
+        choose0 = Signal(name="choose0")
         c0, c1 = ovcs[0].candidate, ovcs[1].candidate
         self.comb += [
             starved.eq(starve >= starvation_limit),
             choose1.eq(c1 & ~(c0 & starved)),
             choose0.eq(c0 & ~choose1),
         ]
-        self.want  = [[Signal(name=f"want_vc{vc}_{i}") for i in range(n)] for vc in range(N_VCS)]
-        self.veto  = [[Signal(name=f"veto_vc{vc}_{i}") for i in range(n)] for vc in range(N_VCS)]
-        self.grants = grants = [[Signal(name=f"grant_vc{vc}_{i}") for i in range(n)]
-            for vc in range(N_VCS)]
+        self.want = [[Signal(name=f"want_vc{vc}_{i}") for i in range(n)] for vc in range(N_VCS)]
+        self.veto = [[Signal(name=f"veto_vc{vc}_{i}") for i in range(n)] for vc in range(N_VCS)]
+        self.grants = grants = [[Signal(name=f"grant_vc{vc}_{i}") for i in range(n)] for vc in range(N_VCS)]
         for vc, choose in enumerate([choose0, choose1]):
             for i in range(n):
                 self.comb += [
@@ -408,13 +438,7 @@ class _OutputPort(Module):
             ovcs[1].go.eq(go[1]),
             self.go.eq(Cat(*go)),
         ]
-        self.sync += [
-            If(go[0],
-                starve.eq(0)
-            ).Elif(go[1] & c0 & ~starved,
-                starve.eq(starve + 1)
-            )
-        ]
+        self.sync += [If(go[0], starve.eq(0)).Elif(go[1] & c0 & ~starved, starve.eq(starve + 1))]
 
         # Crossbar: AND-OR multiplexer over the inputs' flits (each input offers one), into the
         # link or into the output register.
@@ -423,8 +447,9 @@ class _OutputPort(Module):
         self.comb += [
             flit.valid.eq(go[0] | go[1]),
             flit.vc.eq(go[1]),
-            flit.data.eq(Reduce("OR", [Replicate(g, len(ip.data)) & ip.data
-                for g, (_, ip) in zip(sent, inputs)])),
+            flit.data.eq(
+                Reduce("OR", [Replicate(g, len(ip.data)) & ip.data for g, (_, ip) in zip(sent, inputs)])
+            ),
             flit.first.eq(Reduce("OR", [g & ip.first for g, (_, ip) in zip(sent, inputs)])),
             flit.last.eq(Reduce("OR", [g & ip.last for g, (_, ip) in zip(sent, inputs)])),
             ovcs[0].last.eq(flit.last),
@@ -436,7 +461,9 @@ class _OutputPort(Module):
         else:
             self.comb += fields
 
+
 # Router -------------------------------------------------------------------------------------------
+
 
 class MeshRouter(LiteXModule):
     """5-port wormhole router at position ``(x, y)`` of a mesh (see the module docstring).
@@ -470,14 +497,24 @@ class MeshRouter(LiteXModule):
     Attributes: ``inputs`` and ``outputs``, dicts of :class:`Link` by port name (``"local"``,
     ``"north"``, ``"east"``, ``"south"``, ``"west"``); ``error`` (sticky: a packet was dropped).
     """
-    def __init__(self, x, y, buffer_depth=2, starvation_limit=8, mesh_x=None, mesh_y=None,
-            with_counters=False, link_registers=True):
+
+    def __init__(
+        self,
+        x,
+        y,
+        buffer_depth=2,
+        starvation_limit=8,
+        mesh_x=None,
+        mesh_y=None,
+        with_counters=False,
+        link_registers=True,
+    ):
         assert buffer_depth >= 1
         assert 0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM
         self.x, self.y = x, y
-        self.inputs  = {p: Link(name=f"{p}_in")  for p in PORTS}
+        self.inputs = {p: Link(name=f"{p}_in") for p in PORTS}
         self.outputs = {p: Link(name=f"{p}_out") for p in PORTS}
-        self.error   = Signal()
+        self.error = Signal()
 
         # # #
 
@@ -486,9 +523,12 @@ class MeshRouter(LiteXModule):
         for i, p in enumerate(PORTS):
             dx, dy = PORT_OFFSETS[p]
             nx, ny = x + dx, y + dy
-            if (nx < 0 or ny < 0 or
-                (mesh_x is not None and nx >= mesh_x) or
-                (mesh_y is not None and ny >= mesh_y)):
+            if (
+                nx < 0
+                or ny < 0
+                or (mesh_x is not None and nx >= mesh_x)
+                or (mesh_y is not None and ny >= mesh_y)
+            ):
                 continue
             present.append(i)
 
@@ -498,8 +538,17 @@ class MeshRouter(LiteXModule):
         neighbours = [i for i in present if i != LOCAL] if link_registers else []
         self.registered_outputs = [PORTS[o] for o in neighbours]
         for i in present:
-            ip = _InputPort(self.inputs[PORTS[i]], x, y, i, buffer_depth, present, mesh_x, mesh_y,
-                spare=int(i in neighbours))
+            ip = _InputPort(
+                self.inputs[PORTS[i]],
+                x,
+                y,
+                i,
+                buffer_depth,
+                present,
+                mesh_x,
+                mesh_y,
+                spare=int(i in neighbours),
+            )
             setattr(self.submodules, f"in_{PORTS[i]}", ip)
             input_ports[i] = ip
 
@@ -507,8 +556,7 @@ class MeshRouter(LiteXModule):
         output_ports = {}
         for o in present:
             sources = [(i, input_ports[i]) for i in present if o in LEGAL_TURNS[i]]
-            op = _OutputPort(self.outputs[PORTS[o]], o, sources, starvation_limit,
-                registered=o in neighbours)
+            op = _OutputPort(self.outputs[PORTS[o]], o, sources, starvation_limit, registered=o in neighbours)
             setattr(self.submodules, f"out_{PORTS[o]}", op)
             output_ports[o] = op
 
@@ -519,8 +567,7 @@ class MeshRouter(LiteXModule):
         # the two VCs stay independent networks (deadlock freedom, docs/architecture.md).
         for i, ip in input_ports.items():
             users = [(op, op.sources.index(i)) for op in output_ports.values() if i in op.sources]
-            want = [Reduce("OR", [op.want[vc][k] for op, k in users]) if users else 0
-                for vc in range(N_VCS)]
+            want = [Reduce("OR", [op.want[vc][k] for op, k in users]) if users else 0 for vc in range(N_VCS)]
             conflict = Signal(name=f"conflict_{PORTS[i]}")
             vc0_turn = Signal(name=f"vc0_turn_{PORTS[i]}")
             self.comb += [

@@ -69,6 +69,7 @@ QNIL = P.QUEUE_NIL
 
 # Submodules --------------------------------------------------------------------------------------
 
+
 class SourceSelect(Module):
     """A datapath field whose source the FSM states choose by name.
 
@@ -76,13 +77,13 @@ class SourceSelect(Module):
     ``select(name)`` is the statement a state uses; ``value`` is the field; ``sel``: share
     another field's select code. Why not assign the field in each state: the FSM's Case then
     builds one multiplexer tree per field *per state and condition*, where this is one
-    multiplexer over the distinct sources behind a small select code. On an ECP5 the engine
-    without counters took 1,954 LUT4 with its packet and SPM-write fields built the first way and
-    takes 1,660 as built now, with the same cycles.
+    multiplexer over the distinct sources behind a small select code: about 15 % fewer LUTs for
+    the same cycles (the engine's LUTs are in results/noc_resources.md).
     """
+
     def __init__(self, width, sources, sel=None):
         self.names = list(sources)
-        self.sel   = Signal(max=max(2, len(self.names))) if sel is None else sel
+        self.sel = Signal(max=max(2, len(self.names))) if sel is None else sel
         self.value = Signal(width)
 
         # # #
@@ -106,21 +107,22 @@ class EngineScratchpad(LiteXModule):
     from the SPM is an SPM address as is (no adder between the read data and the read address on
     the DECODE/WALK paths). The free-list heads and counts are registers the FSM updates.
     """
+
     # Write enables of a word's fields: byte 0 (a control word's head, a queue element's next),
     # byte 1 (tail, core), the middle (gen, kind, alloc; a queue element's thread), the value.
-    WE_BYTE0, WE_BYTE1, WE_MIDDLE, WE_VALUE = 0x01, 0x02, 0x0c, 0xf0
+    WE_BYTE0, WE_BYTE1, WE_MIDDLE, WE_VALUE = 0x01, 0x02, 0x0C, 0xF0
 
     def __init__(self, depth, n_ctrl, n_queue):
         self.cbase = n_queue
         self.mem = Memory(64, depth, name="spm")
-        self.rd  = rd = self.mem.get_port(mode=READ_FIRST)
-        self.wr  = self.mem.get_port(write_capable=True, we_granularity=8)
+        self.rd = rd = self.mem.get_port(mode=READ_FIRST)
+        self.wr = self.mem.get_port(write_capable=True, we_granularity=8)
         self.specials += rd, self.wr
 
         self.ctrl_free_head = Signal(16, reset=P.CTRL_NIL)  # INIT builds the lists from here.
-        self.qfree_head     = Signal(8, reset=QNIL)
-        self.free_ctrl      = Signal(max=n_ctrl + 1, reset=n_ctrl)
-        self.free_queue     = Signal(max=n_queue + 1, reset=n_queue)
+        self.qfree_head = Signal(8, reset=QNIL)
+        self.free_ctrl = Signal(max=n_ctrl + 1, reset=n_ctrl)
+        self.free_queue = Signal(max=n_queue + 1, reset=n_queue)
 
         # Views of the read data: a control word, and a queue element.
         d = rd.dat_r
@@ -133,27 +135,33 @@ class EngineScratchpad(LiteXModule):
         by name): ``adr``, ``byte0`` (a control word's head, a queue element's next), ``byte1``
         (tail, core), ``middle`` (bits 31:16: generation, kind, alloc; a queue element's
         thread) and ``value`` (bits 63:32). The write helpers below name their sources."""
-        self.w_adr    = SourceSelect(len(self.wr.adr), adr)
-        self.w_byte0  = SourceSelect(8, byte0)
-        self.w_byte1  = SourceSelect(8, byte1)
+        self.w_adr = SourceSelect(len(self.wr.adr), adr)
+        self.w_byte0 = SourceSelect(8, byte0)
+        self.w_byte1 = SourceSelect(8, byte1)
         self.w_middle = SourceSelect(16, middle)
-        self.w_value  = SourceSelect(32, value)
+        self.w_value = SourceSelect(32, value)
         self.submodules += self.w_adr, self.w_byte0, self.w_byte1, self.w_middle, self.w_value
         self.comb += [
             self.wr.adr.eq(self.w_adr.value),
-            self.wr.dat_w.eq(Cat(self.w_byte0.value, self.w_byte1.value, self.w_middle.value,
-                self.w_value.value)),
+            self.wr.dat_w.eq(
+                Cat(self.w_byte0.value, self.w_byte1.value, self.w_middle.value, self.w_value.value)
+            ),
         ]
 
-    def write(self, adr, byte0, byte1, middle, value, we=0xff):
+    def write(self, adr, byte0, byte1, middle, value, we=0xFF):
         """Write the word made of the named sources at the named address (a field named
         ``None`` is left to its default source: its bytes must be outside ``we``)."""
-        fields = [(self.w_byte0, byte0, self.WE_BYTE0), (self.w_byte1, byte1, self.WE_BYTE1),
-            (self.w_middle, middle, self.WE_MIDDLE), (self.w_value, value, self.WE_VALUE)]
+        fields = [
+            (self.w_byte0, byte0, self.WE_BYTE0),
+            (self.w_byte1, byte1, self.WE_BYTE1),
+            (self.w_middle, middle, self.WE_MIDDLE),
+            (self.w_value, value, self.WE_VALUE),
+        ]
         for _, name, mask in fields:
             assert name is not None or not (we & mask)
         return [self.wr.we.eq(we), self.w_adr.select(adr)] + [
-            field.select(name) for field, name, _ in fields if name is not None]
+            field.select(name) for field, name, _ in fields if name is not None
+        ]
 
     def write_next(self, adr, nxt):
         """Rewrite the ``next`` byte of the queue element at the named address."""
@@ -192,32 +200,33 @@ class EngineRequestInput(LiteXModule):
 
     At most two are pending, a LOCK_FOR and then a BROADCAST_NEXT (one step of a broadcast),
     taken in that order. A queue of two whole requests served the same requests in the same
-    cycles for 236 LUT4 and 194 FF more on an ECP5.
+    cycles with about 200 LUTs and flip-flops more.
     """
+
     def __init__(self, sink, mutex, waiter):
-        self.take     = take = Signal()                  # Strobe: the FSM takes a request (IDLE).
-        self.accept   = accept = Signal()                # A request is taken this cycle.
-        self.pending  = pending = Signal()               # A self request is pending.
-        self.next_op  = Signal(8)                        # Op of the request taken (counters).
-        self.next_sync = Signal(32)                      # Its sync id (IDLE's read address).
-        self.next_alloc = Signal()                       # It is an allocation (from sink).
+        self.take = take = Signal()  # Strobe: the FSM takes a request (IDLE).
+        self.accept = accept = Signal()  # A request is taken this cycle.
+        self.pending = pending = Signal()  # A self request is pending.
+        self.next_op = Signal(8)  # Op of the request taken (counters).
+        self.next_sync = Signal(32)  # Its sync id (IDLE's read address).
+        self.next_alloc = Signal()  # It is an allocation (from sink).
         # Self requests emitted (strobes and what they need).
-        self.push_swap   = Signal()
-        self.push_op     = Signal(8)
+        self.push_swap = Signal()
+        self.push_op = Signal(8)
         self.push_waiter = Signal()
-        self.push_next   = Signal()
-        self.who         = Signal(24)
-        self.reply       = Signal()
+        self.push_next = Signal()
+        self.who = Signal(24)
+        self.reply = Signal()
         # States that may emit a LOCK_FOR / a BROADCAST_NEXT (r_value takes what it will need).
-        self.load_mutex  = Signal()
-        self.load_cond   = Signal()
+        self.load_mutex = Signal()
+        self.load_cond = Signal()
         # Latched request.
-        self.r_sync   = r_sync   = Signal(32)
-        self.r_op     = r_op     = Signal(8)
-        self.r_core   = r_core   = Signal(8)
+        self.r_sync = r_sync = Signal(32)
+        self.r_op = r_op = Signal(8)
+        self.r_core = r_core = Signal(8)
         self.r_thread = r_thread = Signal(16)
-        self.r_value  = r_value  = Signal(32)
-        self.r_reply  = r_reply  = Signal()
+        self.r_value = r_value = Signal(32)
+        self.r_reply = r_reply = Signal()
 
         # # #
 
@@ -227,29 +236,47 @@ class EngineRequestInput(LiteXModule):
             pending.eq(p_swap | p_next),
             accept.eq(take & (pending | sink.valid)),
             sink.ready.eq(take & ~pending),
-            If(p_swap,
+            If(
+                p_swap,
                 self.next_op.eq(p_op),
-            ).Elif(p_next,
+            )
+            .Elif(
+                p_next,
                 self.next_op.eq(P.OP_BROADCAST_NEXT),
-            ).Else(
+            )
+            .Else(
                 self.next_op.eq(sink.op),
             ),
             self.next_sync.eq(Mux(pending, r_value, sink.sync_id)),
             self.next_alloc.eq(~pending & reduce(or_, [sink.op == op for op in P.ALLOC_OPS])),
         ]
         self.sync += [
-            If(accept,
-                If(p_swap,
-                    r_sync.eq(r_value), r_value.eq(r_sync), r_op.eq(p_op), r_reply.eq(0),
+            If(
+                accept,
+                If(
+                    p_swap,
+                    r_sync.eq(r_value),
+                    r_value.eq(r_sync),
+                    r_op.eq(p_op),
+                    r_reply.eq(0),
                     If(p_waiter, Cat(r_thread, r_core).eq(waiter)),
                     p_swap.eq(0),
-                ).Elif(p_next,
-                    r_sync.eq(r_value), r_op.eq(P.OP_BROADCAST_NEXT),
-                    Cat(r_thread, r_core).eq(p_who), r_reply.eq(p_reply),
+                )
+                .Elif(
+                    p_next,
+                    r_sync.eq(r_value),
+                    r_op.eq(P.OP_BROADCAST_NEXT),
+                    Cat(r_thread, r_core).eq(p_who),
+                    r_reply.eq(p_reply),
                     p_next.eq(0),
-                ).Else(
-                    r_sync.eq(sink.sync_id), r_op.eq(sink.op), r_core.eq(sink.core),
-                    r_thread.eq(sink.thread), r_value.eq(sink.value), r_reply.eq(sink.reply),
+                )
+                .Else(
+                    r_sync.eq(sink.sync_id),
+                    r_op.eq(sink.op),
+                    r_core.eq(sink.core),
+                    r_thread.eq(sink.thread),
+                    r_value.eq(sink.value),
+                    r_reply.eq(sink.reply),
                 ),
             ),
             If(self.push_swap, p_swap.eq(1)),
@@ -271,16 +298,18 @@ class EnginePacketOutput(LiteXModule):
     and 8-tile ECP5 builds. A request for this engine itself becomes a pending self request of
     ``request`` (:class:`EngineRequestInput`) instead; the FSM emits one only when it could
     emit a packet (``can_emit``), as for any other."""
+
     def __init__(self, source, request, ni_id):
-        self.ni_id    = ni_id
-        self.emit     = emit = Signal()
-        self.o        = o = Record(P.PACKET_LAYOUT)
-        self.o_reply  = o_reply = Signal()        # Reply flag of a self request.
-        self.o_self   = o_self = Signal()
+        self.ni_id = ni_id
+        self.emit = emit = Signal()
+        self.o = o = Record(P.PACKET_LAYOUT)
+        self.o_reply = o_reply = Signal()  # Reply flag of a self request.
+        self.o_self = o_self = Signal()
         self.can_emit = Signal()
         to_self = Signal()
         self.comb += [
-            source.first.eq(1), source.last.eq(1),
+            source.first.eq(1),
+            source.last.eq(1),
             to_self.eq(emit & o_self),
             request.push_next.eq(to_self & (o.op == P.OP_BROADCAST_NEXT)),
             request.push_swap.eq(to_self & (o.op != P.OP_BROADCAST_NEXT)),
@@ -296,21 +325,24 @@ class EnginePacketOutput(LiteXModule):
         skid_valid = Signal()
         skid = Record(P.PACKET_LAYOUT)
         stalled = Signal()
-        to_noc  = Signal()   # A packet for source (not for this engine itself) is emitted.
+        to_noc = Signal()  # A packet for source (not for this engine itself) is emitted.
         self.comb += [
             self.can_emit.eq(~skid_valid),
             stalled.eq(source.valid & ~source.ready),
             to_noc.eq(emit & ~o_self),
         ]
         self.sync += [
-            If(~stalled,
+            If(
+                ~stalled,
                 source.valid.eq(skid_valid | to_noc),
                 source.payload.raw_bits().eq(Mux(skid_valid, skid.raw_bits(), o.raw_bits())),
             ),
             If(~skid_valid, skid.eq(o)),
-            If(stalled & to_noc,
+            If(
+                stalled & to_noc,
                 skid_valid.eq(1),
-            ).Elif(source.ready,
+            ).Elif(
+                source.ready,
                 skid_valid.eq(0),
             ),
         ]
@@ -319,7 +351,7 @@ class EnginePacketOutput(LiteXModule):
         """The packet's fields from :class:`SourceSelect` s: ``who`` (24 bits: thread, core),
         ``sync_id`` and ``value`` (dicts of sources by name). A reply goes to its thread's core;
         any other packet to the host of its sync id (:data:`protocol.ID_NI_SLICE`)."""
-        self.o_sync  = SourceSelect(32, sync_id)
+        self.o_sync = SourceSelect(32, sync_id)
         self.o_value = SourceSelect(32, value)
         self.submodules += self.o_sync, self.o_value
         o = self.o
@@ -337,14 +369,20 @@ class EnginePacketOutput(LiteXModule):
     def send(self, op, sync_id, value, reply=0):
         """Emit a packet: ``op``, the named sources of ``sync_id`` and ``value``; its thread
         and core are the engine's current ``who``."""
-        return [self.emit.eq(1), self.o.op.eq(op), self.o_sync.select(sync_id),
-            self.o_value.select(value), self.o_reply.eq(reply)]
+        return [
+            self.emit.eq(1),
+            self.o.op.eq(op),
+            self.o_sync.select(sync_id),
+            self.o_value.select(value),
+            self.o_reply.eq(reply),
+        ]
 
 
 class EngineCounters(LiteXModule):
     """Event counters, in :data:`protocol.REQUEST_COUNTERS` + :data:`protocol.COUNTERS` order
     (``counters``: name -> 32-bit Signal; empty without ``with_counters``), and the last error of
     a request without reply (always: it is how a posted request's error is reported)."""
+
     def __init__(self, with_counters=True):
         self.counters = counters = {}
         if with_counters:
@@ -352,19 +390,20 @@ class EngineCounters(LiteXModule):
                 counters[name] = Signal(32, name=f"ev_{name}")
             for name, _ in P.COUNTERS:
                 counters[name] = Signal(32, name=f"ev_{name}")
-        self.last_err_sync   = Signal(32)
-        self.last_err_op     = Signal(8)
+        self.last_err_sync = Signal(32)
+        self.last_err_op = Signal(8)
         self.last_err_status = Signal(8)
         # Strobes from the FSM.
-        self.grant_inc  = Signal()
-        self.error_inc  = Signal()
+        self.grant_inc = Signal()
+        self.error_inc = Signal()
         self.silent_inc = Signal()
 
     def count(self, accept, op, out, scratchpad, n_queue, request, status, busy):
         """Counts requests taken (``accept`` of ``op``), packets emitted (``out``), grants and
         errors (the strobes), the queue high-water mark and the busy cycles."""
         c = self.counters
-        self.sync += If(self.silent_inc,
+        self.sync += If(
+            self.silent_inc,
             self.last_err_sync.eq(request.r_sync),
             self.last_err_op.eq(request.r_op),
             self.last_err_status.eq(status),
@@ -377,18 +416,26 @@ class EngineCounters(LiteXModule):
             c["free_queue"].eq(scratchpad.free_queue),
             c["free_ctrl"].eq(scratchpad.free_ctrl),
         ]
-        req_cases = {P.OPS[name[4:].upper()]: c[name].eq(c[name] + 1)
-            for name in P.REQUEST_COUNTERS if name != "req_other"}
+        req_cases = {
+            P.OPS[name[4:].upper()]: c[name].eq(c[name] + 1)
+            for name in P.REQUEST_COUNTERS
+            if name != "req_other"
+        }
         req_cases["default"] = c["req_other"].eq(c["req_other"] + 1)
         self.sync += [
             If(accept, Case(op, req_cases)),
             If(self.grant_inc, c["grants"].eq(c["grants"] + 1)),
-            If(out.emit,
-                If(out.o.op[7],
+            If(
+                out.emit,
+                If(
+                    out.o.op[7],
                     c["replies"].eq(c["replies"] + 1),
-                ).Elif(out.o_self,
+                )
+                .Elif(
+                    out.o_self,
                     c["self_requests"].eq(c["self_requests"] + 1),
-                ).Else(
+                )
+                .Else(
                     c["e2e"].eq(c["e2e"] + 1),
                 ),
             ),
@@ -398,7 +445,9 @@ class EngineCounters(LiteXModule):
             If(busy, c["busy_cycles"].eq(c["busy_cycles"] + 1)),
         ]
 
+
 # Engine -------------------------------------------------------------------------------------------
+
 
 class SubutaiEngine(LiteXModule):
     """Subutai-HW synchronization engine of one tile.
@@ -431,27 +480,29 @@ class SubutaiEngine(LiteXModule):
     and control structures, busy cycles; plus ``last_err_sync``/``last_err_op``/
     ``last_err_status``: the last error of a request that had no reply (posted, ``reply`` = 0).
     """
+
     def __init__(self, ni_id, n_tiles, spm_bytes=2048, n_ctrl=None, with_counters=True):
         assert 0 <= ni_id < n_tiles <= P.MAX_TILES
         depth, n_ctrl, n_queue = P.spm_geometry(spm_bytes, n_ctrl)
         self.ni_id, self.n_tiles = ni_id, n_tiles
         self.spm_bytes, self.depth, self.n_ctrl, self.n_queue = spm_bytes, depth, n_ctrl, n_queue
 
-        self.sink   = sink   = stream.Endpoint(P.REQUEST_LAYOUT)
+        self.sink = sink = stream.Endpoint(P.REQUEST_LAYOUT)
         self.source = source = stream.Endpoint(P.PACKET_LAYOUT)
-        self.ready  = Signal()  # FSM in IDLE, no self request: a sink request is taken now.
-        self.idle   = Signal()  # ready, and no packet pending on source.
+        self.ready = Signal()  # FSM in IDLE, no self request: a sink request is taken now.
+        self.idle = Signal()  # ready, and no packet pending on source.
 
         # Submodules -----------------------------------------------------------------------------
-        self.events  = events  = EngineCounters(with_counters)
-        self.counters        = events.counters
-        self.last_err_sync   = events.last_err_sync
-        self.last_err_op     = events.last_err_op
+        self.events = events = EngineCounters(with_counters)
+        self.counters = events.counters
+        self.last_err_sync = events.last_err_sync
+        self.last_err_op = events.last_err_op
         self.last_err_status = events.last_err_status
-        self.spm     = spm     = EngineScratchpad(depth, n_ctrl, n_queue)
-        self.request = request = EngineRequestInput(sink, mutex=spm.qd_aux,
-            waiter=Cat(spm.qd_thread, spm.qd_core))
-        self.output  = output  = EnginePacketOutput(source, request, ni_id)
+        self.spm = spm = EngineScratchpad(depth, n_ctrl, n_queue)
+        self.request = request = EngineRequestInput(
+            sink, mutex=spm.qd_aux, waiter=Cat(spm.qd_thread, spm.qd_core)
+        )
+        self.output = output = EnginePacketOutput(source, request, ni_id)
         self.mem = spm.mem
         rd, cbase = spm.rd, spm.cbase
         ctrl_free_head, qfree_head = spm.ctrl_free_head, spm.qfree_head
@@ -463,33 +514,33 @@ class SubutaiEngine(LiteXModule):
         write, write_next = spm.write, spm.write_next
         grant_inc, error_inc, silent_inc = events.grant_inc, events.error_inc, events.silent_inc
 
-        id_idx  = r_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
-        id_gen  = r_sync[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]
-        id_kind = r_sync[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS]
-        id_ni   = r_sync[P.ID_NI_SLICE]
-        id_f    = r_sync[P.ID_F_BIT]
-        me      = Cat(r_thread, r_core)  # 24-bit owner/waiter tag.
+        id_idx = r_sync[P.ID_INDEX_SHIFT : P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        id_gen = r_sync[P.ID_GEN_SHIFT : P.ID_GEN_SHIFT + P.ID_GEN_BITS]
+        id_kind = r_sync[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + P.ID_KIND_BITS]
+        id_ni = r_sync[P.ID_NI_SLICE]
+        id_f = r_sync[P.ID_F_BIT]
+        me = Cat(r_thread, r_core)  # 24-bit owner/waiter tag.
 
         # Latched control structure (fields) -----------------------------------------------------
-        cw_head  = Signal(8)
-        cw_tail  = Signal(8)
-        cw_gen   = Signal(12)
-        cw_kind  = Signal(2)
-        cw_val   = Signal(32)
-        owner    = cw_val[0:24]
-        locked   = cw_val[24]
+        cw_head = Signal(8)
+        cw_tail = Signal(8)
+        cw_gen = Signal(12)
+        cw_kind = Signal(2)
+        cw_val = Signal(32)
+        owner = cw_val[0:24]
+        locked = cw_val[24]
         released = cw_val[25]
         # A LOCK/TRYLOCK grant of a free mutex this core released last (not LOCK_FOR: a condition
         # wake-up always invalidates).
         grant_local = Signal()
         self.comb += grant_local.eq(released & (cw_val[16:24] == r_core) & (r_op != P.OP_LOCK_FOR))
-        b_left   = cw_val[0:16]   # Barrier: arrivals still missing in this round.
-        b_max    = cw_val[16:32]
+        b_left = cw_val[0:16]  # Barrier: arrivals still missing in this round.
+        b_max = cw_val[16:32]
 
-        qptr   = Signal(8)   # Queue element being worked on (its word is in the read register).
-        link   = Signal(8)   # Old tail (DECODE: enqueues, barrier walks), a broadcast's next waiter, a
-                             # splice's mutex tail.
-        status = Signal(7)   # Error status for the ERROR state.
+        qptr = Signal(8)  # Queue element being worked on (its word is in the read register).
+        link = Signal(8)  # Old tail (DECODE: enqueues, barrier walks), a broadcast's next waiter, a
+        # splice's mutex tail.
+        status = Signal(7)  # Error status for the ERROR state.
 
         # Read data views.
         d = rd.dat_r
@@ -510,7 +561,7 @@ class SubutaiEngine(LiteXModule):
             # mutex's host).
             return send(P.OP_LOCK_FOR, sync_id="aux", value="req", who="queue")
 
-        def write_ctrl(idx, head, tail, middle, value, we=0xff):
+        def write_ctrl(idx, head, tail, middle, value, we=0xFF):
             # A control word: the named index (w_idx, below) and the named fields (bytes not in
             # ``we`` keep what the SPM holds).
             return write("ctrl", head, tail, middle, value, we) + [w_idx.select(idx)]
@@ -537,53 +588,61 @@ class SubutaiEngine(LiteXModule):
                 NextValue(qfree_head, qd_next),
                 NextValue(free_queue, free_queue - 1),
                 NextValue(cw_tail, qptr),
-                If(cw_head == QNIL,
+                If(
+                    cw_head == QNIL,
                     NextValue(cw_head, qptr),
                     NextState("ENQ_CTRL"),
                 ).Else(
-                    NextState("ENQ_LINK"),    # link: the old tail (DECODE).
+                    NextState("ENQ_LINK"),  # link: the old tail (DECODE).
                 ),
             ]
 
         # Combinational decode -------------------------------------------------------------------
-        id_ok = Signal()   # r_sync names an allocated structure of this engine (d = its word).
-        self.comb += id_ok.eq(id_f & (id_ni == ni_id) & (id_idx < n_ctrl) & d_alloc
-            & (d_kind == id_kind) & (d_gen == id_gen))
-        is_mutex   = ~id_kind[1]
+        id_ok = Signal()  # r_sync names an allocated structure of this engine (d = its word).
+        self.comb += id_ok.eq(
+            id_f & (id_ni == ni_id) & (id_idx < n_ctrl) & d_alloc & (d_kind == id_kind) & (d_gen == id_gen)
+        )
+        is_mutex = ~id_kind[1]
         is_barrier = id_kind == P.KIND_BARRIER
-        is_cond    = id_kind == P.KIND_COND
+        is_cond = id_kind == P.KIND_COND
         # A mutex id in r_value (condition waits) that can be routed.
         v_ni = r_value[P.ID_NI_SLICE]
         v_mutex_ok = Signal()
-        v_cond_ok  = Signal()
+        v_cond_ok = Signal()
         self.comb += [
             v_mutex_ok.eq(r_value[P.ID_F_BIT] & ~r_value[P.ID_KIND_SHIFT + 1] & (v_ni < n_tiles)),
-            v_cond_ok.eq(r_value[P.ID_F_BIT]
-                & (r_value[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + 2] == P.KIND_COND) & (v_ni < n_tiles)),
+            v_cond_ok.eq(
+                r_value[P.ID_F_BIT]
+                & (r_value[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + 2] == P.KIND_COND)
+                & (v_ni < n_tiles)
+            ),
         ]
         # Is the request valid for its op? (from the control word read in DECODE; registered as
         # ok_r and checked by the op states, so that DECODE's next state depends on r_op only:
         # the SPM read data then only feeds registers and the prefetch address, not the FSM's
         # next-state logic.)
         op_ok = Signal()
-        ok_r  = Signal()
+        ok_r = Signal()
         splice_r = Signal()
-        self.comb += Case(r_op, {
-            P.OP_FREE:           op_ok.eq(id_ok),
-            P.OP_LOCK:           op_ok.eq(id_ok & is_mutex),
-            P.OP_TRYLOCK:        op_ok.eq(id_ok & is_mutex),
-            P.OP_LOCK_FOR:       op_ok.eq(id_ok & is_mutex),
-            P.OP_UNLOCK:         op_ok.eq(id_ok & is_mutex),
-            P.OP_UNLOCK_FOR:     op_ok.eq(id_ok & is_mutex),
-            P.OP_WAIT_CHECK:     op_ok.eq(id_ok & is_mutex & v_cond_ok),
-            P.OP_BARRIER_WAIT:   op_ok.eq(id_ok & is_barrier),
-            P.OP_COND_WAIT:      op_ok.eq(id_ok & is_cond & v_mutex_ok),
-            P.OP_COND_ENQUEUE:   op_ok.eq(id_ok & is_cond & v_mutex_ok),
-            P.OP_COND_SIGNAL:    op_ok.eq(id_ok & is_cond),
-            P.OP_COND_BROADCAST: op_ok.eq(id_ok & is_cond),
-            P.OP_BROADCAST_NEXT: op_ok.eq(id_ok & is_cond),
-            "default":           op_ok.eq(0),
-        })
+        self.comb += Case(
+            r_op,
+            {
+                P.OP_FREE: op_ok.eq(id_ok),
+                P.OP_LOCK: op_ok.eq(id_ok & is_mutex),
+                P.OP_TRYLOCK: op_ok.eq(id_ok & is_mutex),
+                P.OP_LOCK_FOR: op_ok.eq(id_ok & is_mutex),
+                P.OP_UNLOCK: op_ok.eq(id_ok & is_mutex),
+                P.OP_UNLOCK_FOR: op_ok.eq(id_ok & is_mutex),
+                P.OP_WAIT_CHECK: op_ok.eq(id_ok & is_mutex & v_cond_ok),
+                P.OP_BARRIER_WAIT: op_ok.eq(id_ok & is_barrier),
+                P.OP_COND_WAIT: op_ok.eq(id_ok & is_cond & v_mutex_ok),
+                P.OP_COND_ENQUEUE: op_ok.eq(id_ok & is_cond & v_mutex_ok),
+                P.OP_COND_SIGNAL: op_ok.eq(id_ok & is_cond),
+                P.OP_COND_BROADCAST: op_ok.eq(id_ok & is_cond),
+                P.OP_BROADCAST_NEXT: op_ok.eq(id_ok & is_cond),
+                "default": op_ok.eq(0),
+            },
+        )
         # Barrier: is this arrival the last of the round? (from the word being read in DECODE;
         # "remaining == 1" rather than "count + 1 == max": no carry chain on the read data)
         d_last = Signal()
@@ -594,107 +653,129 @@ class SubutaiEngine(LiteXModule):
         # Ops whose DECODE prefetches the queue head instead of the first free element.
         needs_head = Signal()
         self.comb += needs_head.eq(
-            (r_op == P.OP_UNLOCK) | (r_op == P.OP_UNLOCK_FOR) | (r_op == P.OP_COND_SIGNAL)
-            | (r_op == P.OP_COND_BROADCAST) | (r_op == P.OP_BROADCAST_NEXT)
-            | ((r_op == P.OP_BARRIER_WAIT) & d_last))
+            (r_op == P.OP_UNLOCK)
+            | (r_op == P.OP_UNLOCK_FOR)
+            | (r_op == P.OP_COND_SIGNAL)
+            | (r_op == P.OP_COND_BROADCAST)
+            | (r_op == P.OP_BROADCAST_NEXT)
+            | ((r_op == P.OP_BARRIER_WAIT) & d_last)
+        )
         # Broadcast fast path: every waiter waits with the same mutex (the cond's value field holds
         # it, bit 31 cleared if the waiters used different mutexes) and that mutex is hosted here.
         d_splice = Signal()
-        self.comb += d_splice.eq((d_head != QNIL) & d_val[P.ID_F_BIT]
-            & (d_val[P.ID_NI_SLICE] == ni_id))
+        self.comb += d_splice.eq((d_head != QNIL) & d_val[P.ID_F_BIT] & (d_val[P.ID_NI_SLICE] == ni_id))
         qsel = Signal(8)
         self.comb += qsel.eq(Mux(needs_head, d_head, qfree_head))
         # Allocation.
         alloc_kind = Signal(2)
-        alloc_val  = Signal(32)
-        new_id     = Signal(32)
+        alloc_val = Signal(32)
+        new_id = Signal(32)
         self.comb += [
-            Case(r_op, {
-                P.OP_ALLOC_MUTEX:   alloc_kind.eq(r_value[0]),
-                P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
-                "default":          alloc_kind.eq(P.KIND_COND),
-            }),
+            Case(
+                r_op,
+                {
+                    P.OP_ALLOC_MUTEX: alloc_kind.eq(r_value[0]),
+                    P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
+                    "default": alloc_kind.eq(P.KIND_COND),
+                },
+            ),
             # A barrier's count, twice (arrivals missing, count); for a mutex (r_value <= 1) an
             # owner that is neither locked nor released, for a cond a mutex id with no waiters:
             # both unused until overwritten.
             alloc_val.eq(Cat(r_value[0:16], r_value[0:16])),
-            new_id.eq(Cat(ctrl_free_head[0:P.ID_INDEX_BITS], cw_gen, alloc_kind,
-                C(ni_id, P.ID_NI_BITS), C(1, 1))),
+            new_id.eq(
+                Cat(ctrl_free_head[0 : P.ID_INDEX_BITS], cw_gen, alloc_kind, C(ni_id, P.ID_NI_BITS), C(1, 1))
+            ),
         ]
         gen_inc = Signal(12)
         self.comb += gen_inc.eq(cw_gen + 1)
         # Requests answered even when their reply flag is clear.
         want_reply = Signal()
-        self.comb += Case(r_op, {
-            **{op: want_reply.eq(r_reply) for op in P.POSTED_OPS},
-            **{op: want_reply.eq(1) for op in P.OPS.values() if op not in P.POSTED_OPS},
-            "default": want_reply.eq(r_reply),
-        })
+        self.comb += Case(
+            r_op,
+            {
+                **{op: want_reply.eq(r_reply) for op in P.POSTED_OPS},
+                **{op: want_reply.eq(1) for op in P.OPS.values() if op not in P.POSTED_OPS},
+                "default": want_reply.eq(r_reply),
+            },
+        )
 
         # Broadcast fast path: the waiters' mutex and the first waiter (below).
-        bmutex = cw_val                       # The waiters' mutex id.
-        b_idx  = bmutex[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
+        bmutex = cw_val  # The waiters' mutex id.
+        b_idx = bmutex[P.ID_INDEX_SHIFT : P.ID_INDEX_SHIFT + P.ID_INDEX_BITS]
         # The mutex's control word: only what the splice needs (its other fields are not
         # rewritten, see write_mutex).
-        mw_empty  = Signal()                  # Its queue is empty (its tail goes to ``link``).
+        mw_empty = Signal()  # Its queue is empty (its tail goes to ``link``).
         mw_locked = Signal()
 
         # INIT's word, from the last down to the first (see INIT).
-        init_cnt  = Signal(max=n_queue + n_ctrl, reset=n_queue + n_ctrl - 1)
+        init_cnt = Signal(max=n_queue + n_ctrl, reset=n_queue + n_ctrl - 1)
 
         # Datapath -------------------------------------------------------------------------------
         # Every packet field and SPM write field is one multiplexer over its distinct sources,
         # chosen by name in the states (SourceSelect). Owner tags, packets' thread and core.
-        self.who = who = SourceSelect(24, {
-            "req":   Cat(r_thread, r_core),
-            "queue": Cat(qd_thread, qd_core),
-        })
+        self.who = who = SourceSelect(
+            24,
+            {
+                "req": Cat(r_thread, r_core),
+                "queue": Cat(qd_thread, qd_core),
+            },
+        )
         self.submodules += who
-        output.add_datapath(who,
+        output.add_datapath(
+            who,
             sync_id={
-                "req":   r_sync,
-                "new":   new_id,
-                "value": r_value,             # Engine-to-engine requests about the mutex/cond.
-                "aux":   qd_aux,              # Requeue onto the waiter's mutex.
-            }, value={
-                "zero":  0,
-                "req":   r_sync,
-                "new":   new_id,
+                "req": r_sync,
+                "new": new_id,
+                "value": r_value,  # Engine-to-engine requests about the mutex/cond.
+                "aux": qd_aux,  # Requeue onto the waiter's mutex.
+            },
+            value={
+                "zero": 0,
+                "req": r_sync,
+                "new": new_id,
                 "grant": Mux(grant_local, P.GRANT_LOCAL, 0),
-                "ones":  P.SERIAL_VALUE,
-            })
+                "ones": P.SERIAL_VALUE,
+            },
+        )
         # Control word ``idx`` is at ``cbase + idx`` (one adder behind the index's choice).
         w_idx = SourceSelect(P.ID_INDEX_BITS, {"id": id_idx, "free": ctrl_free_head, "mutex": b_idx})
         self.submodules += w_idx
-        spm.add_write_datapath(adr={
-                "qptr":  qptr,
-                "ctrl":  cbase + w_idx.value,
-                "link":  link,
-                "init":  init_cnt,
-            }, byte0={
-                "cw_head":    cw_head,
-                "nil":        QNIL,
-                "qd_next":    qd_next,
-                "qptr":       qptr,
+        spm.add_write_datapath(
+            adr={
+                "qptr": qptr,
+                "ctrl": cbase + w_idx.value,
+                "link": link,
+                "init": init_cnt,
+            },
+            byte0={
+                "cw_head": cw_head,
+                "nil": QNIL,
+                "qd_next": qd_next,
+                "qptr": qptr,
                 "qfree_head": qfree_head,
-            }, byte1={
-                "cw_tail":  cw_tail,
-                "nil":      QNIL,
-                "req_core": r_core,           # A queue element's core.
-            }, middle={                       # gen, kind, alloc, 0 (a queue element: thread)
-                "alloc":      Cat(cw_gen, alloc_kind, C(1, 1), C(0, 1)),
-                "free":       Cat(gen_inc, cw_kind, C(0, 1), C(0, 1)),
+            },
+            byte1={
+                "cw_tail": cw_tail,
+                "nil": QNIL,
+                "req_core": r_core,  # A queue element's core.
+            },
+            middle={  # gen, kind, alloc, 0 (a queue element: thread)
+                "alloc": Cat(cw_gen, alloc_kind, C(1, 1), C(0, 1)),
+                "free": Cat(gen_inc, cw_kind, C(0, 1), C(0, 1)),
                 "req_thread": r_thread,
-            }, value={
-                "cw":        cw_val,
-                "alloc":     alloc_val,
+            },
+            value={
+                "cw": cw_val,
+                "alloc": alloc_val,
                 "free_list": ctrl_free_head,
                 # Locked by ``who``; or free, released by ``who`` (its core: [55:48]).
-                "owner":     Cat(who.value, C(1, 1), C(0, 1)),
-                "released":  Cat(who.value, C(0, 1), C(1, 1)),
-                "barrier":   Cat(b_max, b_max),
+                "owner": Cat(who.value, C(1, 1), C(0, 1)),
+                "released": Cat(who.value, C(0, 1), C(1, 1)),
+                "barrier": Cat(b_max, b_max),
                 "req_value": r_value,
-            })
+            },
+        )
 
         # FSM ------------------------------------------------------------------------------------
         self.fsm = fsm = FSM(reset_state="INIT")
@@ -704,8 +785,10 @@ class SubutaiEngine(LiteXModule):
         # leave INIT in address order with no logic of their own (the heads start at nil). r_core
         # and r_thread are still 0, so a free queue element's core and thread are 0 (its aux,
         # only ever read from a condition waiter's element, is whatever the value field is).
-        fsm.act("INIT",
-            If(init_cnt >= cbase,
+        fsm.act(
+            "INIT",
+            If(
+                init_cnt >= cbase,
                 write("init", "nil", "nil", "req_thread", "free_list"),
                 NextValue(ctrl_free_head, init_cnt - cbase),
             ).Else(
@@ -718,10 +801,17 @@ class SubutaiEngine(LiteXModule):
 
         # IDLE: take a request (a pending self request first) and read its control structure (or
         # the first free one, for an allocation).
-        fsm.act("IDLE",
+        fsm.act(
+            "IDLE",
             take.eq(1),
-            rd.adr.eq(cbase + Mux(request.next_alloc, ctrl_free_head,
-                request.next_sync[P.ID_INDEX_SHIFT:P.ID_INDEX_SHIFT + P.ID_INDEX_BITS])),
+            rd.adr.eq(
+                cbase
+                + Mux(
+                    request.next_alloc,
+                    ctrl_free_head,
+                    request.next_sync[P.ID_INDEX_SHIFT : P.ID_INDEX_SHIFT + P.ID_INDEX_BITS],
+                )
+            ),
             If(accept, NextState("DECODE")),
         )
 
@@ -729,44 +819,51 @@ class SubutaiEngine(LiteXModule):
         # (ok_r, checked first by every op state), prefetch the queue element the operation
         # needs (queue head or first free element) and go to the op's state, chosen from the op
         # code alone (allocation arguments are checked here: they are in registers).
-        fsm.act("DECODE",
-            NextValue(cw_head, d_head), NextValue(cw_tail, d[8:16]), NextValue(cw_gen, d_gen),
-            NextValue(link, d[8:16]),     # The tail an enqueue links to, a walk ends at.
-            NextValue(cw_kind, d_kind), NextValue(cw_val, d_val),
-            rd.adr.eq(qsel), NextValue(qptr, qsel),
-            NextValue(ok_r, op_ok), NextValue(splice_r, d_splice),
-            Case(r_op, {
-                P.OP_ALLOC_MUTEX:
-                    If(r_value > 1, *err(P.EINVAL))
+        fsm.act(
+            "DECODE",
+            NextValue(cw_head, d_head),
+            NextValue(cw_tail, d[8:16]),
+            NextValue(cw_gen, d_gen),
+            NextValue(link, d[8:16]),  # The tail an enqueue links to, a walk ends at.
+            NextValue(cw_kind, d_kind),
+            NextValue(cw_val, d_val),
+            rd.adr.eq(qsel),
+            NextValue(qptr, qsel),
+            NextValue(ok_r, op_ok),
+            NextValue(splice_r, d_splice),
+            Case(
+                r_op,
+                {
+                    P.OP_ALLOC_MUTEX: If(r_value > 1, *err(P.EINVAL))
                     .Elif(free_ctrl == 0, *err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
-                P.OP_ALLOC_BARRIER:
-                    If((r_value == 0) | (r_value > P.MAX_BARRIER), *err(P.EINVAL))
+                    P.OP_ALLOC_BARRIER: If((r_value == 0) | (r_value > P.MAX_BARRIER), *err(P.EINVAL))
                     .Elif(free_ctrl == 0, *err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
-                P.OP_ALLOC_COND:
-                    If(free_ctrl == 0, *err(P.EAGAIN))
-                    .Else(NextState("ALLOC")),
-                P.OP_FREE:           NextState("FREE"),
-                P.OP_LOCK:           NextState("LOCK"),
-                P.OP_TRYLOCK:        NextState("LOCK"),
-                P.OP_LOCK_FOR:       NextState("LOCK"),
-                P.OP_UNLOCK:         NextState("UNLOCK"),
-                P.OP_UNLOCK_FOR:     NextState("UNLOCK"),
-                P.OP_WAIT_CHECK:     NextState("WCHECK"),
-                P.OP_BARRIER_WAIT:   NextState("BARRIER"),
-                P.OP_COND_WAIT:      NextState("CWAIT"),
-                P.OP_COND_ENQUEUE:   NextState("CENQ"),
-                P.OP_COND_SIGNAL:    NextState("SIGNAL"),
-                P.OP_COND_BROADCAST: NextState("SIGNAL"),
-                P.OP_BROADCAST_NEXT: NextState("SIGNAL"),
-                "default": err(P.EINVAL),
-            }),
+                    P.OP_ALLOC_COND: If(free_ctrl == 0, *err(P.EAGAIN)).Else(NextState("ALLOC")),
+                    P.OP_FREE: NextState("FREE"),
+                    P.OP_LOCK: NextState("LOCK"),
+                    P.OP_TRYLOCK: NextState("LOCK"),
+                    P.OP_LOCK_FOR: NextState("LOCK"),
+                    P.OP_UNLOCK: NextState("UNLOCK"),
+                    P.OP_UNLOCK_FOR: NextState("UNLOCK"),
+                    P.OP_WAIT_CHECK: NextState("WCHECK"),
+                    P.OP_BARRIER_WAIT: NextState("BARRIER"),
+                    P.OP_COND_WAIT: NextState("CWAIT"),
+                    P.OP_COND_ENQUEUE: NextState("CENQ"),
+                    P.OP_COND_SIGNAL: NextState("SIGNAL"),
+                    P.OP_COND_BROADCAST: NextState("SIGNAL"),
+                    P.OP_BROADCAST_NEXT: NextState("SIGNAL"),
+                    "default": err(P.EINVAL),
+                },
+            ),
         )
 
         # ALLOC: pop the first free control structure (its word was read at IDLE).
-        fsm.act("ALLOC",
-            If(can_emit,
+        fsm.act(
+            "ALLOC",
+            If(
+                can_emit,
                 write_ctrl("free", "nil", "nil", "alloc", "alloc"),
                 reply(0, value="new", sync_id="new"),
                 NextValue(ctrl_free_head, cw_val[0:16]),
@@ -776,13 +873,17 @@ class SubutaiEngine(LiteXModule):
         )
 
         # FREE: refuse a structure in use; else bump its generation and push it on the free list.
-        fsm.act("FREE",
-            If(~ok_r,
+        fsm.act(
+            "FREE",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If((cw_head != QNIL) | (~cw_kind[1] & locked),
+                If(
+                    (cw_head != QNIL) | (~cw_kind[1] & locked),
                     *err(P.EBUSY),
-                ).Elif(can_emit,
+                ).Elif(
+                    can_emit,
                     write_ctrl("id", "nil", "nil", "free", "free_list"),
                     reply(0),
                     NextValue(ctrl_free_head, id_idx),
@@ -794,24 +895,35 @@ class SubutaiEngine(LiteXModule):
 
         # LOCK / TRYLOCK / LOCK_FOR (the requeue of a woken condition waiter: same semantics, the
         # grant goes to the waiter named in the packet).
-        fsm.act("LOCK",
-            If(~ok_r,
+        fsm.act(
+            "LOCK",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(~locked,
-                    If(can_emit,
+                If(
+                    ~locked,
+                    If(
+                        can_emit,
                         write_cw(value="owner"),
                         reply(0, value="grant"),
                         grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
-                ).Elif(r_op == P.OP_TRYLOCK,
+                )
+                .Elif(
+                    r_op == P.OP_TRYLOCK,
                     *err(P.EBUSY),
-                ).Elif((owner == me) & (cw_kind == P.KIND_MUTEX_EC),
+                )
+                .Elif(
+                    (owner == me) & (cw_kind == P.KIND_MUTEX_EC),
                     *err(P.EDEADLK),
-                ).Elif(free_queue == 0,
+                )
+                .Elif(
+                    free_queue == 0,
                     *err(P.EAGAIN),
-                ).Else(
+                )
+                .Else(
                     *enqueue("req_value"),
                 ),
             ),
@@ -819,31 +931,41 @@ class SubutaiEngine(LiteXModule):
 
         # Enqueue tail: link the old tail (link) to the new element (qptr), then write the control
         # word.
-        fsm.act("ENQ_LINK",
+        fsm.act(
+            "ENQ_LINK",
             write_next("link", "qptr"),
             NextState("ENQ_CTRL"),
         )
-        fsm.act("ENQ_CTRL",
+        fsm.act(
+            "ENQ_CTRL",
             write_cw(),
             NextState("IDLE"),
         )
 
         # UNLOCK / UNLOCK_FOR: only the owner may unlock (both mutex kinds). With waiters, hand
         # the mutex to the queue head (prefetched) and send it its grant.
-        fsm.act("UNLOCK",
-            If(~ok_r,
+        fsm.act(
+            "UNLOCK",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(~locked | (owner != me),
+                If(
+                    ~locked | (owner != me),
                     *err(P.EPERM),
-                ).Elif(cw_head == QNIL,
-                    If(~r_reply | can_emit,
+                )
+                .Elif(
+                    cw_head == QNIL,
+                    If(
+                        ~r_reply | can_emit,
                         # Free, released by this core (UNLOCK_FOR: the condition waiter's).
                         write_cw(value="released"),
                         If(r_reply, reply(0)),
                         NextState("IDLE"),
                     ),
-                ).Elif(can_emit,
+                )
+                .Elif(
+                    can_emit,
                     write_cw(value="owner", head="qd_next"),
                     reply(0, who="queue"),
                     grant_inc.eq(1),
@@ -860,16 +982,20 @@ class SubutaiEngine(LiteXModule):
             is_bcast.eq((r_op == P.OP_COND_BROADCAST) | (r_op == P.OP_BROADCAST_NEXT)),
             more.eq(is_bcast & (link != QNIL)),
         ]
-        fsm.act("FREE_ELEM",
+        fsm.act(
+            "FREE_ELEM",
             request.load_cond.eq(more),
-            If(~(r_reply | more) | can_emit,
+            If(
+                ~(r_reply | more) | can_emit,
                 write_next("qptr", "qfree_head"),
                 NextValue(qfree_head, qptr),
                 NextValue(free_queue, free_queue + 1),
-                If(more,
+                If(
+                    more,
                     # To this engine (r_sync is one of its structures): a self request.
                     send(P.OP_BROADCAST_NEXT, reply=r_reply),
-                ).Elif(r_reply,
+                ).Elif(
+                    r_reply,
                     reply(0),
                 ),
                 NextState("IDLE"),
@@ -879,27 +1005,36 @@ class SubutaiEngine(LiteXModule):
         # BARRIER_WAIT: queue the arrival, or (last arrival) answer it with SERIAL_THREAD, splice
         # the whole queue onto the free list and walk it to release every waiter (replies go to
         # cores only, never to an engine, so waiting on source here cannot close a cycle).
-        fsm.act("BARRIER",
-            If(~ok_r,
+        fsm.act(
+            "BARRIER",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(b_last,
-                    If(can_emit,
+                If(
+                    b_last,
+                    If(
+                        can_emit,
                         reply(0, value="ones"),
-                        If(cw_head == QNIL,
+                        If(
+                            cw_head == QNIL,
                             write_cw(value="barrier"),
                             NextState("IDLE"),
                         ).Else(
                             write_next("link", "qfree_head"),
                             NextValue(qfree_head, cw_head),
-                            NextValue(cw_head, QNIL), NextValue(cw_tail, QNIL),
+                            NextValue(cw_head, QNIL),
+                            NextValue(cw_tail, QNIL),
                             NextValue(cw_val, Cat(b_max, b_max)),
                             NextState("WALK"),
                         ),
                     ),
-                ).Elif(free_queue == 0,
+                )
+                .Elif(
+                    free_queue == 0,
                     *err(P.EAGAIN),
-                ).Else(
+                )
+                .Else(
                     NextValue(cw_val, Cat(b_left_dec, b_max)),
                     *enqueue("req_value"),
                 ),
@@ -908,11 +1043,14 @@ class SubutaiEngine(LiteXModule):
 
         # COND_WAIT at the cond's host: check the mutex id and ask its host whether the caller
         # owns it (the waiter is enqueued only then, so every error leaves all state unchanged).
-        fsm.act("CWAIT",
-            If(~ok_r,
+        fsm.act(
+            "CWAIT",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(can_emit,
+                If(
+                    can_emit,
                     send(P.OP_WAIT_CHECK, sync_id="value", value="req"),
                     NextState("IDLE"),
                 ),
@@ -920,12 +1058,16 @@ class SubutaiEngine(LiteXModule):
         )
 
         # WAIT_CHECK at the mutex's host: the waiter keeps the mutex until it is enqueued.
-        fsm.act("WCHECK",
-            If(~ok_r,
+        fsm.act(
+            "WCHECK",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(locked & (owner == me),
-                    If(can_emit,
+                If(
+                    locked & (owner == me),
+                    If(
+                        can_emit,
                         send(P.OP_COND_ENQUEUE, sync_id="value", value="req"),
                         NextState("IDLE"),
                     ),
@@ -938,18 +1080,24 @@ class SubutaiEngine(LiteXModule):
         # COND_ENQUEUE at the cond's host: enqueue the waiter (with its mutex), then release the
         # mutex on its behalf. The release reaches the mutex's host before any requeue of this
         # waiter (packets between two engines stay in order).
-        fsm.act("CENQ",
-            If(~ok_r,
+        fsm.act(
+            "CENQ",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
             ).Else(
-                If(free_queue == 0,
+                If(
+                    free_queue == 0,
                     *err(P.EAGAIN),
-                ).Elif(can_emit,
+                ).Elif(
+                    can_emit,
                     send(P.OP_UNLOCK_FOR, sync_id="value", value="req"),
                     # Track the waiters' common mutex (for the broadcast fast path).
-                    If(cw_head == QNIL,
+                    If(
+                        cw_head == QNIL,
                         NextValue(cw_val, r_value),
-                    ).Elif(cw_val != r_value,
+                    ).Elif(
+                        cw_val != r_value,
                         NextValue(cw_val[P.ID_F_BIT], 0),
                     ),
                     *enqueue("req_value"),
@@ -958,30 +1106,42 @@ class SubutaiEngine(LiteXModule):
         )
 
         m_ok = Signal()
-        self.comb += m_ok.eq((b_idx < n_ctrl) & d_alloc
-            & (d_kind == bmutex[P.ID_KIND_SHIFT:P.ID_KIND_SHIFT + P.ID_KIND_BITS])
-            & (d_gen == bmutex[P.ID_GEN_SHIFT:P.ID_GEN_SHIFT + P.ID_GEN_BITS]))
+        self.comb += m_ok.eq(
+            (b_idx < n_ctrl)
+            & d_alloc
+            & (d_kind == bmutex[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + P.ID_KIND_BITS])
+            & (d_gen == bmutex[P.ID_GEN_SHIFT : P.ID_GEN_SHIFT + P.ID_GEN_BITS])
+        )
 
         # COND_SIGNAL / COND_BROADCAST / BROADCAST_NEXT: dequeue the head waiter and requeue it
         # onto its mutex. A broadcast wakes one waiter per step: while waiters remain its next
         # step is a self request, served before any other request, so the broadcast is atomic
         # and never has more than 2 self requests pending (this step's LOCK_FOR, the next step).
-        fsm.act("SIGNAL",
-            If(~ok_r,
+        fsm.act(
+            "SIGNAL",
+            If(
+                ~ok_r,
                 *err(P.EINVAL),
-            ).Elif((r_op == P.OP_COND_BROADCAST) & splice_r,
+            )
+            .Elif(
+                (r_op == P.OP_COND_BROADCAST) & splice_r,
                 # Fast path (below): read the mutex's word (the first waiter's is read again
                 # from BC_BRANCH on).
                 rd.adr.eq(cbase + b_idx),
                 NextState("BC_DECIDE"),
-            ).Elif(cw_head == QNIL,
-                If(~r_reply | can_emit,
+            )
+            .Elif(
+                cw_head == QNIL,
+                If(
+                    ~r_reply | can_emit,
                     If(r_reply, reply(0)),
                     NextState("IDLE"),
                 ),
-            ).Else(
+            )
+            .Else(
                 request.load_mutex.eq(1),
-                If(can_emit,
+                If(
+                    can_emit,
                     write_cw(head="qd_next"),
                     lock_for(),
                     NextValue(link, qd_next),
@@ -998,32 +1158,50 @@ class SubutaiEngine(LiteXModule):
         # The mutex's head and tail, and its value when named; its generation, kind and alloc bit
         # (and value, when not named) stay as the SPM holds them.
         def write_mutex(head, value=None):
-            return write_ctrl("mutex", head, "cw_tail", None, value,
-                we=(WE_HEAD if head else 0) | WE_TAIL | (WE_VALUE if value else 0))
+            return write_ctrl(
+                "mutex",
+                head,
+                "cw_tail",
+                None,
+                value,
+                we=(WE_HEAD if head else 0) | WE_TAIL | (WE_VALUE if value else 0),
+            )
 
         mok_r = Signal()
-        fsm.act("BC_DECIDE",
+        fsm.act(
+            "BC_DECIDE",
             # The mutex's word is in the read register: keep it and its validity.
-            NextValue(mw_empty, d_head == QNIL), NextValue(link, d[8:16]),
-            NextValue(mw_locked, d_val[24]), NextValue(mok_r, m_ok),
+            NextValue(mw_empty, d_head == QNIL),
+            NextValue(link, d[8:16]),
+            NextValue(mw_locked, d_val[24]),
+            NextValue(mok_r, m_ok),
             NextState("BC_BRANCH"),
         )
-        fsm.act("BC_BRANCH",
-            If(~mok_r,
-                rd.adr.eq(qptr),              # Re-read the first waiter for the slow path.
+        fsm.act(
+            "BC_BRANCH",
+            If(
+                ~mok_r,
+                rd.adr.eq(qptr),  # Re-read the first waiter for the slow path.
                 NextValue(splice_r, 0),
                 NextState("SIGNAL"),
-            ).Elif(~mw_locked,
+            )
+            .Elif(
+                ~mw_locked,
                 NextState("BC_GRANT"),
-            ).Elif(mw_empty,
+            )
+            .Elif(
+                mw_empty,
                 NextState("BC_TAKE"),
-            ).Else(
+            )
+            .Else(
                 NextState("BC_LINK"),
             ),
         )
         # Free mutex: the first waiter owns it, the others become its queue.
-        fsm.act("BC_GRANT",
-            If(can_emit,
+        fsm.act(
+            "BC_GRANT",
+            If(
+                can_emit,
                 # The first waiter's word is in the read register again (read from BC_BRANCH
                 # on): it owns the mutex (its aux is the mutex's id), the rest are its queue.
                 write_mutex("qd_next", "owner"),
@@ -1032,28 +1210,34 @@ class SubutaiEngine(LiteXModule):
                 NextState("BC_FREE_FIRST"),
             ),
         )
-        fsm.act("BC_FREE_FIRST",
+        fsm.act(
+            "BC_FREE_FIRST",
             write_next("qptr", "qfree_head"),
             NextValue(qfree_head, qptr),
             NextValue(free_queue, free_queue + 1),
             NextState("BC_END"),
         )
         # Held mutex with an empty queue: the cond queue becomes its queue.
-        fsm.act("BC_TAKE",
+        fsm.act(
+            "BC_TAKE",
             write_mutex("qptr"),
             NextState("BC_END"),
         )
         # Held mutex with waiters: append the cond queue behind them.
-        fsm.act("BC_LINK",
+        fsm.act(
+            "BC_LINK",
             write_next("link", "qptr"),
             NextState("BC_APPEND"),
         )
-        fsm.act("BC_APPEND",
+        fsm.act(
+            "BC_APPEND",
             write_mutex(None),
             NextState("BC_END"),
         )
-        fsm.act("BC_END",
-            If(~r_reply | can_emit,
+        fsm.act(
+            "BC_END",
+            If(
+                ~r_reply | can_emit,
                 write_cw(head="nil", tail="nil"),
                 If(r_reply, reply(0)),
                 NextState("IDLE"),
@@ -1065,12 +1249,15 @@ class SubutaiEngine(LiteXModule):
         # and writes the emptied control word (idempotently).
         walk_end = Signal()
         self.comb += walk_end.eq(qptr == link)
-        fsm.act("WALK",
+        fsm.act(
+            "WALK",
             write_cw(),
-            If(can_emit,
+            If(
+                can_emit,
                 reply(0, who="queue"),
                 NextValue(free_queue, free_queue + 1),
-                If(walk_end,
+                If(
+                    walk_end,
                     NextState("IDLE"),
                 ).Else(
                     rd.adr.eq(qd_next),
@@ -1080,9 +1267,12 @@ class SubutaiEngine(LiteXModule):
         )
 
         # ERROR: answer with the status, or count and latch it for a request without reply.
-        fsm.act("ERROR",
-            If(want_reply,
-                If(can_emit,
+        fsm.act(
+            "ERROR",
+            If(
+                want_reply,
+                If(
+                    can_emit,
                     reply(status),
                     error_inc.eq(1),
                     NextState("IDLE"),
@@ -1100,5 +1290,13 @@ class SubutaiEngine(LiteXModule):
             # The skid register holds a packet only while source holds one: source.valid covers it.
             self.idle.eq(fsm.ongoing("IDLE") & ~request.pending & ~source.valid),
         ]
-        events.count(accept, request.next_op, output, spm, n_queue, request, status,
-            busy=~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"))
+        events.count(
+            accept,
+            request.next_op,
+            output,
+            spm,
+            n_queue,
+            request,
+            status,
+            busy=~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"),
+        )

@@ -17,18 +17,17 @@ from collections import deque, namedtuple
 from gateware.subutai import protocol as P
 
 Request = namedtuple("Request", "sync_id op core thread value reply")
-Packet  = namedtuple("Packet", "dest sync_id op core thread value")
+Packet = namedtuple("Packet", "dest sync_id op core thread value")
 # A request an engine queues for itself (carries the reply flag; never leaves the engine).
 SelfPacket = namedtuple("SelfPacket", "dest sync_id op core thread value reply")
 
 
 def request(sync_id, op, core, thread, value=0, reply=0):
-    return Request(sync_id & 0xffffffff, op, core, thread, value & 0xffffffff, reply)
+    return Request(sync_id & 0xFFFFFFFF, op, core, thread, value & 0xFFFFFFFF, reply)
 
 
 class _Ctrl:
-    __slots__ = ("alloc", "kind", "gen", "locked", "owner", "count", "max", "queue", "wmutex",
-        "released_by")
+    __slots__ = ("alloc", "kind", "gen", "locked", "owner", "count", "max", "queue", "wmutex", "released_by")
 
     def __init__(self):
         self.alloc, self.kind, self.gen = False, 0, 0
@@ -68,15 +67,20 @@ class EngineModel:
         return c
 
     def _routable(self, sync_id, kinds):
-        return (P.id_f(sync_id) and P.id_kind(sync_id) in kinds
-            and P.id_ni(sync_id) < self.n_tiles)
+        return P.id_f(sync_id) and P.id_kind(sync_id) in kinds and P.id_ni(sync_id) < self.n_tiles
 
     @staticmethod
     def _reply(req, status=0, value=0, sync_id=None, core=None, thread=None):
         core = req.core if core is None else core
         thread = req.thread if thread is None else thread
-        return Packet(core, req.sync_id if sync_id is None else sync_id, P.OP_REPLY | status,
-            core, thread, value & 0xffffffff)
+        return Packet(
+            core,
+            req.sync_id if sync_id is None else sync_id,
+            P.OP_REPLY | status,
+            core,
+            thread,
+            value & 0xFFFFFFFF,
+        )
 
     def _enqueue(self, c, req, aux=0):
         c.queue.append((req.core, req.thread, aux))
@@ -95,8 +99,7 @@ class EngineModel:
             for p in self._process_counted(selfq.popleft()):
                 if not P.is_reply(p.op) and p.dest == self.ni_id:
                     self.counters["self_requests"] += 1
-                    selfq.append(Request(p.sync_id, p.op, p.core, p.thread, p.value,
-                        getattr(p, "reply", 0)))
+                    selfq.append(Request(p.sync_id, p.op, p.core, p.thread, p.value, getattr(p, "reply", 0)))
                 else:
                     self.counters["replies" if P.is_reply(p.op) else "e2e"] += 1
                     out.append(Packet(*p[:6]))
@@ -146,7 +149,8 @@ class EngineModel:
         if op == P.OP_WAIT_CHECK and not self._routable(v, (P.KIND_COND,)):
             return P.EINVAL
         if op in (P.OP_COND_WAIT, P.OP_COND_ENQUEUE) and not self._routable(
-                v, (P.KIND_MUTEX, P.KIND_MUTEX_EC)):
+            v, (P.KIND_MUTEX, P.KIND_MUTEX_EC)
+        ):
             return P.EINVAL
         return 0
 
@@ -161,8 +165,9 @@ class EngineModel:
         idx = self.ctrl_free.pop()
         c = self.ctrl[idx]
         c.alloc = True
-        c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
-            P.OP_ALLOC_COND: P.KIND_COND}[op]
+        c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER, P.OP_ALLOC_COND: P.KIND_COND}[
+            op
+        ]
         c.locked, c.owner, c.count, c.queue, c.wmutex = False, (0, 0), 0, deque(), 0
         c.released_by = None
         c.max = v if op == P.OP_ALLOC_BARRIER else 0
@@ -258,8 +263,13 @@ class EngineModel:
     def _cond_signal(self, req, c, out):
         """COND_SIGNAL, COND_BROADCAST and BROADCAST_NEXT."""
         op = req.op
-        if op == P.OP_COND_BROADCAST and c.queue and P.id_f(c.wmutex) \
-                and P.id_ni(c.wmutex) == self.ni_id and self._lookup(c.wmutex) is not None:
+        if (
+            op == P.OP_COND_BROADCAST
+            and c.queue
+            and P.id_f(c.wmutex)
+            and P.id_ni(c.wmutex) == self.ni_id
+            and self._lookup(c.wmutex) is not None
+        ):
             # Fast path: all waiters wait with one local mutex: splice the queue onto it.
             mc = self._lookup(c.wmutex)
             if not mc.locked:
@@ -280,25 +290,28 @@ class EngineModel:
             self.free_queue += 1
             out.append(Packet(P.id_ni(mutex), mutex, P.OP_LOCK_FOR, core, thread, req.sync_id))
             if op != P.OP_COND_SIGNAL and c.queue:
-                out.append(SelfPacket(self.ni_id, req.sync_id, P.OP_BROADCAST_NEXT, req.core,
-                    req.thread, 0, req.reply))
+                out.append(
+                    SelfPacket(
+                        self.ni_id, req.sync_id, P.OP_BROADCAST_NEXT, req.core, req.thread, 0, req.reply
+                    )
+                )
                 return 0
         if req.reply:
             out.append(self._reply(req))
         return 0
 
     _handlers = {
-        P.OP_FREE:           _free,
-        P.OP_LOCK:           _lock,
-        P.OP_TRYLOCK:        _lock,
-        P.OP_LOCK_FOR:       _lock,
-        P.OP_UNLOCK:         _unlock,
-        P.OP_UNLOCK_FOR:     _unlock,
-        P.OP_BARRIER_WAIT:   _barrier_wait,
-        P.OP_COND_WAIT:      _cond_wait,
-        P.OP_WAIT_CHECK:     _wait_check,
-        P.OP_COND_ENQUEUE:   _cond_enqueue,
-        P.OP_COND_SIGNAL:    _cond_signal,
+        P.OP_FREE: _free,
+        P.OP_LOCK: _lock,
+        P.OP_TRYLOCK: _lock,
+        P.OP_LOCK_FOR: _lock,
+        P.OP_UNLOCK: _unlock,
+        P.OP_UNLOCK_FOR: _unlock,
+        P.OP_BARRIER_WAIT: _barrier_wait,
+        P.OP_COND_WAIT: _cond_wait,
+        P.OP_WAIT_CHECK: _wait_check,
+        P.OP_COND_ENQUEUE: _cond_enqueue,
+        P.OP_COND_SIGNAL: _cond_signal,
         P.OP_COND_BROADCAST: _cond_signal,
         P.OP_BROADCAST_NEXT: _cond_signal,
     }
@@ -307,8 +320,7 @@ class EngineModel:
 
     def live_ids(self):
         """Ids of all allocated control structures."""
-        return [P.make_id(self.ni_id, c.kind, c.gen, i) for i, c in enumerate(self.ctrl)
-            if c.alloc]
+        return [P.make_id(self.ni_id, c.kind, c.gen, i) for i, c in enumerate(self.ctrl) if c.alloc]
 
     def slot(self, sync_id):
         return self._lookup(sync_id)
@@ -342,6 +354,5 @@ class SystemModel:
                 if P.is_reply(p.op):
                     replies.append((e, p))
                 else:
-                    self.pending.append((p.dest, Request(p.sync_id, p.op, p.core, p.thread,
-                        p.value, 0)))
+                    self.pending.append((p.dest, Request(p.sync_id, p.op, p.core, p.thread, p.value, 0)))
         return replies

@@ -25,7 +25,7 @@ def regs(csr, prefix):
     out = []
     for name, reg in csr["csr_registers"].items():
         if name.startswith(prefix + "_"):
-            out.append((name[len(prefix) + 1:], reg["addr"], 4*reg["size"]))
+            out.append((name[len(prefix) + 1 :], reg["addr"], 4 * reg["size"]))
     if not out:
         raise SystemExit(f"error: csr.json has no {prefix}_* registers")
     return sorted(out, key=lambda r: r[1])
@@ -38,7 +38,7 @@ def block_size(csr, prefix):
 
 
 def reg_props(registers, indent):
-    pad = "\t"*indent
+    pad = "\t" * indent
     cells = f"\n{pad}      ".join(f"0x{a:08x} 0x{n:x}" for _, a, n in registers)
     names = f",\n{pad}\t    ".join(f'"{r}"' for r, _, _ in registers)
     return f"{pad}reg = <{cells}>;\n{pad}reg-names = {names};\n"
@@ -49,8 +49,10 @@ def generate(csr, code_size):
     mem = csr["memories"]
     main_ram, tile_ram = mem["main_ram"], mem["tile_ram"]
     if code_size >= main_ram["size"]:
-        raise SystemExit(f"error: code size 0x{code_size:x} leaves no shared RAM "
-                         f"(main RAM is 0x{main_ram['size']:x} bytes)")
+        raise SystemExit(
+            f"error: code size 0x{code_size:x} leaves no shared RAM "
+            f"(main RAM is 0x{main_ram['size']:x} bytes)"
+        )
     shared_base = main_ram["base"] + code_size
     shared_size = main_ram["size"] - code_size
     bases = csr["csr_bases"]
@@ -81,7 +83,7 @@ def generate(csr, code_size):
 		#size-cells = <0>;
 
 		cpu0: cpu@0 {{
-			clock-frequency = <{const['config_clock_frequency']}>;
+			clock-frequency = <{const["config_clock_frequency"]}>;
 			compatible = "litex,vexriscv-standard", "riscv";
 			device_type = "cpu";
 			reg = <0>;
@@ -91,15 +93,15 @@ def generate(csr, code_size):
 	}};
 
 	/* Each core's private SRAM, at the same address in every tile. */
-	tile_ram: memory@{tile_ram['base']:x} {{
+	tile_ram: memory@{tile_ram["base"]:x} {{
 		compatible = "mmio-sram";
-		reg = <0x{tile_ram['base']:08x} 0x{tile_ram['size']:x}>;
+		reg = <0x{tile_ram["base"]:08x} 0x{tile_ram["size"]:x}>;
 	}};
 
 	/* Main RAM, first part: the image every core executes. */
-	code: flash@{main_ram['base']:x} {{
+	code: flash@{main_ram["base"]:x} {{
 		compatible = "soc-nv-flash";
-		reg = <0x{main_ram['base']:08x} 0x{code_size:x}>;
+		reg = <0x{main_ram["base"]:08x} 0x{code_size:x}>;
 	}};
 
 	/* Main RAM, second part: what the cores share. */
@@ -126,61 +128,71 @@ def generate(csr, code_size):
 		}};
 
 		/* Shared by all cores; its interrupt line reaches core 0 only (polled output). */
-		uart0: serial@{bases['uart']:x} {{
+		uart0: serial@{bases["uart"]:x} {{
 			compatible = "litex,uart";
 			interrupt-parent = <&intc0>;
-			interrupts = <{irq('uart')} 0>;
-{reg_props(regs(csr, 'uart'), 3)}\t\t\tcurrent-speed = <115200>;
+			interrupts = <{irq("uart")} 0>;
+{reg_props(regs(csr, "uart"), 3)}\t\t\tcurrent-speed = <115200>;
 			status = "okay";
 		}};
 
 		/* Tile-local: each core sees its own timer here. */
-		timer0: timer@{bases['timer0']:x} {{
+		timer0: timer@{bases["timer0"]:x} {{
 			compatible = "litex,timer0";
 			interrupt-parent = <&intc0>;
-			interrupts = <{irq('timer0')} 0>;
-{reg_props(regs(csr, 'timer0'), 3)}\t\t\tstatus = "okay";
+			interrupts = <{irq("timer0")} 0>;
+{reg_props(regs(csr, "timer0"), 3)}\t\t\tstatus = "okay";
 		}};
 
 		/* Tile-local: the network interface (NoC messages)... */
-		ni0: network-interface@{bases['ni']:x} {{
+		ni0: network-interface@{bases["ni"]:x} {{
 			compatible = "subutai,ni";
 			interrupt-parent = <&intc0>;
-			interrupts = <{irq('ni')} 0>;
-			reg = <0x{bases['ni']:08x} 0x{block_size(csr, 'ni'):x}>;
+			interrupts = <{irq("ni")} 0>;
+			reg = <0x{bases["ni"]:08x} 0x{block_size(csr, "ni"):x}>;
 			engine = <&engine0>;
-			mesh-x = <{const['mesh_x']}>;
-			mesh-y = <{const['mesh_y']}>;
+			mesh-x = <{const["mesh_x"]}>;
+			mesh-y = <{const["mesh_y"]}>;
 			status = "okay";
 		}};
 
 		/* ...and its Subutai-HW synchronization engine (replies). */
-		engine0: sync-engine@{bases['subutai']:x} {{
+		engine0: sync-engine@{bases["subutai"]:x} {{
 			compatible = "subutai,sync-engine";
 			interrupt-parent = <&intc0>;
-			interrupts = <{irq('subutai')} 0>;
-			reg = <0x{bases['subutai']:08x} 0x{block_size(csr, 'subutai'):x}>;
+			interrupts = <{irq("subutai")} 0>;
+			reg = <0x{bases["subutai"]:08x} 0x{block_size(csr, "subutai"):x}>;
 			status = "okay";
 		}};
-{'''
+{
+        '''
 		/* Simulation only: ends the simulation with an exit code. */
 		sim_ctrl: sim-control@%x {
 			compatible = "subutai,sim-control";
 			reg = <0x%08x 0x%x>;
 			status = "okay";
 		};
-''' % (bases['sim_ctrl'], bases['sim_ctrl'], block_size(csr, 'sim_ctrl')) if sim else ''}\t}};
+'''
+        % (bases["sim_ctrl"], bases["sim_ctrl"], block_size(csr, "sim_ctrl"))
+        if sim
+        else ""
+    }\t}};
 }};
 """
 
 
 def main():
-    p = argparse.ArgumentParser(description="Generate the devicetree of a Subutai SoC build from its csr.json.")
+    p = argparse.ArgumentParser(
+        description="Generate the devicetree of a Subutai SoC build from its csr.json."
+    )
     p.add_argument("csr_json", help="csr.json of the SoC build")
     p.add_argument("output", help="dtsi to write")
-    p.add_argument("--code-size", type=lambda s: int(s, 0), required=True,
-                   help="bytes of main RAM for the image (SUBUTAI_CODE_SIZE of cmake/subutai.cmake); "
-                        "the rest is shared")
+    p.add_argument(
+        "--code-size",
+        type=lambda s: int(s, 0),
+        required=True,
+        help="bytes of main RAM for the image (SUBUTAI_CODE_SIZE of cmake/subutai.cmake); the rest is shared",
+    )
     args = p.parse_args()
     try:
         with open(args.csr_json) as f:

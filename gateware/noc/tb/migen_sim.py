@@ -23,9 +23,18 @@ input from a neighbour (the same port names) sends so.
 
 from migen import run_simulation, passive
 
+
 def simulate_router(router, sends, ready=None, cycles=100, extra=()):
-    return simulate_links(router, router.inputs, router.outputs, sends, ready, cycles, extra,
-        registered=router.registered_outputs)  # The same ports in and out.
+    return simulate_links(
+        router,
+        router.inputs,
+        router.outputs,
+        sends,
+        ready,
+        cycles,
+        extra,
+        registered=router.registered_outputs,
+    )  # The same ports in and out.
 
 
 def simulate_links(dut, inputs, outputs, sends, ready=None, cycles=100, extra=(), registered=()):
@@ -48,13 +57,11 @@ def simulate_links(dut, inputs, outputs, sends, ready=None, cycles=100, extra=()
         while (i < len(flits) or offered) and cycle < cycles:  # Never outlive the run.
             ready = yield link.ready  # Of the cycle this edge ends.
             if offered and (port in registered or (ready >> (yield link.vc)) & 1):
-                injections.append((cycle - 1, port, (yield link.vc), (yield link.first),
-                    (yield link.data)))
+                injections.append((cycle - 1, port, (yield link.vc), (yield link.first), (yield link.data)))
                 i += 1
             offered = False
             # A registered sender offers only what the last cycle's ready allowed.
-            allowed = (port not in registered or
-                (cycle > 0 and i < len(flits) and (ready >> flits[i][0]) & 1))
+            allowed = port not in registered or (cycle > 0 and i < len(flits) and (ready >> flits[i][0]) & 1)
             if i < len(flits) and flits[i][4] <= cycle and allowed:
                 vc, first, last, w, _ = flits[i]
                 yield link.valid.eq(1)
@@ -82,13 +89,16 @@ def simulate_links(dut, inputs, outputs, sends, ready=None, cycles=100, extra=()
                 if port in registered:
                     allowed = (f(cycle - 1) >> vc) & 1 if cycle > 0 else 0
                     if not allowed:
-                        raise AssertionError(f"registered output {port} sent a flit on VC {vc} "
-                            f"in cycle {cycle} that ready did not allow in cycle {cycle - 1}")
+                        raise AssertionError(
+                            f"registered output {port} sent a flit on VC {vc} "
+                            f"in cycle {cycle} that ready did not allow in cycle {cycle - 1}"
+                        )
                 else:
                     allowed = ((yield link.ready) >> vc) & 1
                 if allowed:
-                    deliveries.append((cycle, port, vc, (yield link.first), (yield link.last),
-                        (yield link.data)))
+                    deliveries.append(
+                        (cycle, port, vc, (yield link.first), (yield link.last), (yield link.data))
+                    )
             cycle += 1
             yield link.ready.eq(f(cycle))
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
-TB_DIR    = os.path.dirname(os.path.abspath(__file__))
+TB_DIR = os.path.dirname(os.path.abspath(__file__))
 BUILD_DIR = os.path.join(_BUILD_ROOT, "noc_tb")
 
 LINK_FIELDS = ["valid", "vc", "first", "last", "data", "ready"]
@@ -57,9 +57,12 @@ def generate_verilog(mesh_x, mesh_y, **kwargs):
     ios.add(error)
     verilog = str(convert(top, ios=ios, name="mesh"))
 
-    lines = [f"#define MESH_X {mesh_x}", f"#define MESH_Y {mesh_y}",
+    lines = [
+        f"#define MESH_X {mesh_x}",
+        f"#define MESH_Y {mesh_y}",
         f"#define N_TILES {mesh.n_tiles}",
-        "static void bind_ports(Vmesh *top, Link *in, Link *out) {"]
+        "static void bind_ports(Vmesh *top, Link *in, Link *out) {",
+    ]
     for t in range(mesh.n_tiles):
         for d in ("in", "out"):
             refs = ", ".join(f"&top->t{t}_{d}_{f}" for f in LINK_FIELDS)
@@ -70,11 +73,11 @@ def generate_verilog(mesh_x, mesh_y, **kwargs):
 
 @dataclass
 class RunResult:
-    status: str                 # "ok", "deadlock" or "timeout".
+    status: str  # "ok", "deadlock" or "timeout".
     returncode: int
-    summary: dict               # RESULT fields of the harness (ints).
-    injections: list            # (cycle, tile, vc, head) per injected head flit.
-    deliveries: list            # (cycle, tile, vc, first, last, data) per delivered flit.
+    summary: dict  # RESULT fields of the harness (ints).
+    injections: list  # (cycle, tile, vc, head) per injected head flit.
+    deliveries: list  # (cycle, tile, vc, first, last, data) per delivered flit.
     stdout: str = ""
     wall: float = 0.0
 
@@ -86,27 +89,41 @@ class RunResult:
 class Model:
     def __init__(self, mesh_x, mesh_y, path, params):
         self.mesh_x, self.mesh_y = mesh_x, mesh_y
-        self.n_tiles = mesh_x*mesh_y
+        self.n_tiles = mesh_x * mesh_y
         self.path = path
         self.params = params
 
-    def run(self, packets, seed=1, stall=0.0, max_cycles=2_000_000, timeout=2000, drain=32,
-            workdir=None):
+    def run(self, packets, seed=1, stall=0.0, max_cycles=2_000_000, timeout=2000, drain=32, workdir=None):
         """Run ``packets`` (list of :class:`gateware.noc.tb.traffic.Packet`); ``stall``: probability
         (0..1) that a receiver refuses a VC in a cycle."""
         from gateware.noc.tb.traffic import write_traffic
+
         own = workdir is None
         workdir = workdir or tempfile.mkdtemp(prefix="noc_tb_")
         try:
             traffic = os.path.join(workdir, "traffic.txt")
-            log     = os.path.join(workdir, "log.txt")
+            log = os.path.join(workdir, "log.txt")
             write_traffic(traffic, packets, self.mesh_x, self.mesh_y)
             t0 = time.time()
-            p = subprocess.run([self.path, traffic, log,
-                "--seed", str(seed), "--stall", str(int(round(stall*1000))),
-                "--max-cycles", str(max_cycles), "--timeout", str(timeout),
-                "--drain", str(drain)],
-                capture_output=True, text=True)
+            p = subprocess.run(
+                [
+                    self.path,
+                    traffic,
+                    log,
+                    "--seed",
+                    str(seed),
+                    "--stall",
+                    str(int(round(stall * 1000))),
+                    "--max-cycles",
+                    str(max_cycles),
+                    "--timeout",
+                    str(timeout),
+                    "--drain",
+                    str(drain),
+                ],
+                capture_output=True,
+                text=True,
+            )
             wall = time.time() - t0
             summary, status = {}, "crash"
             for line in p.stdout.splitlines():
@@ -122,8 +139,9 @@ class Model:
                 for line in f:
                     w = line.split()
                     if w[0] == "R":
-                        deliveries.append((int(w[1]), int(w[2]), int(w[3]), int(w[4]), int(w[5]),
-                            int(w[6], 16)))
+                        deliveries.append(
+                            (int(w[1]), int(w[2]), int(w[3]), int(w[4]), int(w[5]), int(w[6], 16))
+                        )
                     else:
                         injections.append((int(w[1]), int(w[2]), int(w[3]), int(w[4], 16)))
         finally:
@@ -143,7 +161,7 @@ def build_model(mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, jobs=2, log=
     """Build (or reuse) the Verilator model of a mesh; returns a :class:`Model`."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     params = dict(buffer_depth=buffer_depth, starvation_limit=starvation_limit)
-    name   = model_name(mesh_x, mesh_y, **params)
+    name = model_name(mesh_x, mesh_y, **params)
     outdir = os.path.join(BUILD_DIR, name)
     digest = source_hash(repr((mesh_x, mesh_y, sorted(params.items()))))
     binary = built_testbench(outdir, "mesh", digest)
@@ -152,7 +170,15 @@ def build_model(mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, jobs=2, log=
     verilog, ports = generate_verilog(mesh_x, mesh_y, **params)
     # The C++ of a 4x4 mesh (~4 MB) takes 70 s at -O2 but 17 s at -O1, for the same speed of the
     # model (~100 k cycles/s, runs are short). Initialization code stays at -O0.
-    binary = build_verilator_testbench(outdir, "mesh", {"mesh.v": verilog, "ports.h": ports},
-        os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O1", "-O0", "-O1"),
-        log=log, tag=f"noc_tb {name}")
+    binary = build_verilator_testbench(
+        outdir,
+        "mesh",
+        {"mesh.v": verilog, "ports.h": ports},
+        os.path.join(TB_DIR, "tb.cpp"),
+        digest,
+        jobs=jobs,
+        cxx_opt=("-O1", "-O0", "-O1"),
+        log=log,
+        tag=f"noc_tb {name}",
+    )
     return Model(mesh_x, mesh_y, binary, params)

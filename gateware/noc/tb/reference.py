@@ -24,7 +24,7 @@ def xy_route(src, dst, mesh_x):
     while y != dy:
         y += 1 if dy > y else -1
         path.append((x, y))
-    return [yy*mesh_x + xx for xx, yy in path]
+    return [yy * mesh_x + xx for xx, yy in path]
 
 
 def hops(src, dst, mesh_x):
@@ -44,26 +44,25 @@ def link_loads(packets, mesh_x):
 
 @dataclass
 class Delivered:
-    tile:    int
-    vc:      int
-    words:   list
+    tile: int
+    vc: int
+    words: list
     head_cycle: int
     tail_cycle: int
 
 
 @dataclass
 class Report:
-    errors:   list = field(default_factory=list)
+    errors: list = field(default_factory=list)
     # Per packet of the traffic (same order), when delivered: dict with inject, head, tail cycles.
-    timing:   list = field(default_factory=list)
+    timing: list = field(default_factory=list)
     delivered_flits: int = 0
 
     def ok(self):
         return not self.errors
 
     def latencies(self, packets, select=lambda p: True):
-        return [t["head"] - t["inject"] for p, t in zip(packets, self.timing)
-            if t is not None and select(p)]
+        return [t["head"] - t["inject"] for p, t in zip(packets, self.timing) if t is not None and select(p)]
 
 
 def check(packets, result, mesh_x, mesh_y, max_errors=20):
@@ -96,8 +95,10 @@ def check(packets, result, mesh_x, mesh_y, max_errors=20):
             cur.expected = parse_head_flit(data).length + 1
         else:
             if first:
-                err.append(f"cycle {cycle} tile {tile} vc {vc}: head flit {data:08x} inside a "
-                    f"packet (interleaved packets on one VC)")
+                err.append(
+                    f"cycle {cycle} tile {tile} vc {vc}: head flit {data:08x} inside a "
+                    f"packet (interleaved packets on one VC)"
+                )
             cur.words.append(data)
         if len(cur.words) == cur.expected:
             if not last:
@@ -106,8 +107,9 @@ def check(packets, result, mesh_x, mesh_y, max_errors=20):
             arrived.append(cur)
             del partial[key]
         elif last:
-            err.append(f"cycle {cycle} tile {tile} vc {vc}: last flag on flit {len(cur.words)} "
-                f"of {cur.expected}")
+            err.append(
+                f"cycle {cycle} tile {tile} vc {vc}: last flag on flit {len(cur.words)} of {cur.expected}"
+            )
             del partial[key]
     for (tile, vc), cur in partial.items():
         err.append(f"tile {tile} vc {vc}: incomplete packet {cur.words[:2]}...")
@@ -119,16 +121,17 @@ def check(packets, result, mesh_x, mesh_y, max_errors=20):
 
     # Expected packets per (source, destination, VC), in injection order.
     expected = defaultdict(deque)
-    rep.timing = [None]*len(packets)
-    inject_of = [None]*len(packets)
+    rep.timing = [None] * len(packets)
+    inject_of = [None] * len(packets)
     per_src_vc = defaultdict(list)
     for i, p in enumerate(packets):
         per_src_vc[(p.src, p.vc)].append(i)
     for key, idxs in per_src_vc.items():
         cycles = inject_cycles.get(key, deque())
         if len(cycles) != len(idxs):
-            err.append(f"source {key[0]} vc {key[1]}: {len(cycles)} heads injected, "
-                f"{len(idxs)} in the traffic")
+            err.append(
+                f"source {key[0]} vc {key[1]}: {len(cycles)} heads injected, {len(idxs)} in the traffic"
+            )
         for i, c in zip(idxs, cycles):
             inject_of[i] = c
     for i, p in enumerate(packets):
@@ -144,17 +147,21 @@ def check(packets, result, mesh_x, mesh_y, max_errors=20):
         if h.src_x >= mesh_x or h.src_y >= mesh_y:
             err.append(f"tile {d.tile}: source ({h.src_x},{h.src_y}) outside the mesh")
             continue
-        src = h.src_y*mesh_x + h.src_x
+        src = h.src_y * mesh_x + h.src_x
         q = expected.get((src, d.tile, d.vc))
         if not q:
-            err.append(f"tile {d.tile} vc {d.vc}: unexpected packet from {src} "
-                f"(duplicate or never sent): {[hex(w) for w in d.words[:3]]}")
+            err.append(
+                f"tile {d.tile} vc {d.vc}: unexpected packet from {src} "
+                f"(duplicate or never sent): {[hex(w) for w in d.words[:3]]}"
+            )
             continue
         i = q.popleft()
         want = packets[i].flits(mesh_x)
         if d.words != want:
-            err.append(f"packet {i} {src}->{d.tile} vc {d.vc}: got {[hex(w) for w in d.words]}, "
-                f"want {[hex(w) for w in want]} (corrupted or out of order)")
+            err.append(
+                f"packet {i} {src}->{d.tile} vc {d.vc}: got {[hex(w) for w in d.words]}, "
+                f"want {[hex(w) for w in want]} (corrupted or out of order)"
+            )
         rep.timing[i] = dict(inject=inject_of[i], head=d.head_cycle, tail=d.tail_cycle)
 
     for key, q in expected.items():

@@ -11,13 +11,13 @@ from gateware.noc.common import head_flit_value, tile_xy
 
 @dataclass
 class Packet:
-    src:     int            # Source tile.
-    dst:     int            # Destination tile (may be outside the mesh if ``dst_xy`` says so).
-    vc:      int
-    payload: list           # Words after the head flit.
-    inject:  int = 0        # Earliest injection cycle.
-    type:    int = 0
-    dst_xy:  tuple = None   # Explicit destination coordinates (to address outside the mesh).
+    src: int  # Source tile.
+    dst: int  # Destination tile (may be outside the mesh if ``dst_xy`` says so).
+    vc: int
+    payload: list  # Words after the head flit.
+    inject: int = 0  # Earliest injection cycle.
+    type: int = 0
+    dst_xy: tuple = None  # Explicit destination coordinates (to address outside the mesh).
 
     def destination(self, mesh_x):
         return self.dst_xy if self.dst_xy is not None else tile_xy(self.dst, mesh_x)
@@ -43,8 +43,9 @@ def write_traffic(path, packets, mesh_x, mesh_y):
         for p in packets:
             words = p.flits(mesh_x)
             tag = "P" if p.valid(mesh_x, mesh_y) else "D"
-            f.write(f"{tag} {p.src} {p.inject} {p.vc} {len(words)} "
-                + " ".join(f"{w:08x}" for w in words) + "\n")
+            f.write(
+                f"{tag} {p.src} {p.inject} {p.vc} {len(words)} " + " ".join(f"{w:08x}" for w in words) + "\n"
+            )
 
 
 def random_payload(rng, max_len):
@@ -58,7 +59,7 @@ def uniform_random(rng, mesh_x, mesh_y, packets_per_src, max_len=8, rate=None, v
     ``rate``: offered load in flits/cycle per source (injection times spaced accordingly);
     ``None`` injects everything at cycle 0 (saturation: as fast as back-pressure allows).
     """
-    n = mesh_x*mesh_y
+    n = mesh_x * mesh_y
     packets = []
     for s in range(n):
         t = 0.0
@@ -66,22 +67,22 @@ def uniform_random(rng, mesh_x, mesh_y, packets_per_src, max_len=8, rate=None, v
             payload = random_payload(rng, max_len)
             vc = 1 if rng.random() < vc1_fraction else 0
             inject = 0 if rate is None else int(t)
-            packets.append(Packet(s, rng.randrange(n), vc, payload, inject,
-                type=rng.getrandbits(8)))
+            packets.append(Packet(s, rng.randrange(n), vc, payload, inject, type=rng.getrandbits(8)))
             if rate is not None:
-                t += rng.expovariate(rate/(len(payload) + 1))
+                t += rng.expovariate(rate / (len(payload) + 1))
     return packets
 
 
 def all_pairs(rng, mesh_x, mesh_y, rounds=1, max_len=8, spacing=0):
     """``rounds`` packets on each VC from every source to every destination, shuffled per
     source; source ``s`` injects its ``k``-th packet at ``k*spacing``."""
-    n = mesh_x*mesh_y
+    n = mesh_x * mesh_y
     packets = []
     for s in range(n):
         mine = [(d, vc) for d in range(n) for vc in (0, 1) for _ in range(rounds)]
         rng.shuffle(mine)
         for k, (d, vc) in enumerate(mine):
-            packets.append(Packet(s, d, vc, random_payload(rng, max_len), k*spacing,
-                type=rng.getrandbits(8)))
+            packets.append(
+                Packet(s, d, vc, random_payload(rng, max_len), k * spacing, type=rng.getrandbits(8))
+            )
     return packets

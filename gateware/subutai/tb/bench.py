@@ -29,7 +29,7 @@ import sys
 
 from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
-TB_DIR    = os.path.dirname(os.path.abspath(__file__))
+TB_DIR = os.path.dirname(os.path.abspath(__file__))
 BUILD_DIR = os.path.join(_BUILD_ROOT, "subutai_tb")
 
 REQ_FIELDS = [("sync_id", 32), ("op", 8), ("core", 8), ("thread", 16), ("value", 32), ("reply", 1)]
@@ -40,7 +40,9 @@ def source_hash(extra=""):
     """Hash of everything the bench depends on: Subutai gateware, harness, this builder."""
     return source_digest(["gateware/subutai"], extra)
 
+
 # Gateware ------------------------------------------------------------------------------------------
+
 
 def _top(spm_sizes, e2e_depth, reply_depth):
     from functools import reduce
@@ -51,11 +53,12 @@ def _top(spm_sizes, e2e_depth, reply_depth):
 
     class RRMerge(Module):
         """Round-robin merge of single-beat streams (the priority moves past each winner)."""
+
         def __init__(self, layout, n):
-            self.sinks  = [stream.Endpoint(layout) for _ in range(n)]
+            self.sinks = [stream.Endpoint(layout) for _ in range(n)]
             self.source = stream.Endpoint(layout)
             grant = Signal(max=max(n, 2))
-            ptr   = Signal(max=max(n, 2))
+            ptr = Signal(max=max(n, 2))
             cases = {}
             for p in range(n):
                 order = [(p + k) % n for k in range(n)]
@@ -66,12 +69,10 @@ def _top(spm_sizes, e2e_depth, reply_depth):
             self.comb += Case(ptr, cases)
             self.comb += self.source.valid.eq(Array(s.valid for s in self.sinks)[grant])
             for name, _ in layout:
-                self.comb += getattr(self.source, name).eq(
-                    Array(getattr(s, name) for s in self.sinks)[grant])
+                self.comb += getattr(self.source, name).eq(Array(getattr(s, name) for s in self.sinks)[grant])
             for i, s in enumerate(self.sinks):
                 self.comb += s.ready.eq(self.source.ready & (grant == i))
-            self.sync += If(self.source.valid & self.source.ready,
-                ptr.eq(Mux(grant == n - 1, 0, grant + 1)))
+            self.sync += If(self.source.valid & self.source.ready, ptr.eq(Mux(grant == n - 1, 0, grant + 1)))
 
     n = len(spm_sizes)
     top = Module()
@@ -85,8 +86,8 @@ def _top(spm_sizes, e2e_depth, reply_depth):
     engines = [SubutaiEngine(i, n, spm_bytes=s) for i, s in enumerate(spm_sizes)]
     for i, e in enumerate(engines):
         setattr(top.submodules, f"engine{i}", e)
-    merges = [RRMerge(REQ_FIELDS, 1 + n) for _ in range(n)]   # sink of engine d
-    rmerges = [RRMerge(PKT_FIELDS, n) for _ in range(n)]       # reply port of tile t
+    merges = [RRMerge(REQ_FIELDS, 1 + n) for _ in range(n)]  # sink of engine d
+    rmerges = [RRMerge(PKT_FIELDS, n) for _ in range(n)]  # reply port of tile t
     for i in range(n):
         setattr(top.submodules, f"merge{i}", merges[i])
         setattr(top.submodules, f"rmerge{i}", rmerges[i])
@@ -114,8 +115,12 @@ def _top(spm_sizes, e2e_depth, reply_depth):
             setattr(top.submodules, f"e2e_{s}_{d}", f)
             top.comb += [
                 f.sink.valid.eq(src.valid & ~stall & ~is_rep & (src.dest == d)),
-                f.sink.sync_id.eq(src.sync_id), f.sink.op.eq(src.op), f.sink.core.eq(src.core),
-                f.sink.thread.eq(src.thread), f.sink.value.eq(src.value), f.sink.reply.eq(0),
+                f.sink.sync_id.eq(src.sync_id),
+                f.sink.op.eq(src.op),
+                f.sink.core.eq(src.core),
+                f.sink.thread.eq(src.thread),
+                f.sink.value.eq(src.value),
+                f.sink.reply.eq(0),
                 f.source.connect(merges[d].sinks[1 + s]),
             ]
             readies_e2e.append(f.sink.ready)
@@ -124,8 +129,11 @@ def _top(spm_sizes, e2e_depth, reply_depth):
             setattr(top.submodules, f"rep_{s}_{d}", r)
             top.comb += [
                 r.sink.valid.eq(src.valid & ~stall & is_rep & (src.dest == d)),
-                r.sink.dest.eq(src.dest), r.sink.sync_id.eq(src.sync_id), r.sink.op.eq(src.op),
-                r.sink.core.eq(src.core), r.sink.thread.eq(src.thread),
+                r.sink.dest.eq(src.dest),
+                r.sink.sync_id.eq(src.sync_id),
+                r.sink.op.eq(src.op),
+                r.sink.core.eq(src.core),
+                r.sink.thread.eq(src.thread),
                 r.sink.value.eq(src.value),
                 r.source.connect(rmerges[d].sinks[s]),
             ]
@@ -135,8 +143,13 @@ def _top(spm_sizes, e2e_depth, reply_depth):
         top.comb += [
             bad.eq(src.valid & (src.dest >= n)),
             # A packet to a tile that does not exist is flagged and dropped (never expected).
-            src.ready.eq(bad | (~stall & Mux(is_rep, Array(readies_rep)[src.dest[:dbits]],
-                Array(readies_e2e)[src.dest[:dbits]]))),
+            src.ready.eq(
+                bad
+                | (
+                    ~stall
+                    & Mux(is_rep, Array(readies_rep)[src.dest[:dbits]], Array(readies_e2e)[src.dest[:dbits]])
+                )
+            ),
         ]
         bad_terms.append(bad)
         quiet_terms.append(e.idle)
@@ -174,27 +187,40 @@ def _top(spm_sizes, e2e_depth, reply_depth):
 def generate(spm_sizes, e2e_depth=64, reply_depth=2):
     """Return (verilog, ports.h text, counter names)."""
     from migen.fhdl.verilog import convert
+
     top, ios, counter_names = _top(spm_sizes, e2e_depth, reply_depth)
     verilog = str(convert(top, ios=ios, name="bench"))
     n = len(spm_sizes)
-    L = [f"#define N_ENG {n}", f"#define N_COUNTERS {len(counter_names)}",
+    L = [
+        f"#define N_ENG {n}",
+        f"#define N_COUNTERS {len(counter_names)}",
         "static const char *counter_names[N_COUNTERS] = {"
-        + ", ".join(f'"{c}"' for c in counter_names) + "};",
+        + ", ".join(f'"{c}"' for c in counter_names)
+        + "};",
         "static void bind_ports(Vbench *top, ReqPort *req, RepPort *rep, InObs *in, OutObs *out,"
-        " CData **stall, CData **idle, IData *(*counters)[N_COUNTERS]) {"]
+        " CData **stall, CData **idle, IData *(*counters)[N_COUNTERS]) {",
+    ]
     for e in range(n):
-        L.append(f"    req[{e}] = ReqPort{{&top->req{e}_valid, &top->req{e}_ready, "
+        L.append(
+            f"    req[{e}] = ReqPort{{&top->req{e}_valid, &top->req{e}_ready, "
             f"&top->req{e}_sync_id, &top->req{e}_op, &top->req{e}_core, &top->req{e}_thread, "
-            f"&top->req{e}_value, &top->req{e}_reply}};")
-        L.append(f"    rep[{e}] = RepPort{{&top->rep{e}_valid, &top->rep{e}_ready, "
+            f"&top->req{e}_value, &top->req{e}_reply}};"
+        )
+        L.append(
+            f"    rep[{e}] = RepPort{{&top->rep{e}_valid, &top->rep{e}_ready, "
             f"&top->rep{e}_sync_id, &top->rep{e}_op, &top->rep{e}_core, &top->rep{e}_thread, "
-            f"&top->rep{e}_value}};")
-        L.append(f"    in[{e}] = InObs{{&top->e{e}_in_fire, &top->e{e}_in_sync_id, "
+            f"&top->rep{e}_value}};"
+        )
+        L.append(
+            f"    in[{e}] = InObs{{&top->e{e}_in_fire, &top->e{e}_in_sync_id, "
             f"&top->e{e}_in_op, &top->e{e}_in_core, &top->e{e}_in_thread, &top->e{e}_in_value, "
-            f"&top->e{e}_in_reply}};")
-        L.append(f"    out[{e}] = OutObs{{&top->e{e}_out_fire, &top->e{e}_out_dest, "
+            f"&top->e{e}_in_reply}};"
+        )
+        L.append(
+            f"    out[{e}] = OutObs{{&top->e{e}_out_fire, &top->e{e}_out_dest, "
             f"&top->e{e}_out_sync_id, &top->e{e}_out_op, &top->e{e}_out_core, "
-            f"&top->e{e}_out_thread, &top->e{e}_out_value}};")
+            f"&top->e{e}_out_thread, &top->e{e}_out_value}};"
+        )
         L.append(f"    stall[{e}] = &top->stall{e};")
         L.append(f"    idle[{e}] = &top->e{e}_idle;")
         for k, c in enumerate(counter_names):
@@ -218,11 +244,21 @@ def build(spm_sizes, jobs=2, log=None):
     if binary:
         return binary
     verilog, ports, _ = generate(spm_sizes)
-    return build_verilator_testbench(outdir, "bench", {"bench.v": verilog, "ports.h": ports},
-        os.path.join(TB_DIR, "tb.cpp"), digest, jobs=jobs, cxx_opt=("-O2", "-O1", "-O2"),
-        log=log, tag=f"subutai_tb {name}")
+    return build_verilator_testbench(
+        outdir,
+        "bench",
+        {"bench.v": verilog, "ports.h": ports},
+        os.path.join(TB_DIR, "tb.cpp"),
+        digest,
+        jobs=jobs,
+        cxx_opt=("-O2", "-O1", "-O2"),
+        log=log,
+        tag=f"subutai_tb {name}",
+    )
+
 
 # Co-process ----------------------------------------------------------------------------------------
+
 
 class Bench:
     """A running bench. Commands are buffered until :meth:`run` / :meth:`counters` flush them.
@@ -234,10 +270,12 @@ class Bench:
     - ``("Y", cycle, tile, Packet)``     a reply reached tile's reply port
     - ``("E", cycle, engine)``           engine's FSM returned to IDLE (only with ``trace_idle``)
     """
+
     def __init__(self, binary, n, seed=1, src_stall=0, rep_stall=0, trace_idle=False):
         self.n = n
-        self.proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True, bufsize=1 << 16)
+        self.proc = subprocess.Popen(
+            [binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1 << 16
+        )
         self.cmds = []
         self.cycle = 0
         self.configure(seed, src_stall, rep_stall, trace_idle)
@@ -249,8 +287,9 @@ class Bench:
     def inject(self, engine, req, at=0):
         """Queue a core request for ``engine``'s request port, offered at or after cycle ``at``
         (in order per (core, engine))."""
-        self.cmds.append(f"I {at} {engine} {req.sync_id:x} {req.op} {req.core} {req.thread} "
-            f"{req.value:x} {req.reply}")
+        self.cmds.append(
+            f"I {at} {engine} {req.sync_id:x} {req.op} {req.core} {req.thread} {req.value:x} {req.reply}"
+        )
 
     def _flush(self):
         self.proc.stdin.write("\n".join(self.cmds) + "\n")
@@ -261,6 +300,7 @@ class Bench:
         """Simulate until a reply reaches a tile (if ``until_reply``), or ``idle`` quiet cycles
         with nothing left to inject, or ``max_cycles``. Returns (events, reason)."""
         from gateware.subutai.model import Request, Packet
+
         self.cmds.append(f"R {max_cycles} {idle} {int(until_reply)}")
         self._flush()
         events = []
@@ -272,11 +312,23 @@ class Bench:
             w = line.split()
             tag = w[0]
             if tag == "A":
-                events.append(("A", int(w[1]), int(w[2]), Request(int(w[3], 16), int(w[4]),
-                    int(w[5]), int(w[6]), int(w[7], 16), int(w[8]))))
+                events.append(
+                    (
+                        "A",
+                        int(w[1]),
+                        int(w[2]),
+                        Request(int(w[3], 16), int(w[4]), int(w[5]), int(w[6]), int(w[7], 16), int(w[8])),
+                    )
+                )
             elif tag == "O" or tag == "Y":
-                events.append((tag, int(w[1]), int(w[2]), Packet(int(w[3]), int(w[4], 16),
-                    int(w[5]), int(w[6]), int(w[7]), int(w[8], 16))))
+                events.append(
+                    (
+                        tag,
+                        int(w[1]),
+                        int(w[2]),
+                        Packet(int(w[3]), int(w[4], 16), int(w[5]), int(w[6]), int(w[7]), int(w[8], 16)),
+                    )
+                )
             elif tag == "E":
                 events.append(("E", int(w[1]), int(w[2])))
             elif tag == "X":

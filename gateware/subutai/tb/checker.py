@@ -27,24 +27,25 @@ class Mismatch(AssertionError):
 def fmt_pkt(p):
     op = p.op
     if op & P.OP_REPLY:
-        opn = "REPLY/" + P.STATUS_NAMES.get(op & 0x7f, str(op & 0x7f))
+        opn = "REPLY/" + P.STATUS_NAMES.get(op & 0x7F, str(op & 0x7F))
     else:
         opn = P.OP_NAMES.get(op, hex(op))
-    return (f"{opn} {P.format_id(p.sync_id)} core={p.core} thread={p.thread} value={p.value:#x}"
-        + (f" dest={p.dest}" if hasattr(p, "dest") else ""))
+    return f"{opn} {P.format_id(p.sync_id)} core={p.core} thread={p.thread} value={p.value:#x}" + (
+        f" dest={p.dest}" if hasattr(p, "dest") else ""
+    )
 
 
 class Replay:
     def __init__(self, spm_sizes, log_tail=64):
         self.n = n = len(spm_sizes)
         self.models = [EngineModel(i, n, s) for i, s in enumerate(spm_sizes)]
-        self.expected = [deque() for _ in range(n)]          # model output not yet seen
-        self.e2e = defaultdict(deque)                         # (src, dst) -> Request in flight
-        self.rep = defaultdict(deque)                         # (engine, tile) -> Packet in flight
-        self.injected = defaultdict(deque)                    # (core, engine) -> Request
+        self.expected = [deque() for _ in range(n)]  # model output not yet seen
+        self.e2e = defaultdict(deque)  # (src, dst) -> Request in flight
+        self.rep = defaultdict(deque)  # (engine, tile) -> Packet in flight
+        self.injected = defaultdict(deque)  # (core, engine) -> Request
         self.history = [deque(maxlen=log_tail) for _ in range(n)]
-        self.accepted = 0                                     # requests accepted, all engines
-        self.core_requests = 0                                # of them: from cores
+        self.accepted = 0  # requests accepted, all engines
+        self.core_requests = 0  # of them: from cores
 
     def injected_request(self, engine, req):
         self.injected[(req.core, engine)].append(req)
@@ -73,8 +74,11 @@ class Replay:
             if not self._pop_head(self.e2e, e, req):
                 q = self.injected.get((req.core, e))
                 if not q or q[0] != req:
-                    self._fail(e, f"cycle {cyc}: engine {e} accepted an unexpected request "
-                        f"{fmt_pkt(req)} (next injected: {q[0] if q else None})")
+                    self._fail(
+                        e,
+                        f"cycle {cyc}: engine {e} accepted an unexpected request "
+                        f"{fmt_pkt(req)} (next injected: {q[0] if q else None})",
+                    )
                 q.popleft()
                 self.core_requests += 1
             for p in self.models[e].process(req):
@@ -83,25 +87,28 @@ class Replay:
             _, cyc, e, pkt = ev
             self.history[e].append(f"{cyc:8d} O {fmt_pkt(pkt)}")
             if not self.expected[e]:
-                self._fail(e, f"cycle {cyc}: engine {e} emitted {fmt_pkt(pkt)}; the model "
-                    "expected nothing")
+                self._fail(e, f"cycle {cyc}: engine {e} emitted {fmt_pkt(pkt)}; the model expected nothing")
             exp = self.expected[e].popleft()
             if exp != pkt:
-                self._fail(e, f"cycle {cyc}: engine {e} emitted\n  {fmt_pkt(pkt)}\nmodel:\n"
-                    f"  {fmt_pkt(exp)}")
+                self._fail(e, f"cycle {cyc}: engine {e} emitted\n  {fmt_pkt(pkt)}\nmodel:\n  {fmt_pkt(exp)}")
             if P.is_reply(pkt.op):
                 self.rep[(e, pkt.dest)].append(pkt)
             else:
                 if pkt.dest == e:
-                    self._fail(e, f"cycle {cyc}: engine {e} sent a request to itself on its "
-                        f"source (it must use its self queue): {fmt_pkt(pkt)}")
-                self.e2e[(e, pkt.dest)].append(Request(pkt.sync_id, pkt.op, pkt.core,
-                    pkt.thread, pkt.value, 0))
+                    self._fail(
+                        e,
+                        f"cycle {cyc}: engine {e} sent a request to itself on its "
+                        f"source (it must use its self queue): {fmt_pkt(pkt)}",
+                    )
+                self.e2e[(e, pkt.dest)].append(
+                    Request(pkt.sync_id, pkt.op, pkt.core, pkt.thread, pkt.value, 0)
+                )
         elif tag == "Y":
             _, cyc, t, pkt = ev
             if not self._pop_head(self.rep, t, pkt):
-                raise Mismatch(f"cycle {cyc}: tile {t} received a reply no engine sent in that "
-                    f"order: {fmt_pkt(pkt)}")
+                raise Mismatch(
+                    f"cycle {cyc}: tile {t} received a reply no engine sent in that order: {fmt_pkt(pkt)}"
+                )
 
     def events(self, evs):
         for ev in evs:
@@ -111,8 +118,7 @@ class Replay:
         """Nothing may be outstanding once the bench is idle."""
         for e in range(self.n):
             if self.expected[e]:
-                self._fail(e, f"engine {e} did not emit: "
-                    + "; ".join(fmt_pkt(p) for p in self.expected[e]))
+                self._fail(e, f"engine {e} did not emit: " + "; ".join(fmt_pkt(p) for p in self.expected[e]))
         for k, q in list(self.e2e.items()) + list(self.rep.items()):
             if q:
                 raise Mismatch(f"packets {k} never delivered: {[fmt_pkt(p) for p in q]}")

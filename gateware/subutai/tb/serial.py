@@ -58,10 +58,12 @@ class Serial:
         self.system.submit(engine, req)
         exp = self.system.run_sources()
         if by_thread(sent) != by_thread(exp):
-            raise Mismatch(f"request {fmt_pkt(req)} at engine {engine}:\nRTL replies:\n  "
+            raise Mismatch(
+                f"request {fmt_pkt(req)} at engine {engine}:\nRTL replies:\n  "
                 + "\n  ".join(f"engine {e}: {fmt_pkt(p)}" for e, p in sent)
                 + "\nsystem model:\n  "
-                + "\n  ".join(f"engine {e}: {fmt_pkt(p)}" for e, p in exp))
+                + "\n  ".join(f"engine {e}: {fmt_pkt(p)}" for e, p in exp)
+            )
         self.requests += 1
         return [ev[3] for ev in events if ev[0] == "Y"]
 
@@ -78,10 +80,11 @@ class Serial:
         self.replay.check_counters(rtl)
         return rtl
 
+
 # Fuzzing -------------------------------------------------------------------------------------------
 
 ALL_OPS = list(P.OPS.values())
-ODD_OPS = [0x00, 0x0c, 0x1f, 0x20, 0x25, 0x3f, 0x7f, 0x80, 0x8b, 0xff]
+ODD_OPS = [0x00, 0x0C, 0x1F, 0x20, 0x25, 0x3F, 0x7F, 0x80, 0x8B, 0xFF]
 
 
 class Fuzzer:
@@ -107,8 +110,7 @@ class Fuzzer:
             return rng.choice(self.freed)
         if x < 0.95:
             return rng.getrandbits(32)
-        return P.make_id(rng.randrange(self.n), rng.randrange(4), rng.randrange(4),
-            rng.randrange(70))
+        return P.make_id(rng.randrange(self.n), rng.randrange(4), rng.randrange(4), rng.randrange(70))
 
     def request(self):
         """Returns (engine, Request)."""
@@ -118,11 +120,19 @@ class Fuzzer:
         if x < 0.12:
             op = rng.choice(P.ALLOC_OPS)
             h = rng.randrange(self.n)
-            value = {P.OP_ALLOC_MUTEX: rng.choice([0, 1, 0, 1, 2, 0xffffffff]),
+            value = {
+                P.OP_ALLOC_MUTEX: rng.choice([0, 1, 0, 1, 2, 0xFFFFFFFF]),
                 P.OP_ALLOC_BARRIER: rng.choice([1, 2, 2, 3, 4, 0, P.MAX_BARRIER + 1]),
-                P.OP_ALLOC_COND: rng.getrandbits(32)}[op]
-            return h, request(P.alloc_target(h) | rng.getrandbits(24) * (rng.random() < 0.2),
-                op, core, thread, value, rng.getrandbits(1))
+                P.OP_ALLOC_COND: rng.getrandbits(32),
+            }[op]
+            return h, request(
+                P.alloc_target(h) | rng.getrandbits(24) * (rng.random() < 0.2),
+                op,
+                core,
+                thread,
+                value,
+                rng.getrandbits(1),
+            )
         if x < 0.97:
             op = rng.choice(ALL_OPS)
         else:
@@ -141,8 +151,7 @@ class Fuzzer:
             value = self._id((P.KIND_COND,))
         else:
             value = rng.getrandbits(32) if rng.random() < 0.2 else 0
-        engine = P.id_ni(sid) if P.id_ni(sid) < self.n and rng.random() < 0.95 \
-            else rng.randrange(self.n)
+        engine = P.id_ni(sid) if P.id_ni(sid) < self.n and rng.random() < 0.95 else rng.randrange(self.n)
         return engine, request(sid, op, core, thread, value, rng.getrandbits(1))
 
     def note_free(self, sid):

@@ -31,7 +31,7 @@ from gateware.subutai.tb.checker import fmt_pkt
 
 CALL, POST, THINK = "call", "post", "think"
 
-JANITOR = (0, 0xffff)
+JANITOR = (0, 0xFFFF)
 
 
 class Reply:
@@ -51,8 +51,8 @@ class Thread:
         self.core, self.thread, self.rng = core, thread, rng
         self.me = (core, thread)
         self.gen = None
-        self.time = 0      # cycle of its last reply
-        self.delay = 0     # think time before its next request
+        self.time = 0  # cycle of its last reply
+        self.delay = 0  # think time before its next request
         self.done = False
         self.waiting = None  # description of the blocking call
 
@@ -63,10 +63,10 @@ class Thread:
 class Barrier:
     def __init__(self, bid, members):
         self.id, self.members, self.count = bid, list(members), len(members)
-        self.round = {m: 0 for m in members}      # next round of each member
-        self.arrived = Counter()                  # round -> arrivals (per the driver)
-        self.released = Counter()                 # round -> releases seen
-        self.serial = Counter()                   # round -> SERIAL_THREAD replies
+        self.round = {m: 0 for m in members}  # next round of each member
+        self.arrived = Counter()  # round -> arrivals (per the driver)
+        self.released = Counter()  # round -> releases seen
+        self.serial = Counter()  # round -> SERIAL_THREAD replies
 
 
 class World:
@@ -74,17 +74,18 @@ class World:
 
     def __init__(self, n, spm_sizes):
         from gateware.subutai.protocol import spm_geometry
+
         self.n = n
         self.geom = [spm_geometry(s) for s in spm_sizes]
-        self.holder = {}                    # mutex id -> thread (.me) or None
-        self.mutexes = []                   # shared mutex ids
-        self.conds = []                     # shared (cond id, its mutex id)
-        self.barriers = {}                  # id -> Barrier
+        self.holder = {}  # mutex id -> thread (.me) or None
+        self.mutexes = []  # shared mutex ids
+        self.conds = []  # shared (cond id, its mutex id)
+        self.barriers = {}  # id -> Barrier
         self.cond_waiters = defaultdict(set)
-        self.slot_gen = {}                  # (host, index) -> generation after the last FREE
-        self.stale = deque(maxlen=64)       # freed ids
+        self.slot_gen = {}  # (host, index) -> generation after the last FREE
+        self.stale = deque(maxlen=64)  # freed ids
         self.next_host = 0
-        self.alloc_hosts = list(range(n))   # hosts of new primitives, round-robin
+        self.alloc_hosts = list(range(n))  # hosts of new primitives, round-robin
         self.stats = Counter()
 
     def host_rr(self):
@@ -94,8 +95,7 @@ class World:
 
     def acquired(self, m, me, how="lock"):
         h = self.holder.get(m)
-        assert h is None, (f"mutual exclusion violated: {me} got {P.format_id(m)} by {how} "
-            f"while {h} holds it")
+        assert h is None, f"mutual exclusion violated: {me} got {P.format_id(m)} by {how} while {h} holds it"
         self.holder[m] = me
         self.stats["acquisitions"] += 1
 
@@ -115,11 +115,12 @@ class World:
         d = (self.slot_gen.get(key, 0) - P.id_gen(sync_id)) & P.GEN_MASK
         return 1 <= d <= P.GEN_MASK + 1 - 128
 
+
 # Thread library ------------------------------------------------------------------------------------
 
+
 def expect(rep, status, what, value=None):
-    assert rep.status == status, (f"{what}: expected {P.STATUS_NAMES.get(status, status)}, "
-        f"got {rep}")
+    assert rep.status == status, f"{what}: expected {P.STATUS_NAMES.get(status, status)}, got {rep}"
     if value is not None:
         assert rep.value == value, f"{what}: expected value {value:#x}, got {rep}"
 
@@ -134,8 +135,7 @@ def alloc(w, t, op, value=0, host=None):
     expect(rep, 0, f"alloc op {op:#x} value {value}")
     sid = rep.value
     assert rep.sync_id == sid and P.id_ni(sid) == h and P.id_f(sid)
-    kind = {P.OP_ALLOC_MUTEX: value, P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
-        P.OP_ALLOC_COND: P.KIND_COND}[op]
+    kind = {P.OP_ALLOC_MUTEX: value, P.OP_ALLOC_BARRIER: P.KIND_BARRIER, P.OP_ALLOC_COND: P.KIND_COND}[op]
     assert P.id_kind(sid) == kind, f"alloc returned {P.format_id(sid)}, kind {kind} expected"
     if op == P.OP_ALLOC_MUTEX:
         w.holder[sid] = None
@@ -222,8 +222,10 @@ def barrier_wait(w, t, b):
             yield (THINK, t.rng.randint(10, 80))
             continue
         expect(rep, 0, f"barrier {P.format_id(b)}")
-        assert bar.arrived[r] == bar.count, (f"barrier {P.format_id(b)} round {r} released "
-            f"{t.me} after {bar.arrived[r]} of {bar.count} arrivals")
+        assert bar.arrived[r] == bar.count, (
+            f"barrier {P.format_id(b)} round {r} released "
+            f"{t.me} after {bar.arrived[r]} of {bar.count} arrivals"
+        )
         bar.released[r] += 1
         if rep.value == P.SERIAL_VALUE:
             bar.serial[r] += 1
@@ -233,7 +235,9 @@ def barrier_wait(w, t, b):
         w.stats["barrier_waits"] += 1
         return
 
+
 # Episodes ------------------------------------------------------------------------------------------
+
 
 def ep_lock(w, t):
     m = t.rng.choice(w.mutexes)
@@ -323,8 +327,17 @@ def ep_stale(w, t):
     sid = t.rng.choice(w.stale)
     if not w.stale_safe(sid):
         return
-    op = t.rng.choice([P.OP_FREE, P.OP_LOCK, P.OP_TRYLOCK, P.OP_UNLOCK, P.OP_BARRIER_WAIT,
-        P.OP_COND_SIGNAL, P.OP_COND_BROADCAST])
+    op = t.rng.choice(
+        [
+            P.OP_FREE,
+            P.OP_LOCK,
+            P.OP_TRYLOCK,
+            P.OP_UNLOCK,
+            P.OP_BARRIER_WAIT,
+            P.OP_COND_SIGNAL,
+            P.OP_COND_BROADCAST,
+        ]
+    )
     rep = yield (CALL, P.host_of(sid), t.req(sid, op, reply=1))
     expect(rep, P.EINVAL, f"stale id {P.format_id(sid)} op {op:#x}")
     w.stats["stale_einval"] += 1
@@ -335,30 +348,30 @@ def ep_invalid(w, t):
     rng, n = t.rng, w.n
     k = rng.randrange(7)
     e = rng.randrange(n)
-    if k == 0:      # F bit clear
+    if k == 0:  # F bit clear
         sid, op = rng.getrandbits(31), rng.choice([P.OP_LOCK, P.OP_FREE, P.OP_BARRIER_WAIT])
-    elif k == 1:    # Sent to the wrong engine (its NI field names another tile).
+    elif k == 1:  # Sent to the wrong engine (its NI field names another tile).
         sid = rng.choice(w.mutexes)
         e = (P.host_of(sid) + rng.randrange(1, n)) % n if n > 1 else e
         op = P.OP_LOCK
         if n == 1:
             sid = P.make_id(0, 0, 0, 0) | (1 << P.ID_NI_SHIFT)
-    elif k == 2:    # Index beyond the control structures.
+    elif k == 2:  # Index beyond the control structures.
         n_ctrl = w.geom[e][1]
         sid = P.make_id(e, rng.randrange(4), 0, rng.randrange(n_ctrl, P.MAX_CTRL))
         op = P.OP_TRYLOCK
-    elif k == 3:    # Wrong kind in the id.
+    elif k == 3:  # Wrong kind in the id.
         m = rng.choice(w.mutexes)
         sid = (m & ~(3 << P.ID_KIND_SHIFT)) | (P.KIND_COND << P.ID_KIND_SHIFT)
         e, op = P.host_of(m), P.OP_COND_SIGNAL
-    elif k == 4:    # Right kind, wrong generation.
+    elif k == 4:  # Right kind, wrong generation.
         m = rng.choice(w.mutexes)
         sid = m ^ (rng.randrange(1, P.GEN_MASK + 1) << P.ID_GEN_SHIFT)
         e, op = P.host_of(m), P.OP_TRYLOCK
-    elif k == 5:    # Operation of another primitive kind.
+    elif k == 5:  # Operation of another primitive kind.
         b = rng.choice(list(w.barriers))
         sid, e, op = b, P.host_of(b), rng.choice([P.OP_LOCK, P.OP_UNLOCK, P.OP_COND_SIGNAL])
-    else:           # Cond wait with something that is not a mutex.
+    else:  # Cond wait with something that is not a mutex.
         c, _ = rng.choice(w.conds)
         other = rng.choice([rng.choice(list(w.barriers)), c, rng.getrandbits(31)])
         rep = yield (CALL, P.host_of(c), t.req(c, P.OP_COND_WAIT, other))
@@ -375,13 +388,13 @@ def ep_misuse(w, t):
     rng = t.rng
     k = rng.randrange(8)
     m = rng.choice(w.mutexes)
-    if k == 0:      # Unlock of a mutex we do not hold: EPERM (answered or silent).
+    if k == 0:  # Unlock of a mutex we do not hold: EPERM (answered or silent).
         if rng.random() < 0.5:
             rep = yield (CALL, P.host_of(m), t.req(m, P.OP_UNLOCK, reply=1))
             expect(rep, P.EPERM, "unlock by a non-owner")
         else:
             yield (POST, P.host_of(m), t.req(m, P.OP_UNLOCK))
-    elif k == 1:    # Cond wait without the mutex: EPERM from the mutex's host.
+    elif k == 1:  # Cond wait without the mutex: EPERM from the mutex's host.
         c, _ = rng.choice(w.conds)
         w.cond_waiters[c].add(t.me)
         rep = yield (CALL, P.host_of(c), t.req(c, P.OP_COND_WAIT, m))
@@ -396,7 +409,7 @@ def ep_misuse(w, t):
             w.acquired(m, t.me, "cond wait without the mutex")
             w.stats["cond_wait_race"] += 1
             yield from unlock(w, t, m)
-    elif k == 2:    # Held mutex: trylock EBUSY, free EBUSY, (error-checking) lock EDEADLK.
+    elif k == 2:  # Held mutex: trylock EBUSY, free EBUSY, (error-checking) lock EDEADLK.
         yield from lock(w, t, m)
         rep = yield (CALL, P.host_of(m), t.req(m, P.OP_TRYLOCK))
         expect(rep, P.EBUSY, "trylock by the owner")
@@ -406,31 +419,40 @@ def ep_misuse(w, t):
             rep = yield (CALL, P.host_of(m), t.req(m, P.OP_LOCK))
             expect(rep, P.EDEADLK, "relock")
         yield from unlock(w, t, m)
-    elif k == 3:    # Bad allocation arguments.
+    elif k == 3:  # Bad allocation arguments.
         h = w.host_rr()
-        op, v = rng.choice([(P.OP_ALLOC_MUTEX, 2), (P.OP_ALLOC_MUTEX, 0x80000000),
-            (P.OP_ALLOC_BARRIER, 0), (P.OP_ALLOC_BARRIER, P.MAX_BARRIER + 1)])
+        op, v = rng.choice(
+            [
+                (P.OP_ALLOC_MUTEX, 2),
+                (P.OP_ALLOC_MUTEX, 0x80000000),
+                (P.OP_ALLOC_BARRIER, 0),
+                (P.OP_ALLOC_BARRIER, P.MAX_BARRIER + 1),
+            ]
+        )
         rep = yield (CALL, h, t.req(P.alloc_target(h), op, v))
         expect(rep, P.EINVAL, f"alloc {op:#x} value {v}")
-    elif k == 4:    # Unknown op.
-        op = rng.choice([0, 0x0c, 0x1f, 0x20, 0x25, 0x7f, 0x80, 0xff])
+    elif k == 4:  # Unknown op.
+        op = rng.choice([0, 0x0C, 0x1F, 0x20, 0x25, 0x7F, 0x80, 0xFF])
         e = rng.randrange(w.n)
         if rng.random() < 0.5:
             rep = yield (CALL, e, t.req(m, op, reply=1))
             expect(rep, P.EINVAL, f"unknown op {op:#x}")
         else:
             yield (POST, e, t.req(m, op))
-    elif k == 5:    # Posted ops on invalid ids without reply: silent.
+    elif k == 5:  # Posted ops on invalid ids without reply: silent.
         c, _ = rng.choice(w.conds)
         bad = c ^ (1 << P.ID_GEN_SHIFT)
-        yield (POST, P.host_of(c), t.req(bad, rng.choice([P.OP_COND_SIGNAL,
-            P.OP_COND_BROADCAST, P.OP_UNLOCK])))
-    elif k == 6:    # Free of a barrier/cond id of the wrong kind bits.
+        yield (
+            POST,
+            P.host_of(c),
+            t.req(bad, rng.choice([P.OP_COND_SIGNAL, P.OP_COND_BROADCAST, P.OP_UNLOCK])),
+        )
+    elif k == 6:  # Free of a barrier/cond id of the wrong kind bits.
         b = rng.choice(list(w.barriers))
         bad = (b & ~(3 << P.ID_KIND_SHIFT)) | (P.KIND_MUTEX << P.ID_KIND_SHIFT)
         rep = yield (CALL, P.host_of(b), t.req(bad, P.OP_FREE))
         expect(rep, P.EINVAL, "free with wrong kind")
-    else:           # Signal of a cond with the mutex held, reply requested.
+    else:  # Signal of a cond with the mutex held, reply requested.
         c, cm = rng.choice(w.conds)
         yield from lock(w, t, cm)
         rep = yield (CALL, P.host_of(c), t.req(c, P.OP_COND_BROADCAST, reply=1))
@@ -440,8 +462,14 @@ def ep_misuse(w, t):
 
 
 EPISODES = [
-    (ep_lock, 30), (ep_trylock, 10), (ep_cond_wait, 14), (ep_signal, 14), (ep_churn, 10),
-    (ep_stale, 3), (ep_invalid, 6), (ep_misuse, 8),
+    (ep_lock, 30),
+    (ep_trylock, 10),
+    (ep_cond_wait, 14),
+    (ep_signal, 14),
+    (ep_churn, 10),
+    (ep_stale, 3),
+    (ep_invalid, 6),
+    (ep_misuse, 8),
 ]
 
 
@@ -459,7 +487,9 @@ def worker(w, t, episodes, barrier_plan):
     while plan:
         yield from barrier_wait(w, t, plan.popleft()[1])
 
+
 # Driver --------------------------------------------------------------------------------------------
+
 
 class Deadlock(AssertionError):
     pass
@@ -554,8 +584,10 @@ class Driver:
                         return
                     raise Deadlock("idle with threads neither blocked nor done")
                 if not self._janitor():
-                    raise Deadlock("deadlock: blocked threads: " + ", ".join(
-                        f"{k}:{t.waiting}" for k, t in sorted(self.blocked.items())))
+                    raise Deadlock(
+                        "deadlock: blocked threads: "
+                        + ", ".join(f"{k}:{t.waiting}" for k, t in sorted(self.blocked.items()))
+                    )
             if bench.cycle > max_cycles:
                 raise Deadlock(f"run exceeded {max_cycles} cycles")
 
@@ -585,8 +617,18 @@ def teardown_world(w, t):
         yield from free(w, t, m)
 
 
-def run_program(bench, replay, spm_sizes, seed, threads_per_tile=8, episodes=100, rounds=4,
-        n_mutex=6, n_cond=3, shared_hosts=None):
+def run_program(
+    bench,
+    replay,
+    spm_sizes,
+    seed,
+    threads_per_tile=8,
+    episodes=100,
+    rounds=4,
+    n_mutex=6,
+    n_cond=3,
+    shared_hosts=None,
+):
     """A whole random program: setup, workers, teardown. Returns (driver, world).
 
     ``shared_hosts``: tiles that host the shared primitives (default: all, round-robin); putting
@@ -596,7 +638,7 @@ def run_program(bench, replay, spm_sizes, seed, threads_per_tile=8, episodes=100
     w = World(n, spm_sizes)
     drv = Driver(bench, replay, w)
     # Setup (one thread), so that all workers start with the primitives allocated.
-    st = Thread(0, 0xfffe, random.Random(rng.random()))
+    st = Thread(0, 0xFFFE, random.Random(rng.random()))
     if shared_hosts is not None:
         w.alloc_hosts = list(shared_hosts)
     drv.spawn(st, setup_world(w, st, n_mutex, n_cond, []))
@@ -608,7 +650,7 @@ def run_program(bench, replay, spm_sizes, seed, threads_per_tile=8, episodes=100
     groups, i = [], 0
     while i + 2 <= len(members) // 2:
         k = rng.randint(2, 4)
-        groups.append(members[i:i + k])
+        groups.append(members[i : i + k])
         i += k
     drv.spawn(st, setup_world(w, st, 0, 0, groups))
     drv.run()
