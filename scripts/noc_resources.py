@@ -504,7 +504,7 @@ def main():
                 widelut=False,
             ),
         ]
-    # The boards map with -nowidelut (boards/common.py); synth_ecp5's default maps to wide LUTs
+    # The boards map with -nowidelut (their default, boards/common.py); synth_ecp5's default maps to wide LUTs
     # (LUT4 pairs joined by PFUMX/L6MUX21), which roughly doubles the router's LUT4.
     results = []
     for d in designs:

@@ -12,7 +12,7 @@ from soc.subutai_soc import KiB
 # headroom, so only FILL of the device's LUTs is budgeted: the smallest share that did not build
 # at the target clock lies above it (results/boards.md has the builds); the 8-tile ULX3S build
 # takes --lut-fill 0.85 with its measured nextpnr options (boards/radiona_ulx3s.py). Block RAMs
-# sit in rows of their own (boards/floorplan.py) and need no routing slack, so BRAM_FILL of them
+# sit in rows of their own (soc/floorplan.py) and need no routing slack, so BRAM_FILL of them
 # is budgeted.
 FILL = 0.75
 BRAM_FILL = 0.92
