@@ -11,8 +11,17 @@
  *   swonly   the software-only baseline: the atomic unit, wait queues in uncached shared memory
  *            and NoC messages to wake sleeping cores.
  *
- * Every acquire (lock granted, barrier released, condition woken, thread start, join) invalidates
- * the local data cache, so data-race-free programs see coherent shared memory.
+ * Visibility. The data caches are write-through and not coherent; what a thread sees of what
+ * other threads wrote is decided by the library's calls:
+ *   - after an acquire (lock granted, trylock taken, barrier released, condition woken with its
+ *     mutex, thread start, join): everything written before the matching release, as POSIX's
+ *     memory synchronization asks (the local data cache is invalidated, or was last filled
+ *     after this core's own release of the same mutex);
+ *   - after a sleep or a yield (sleep, usleep, nanosleep, sched_yield): everything written before
+ *     the call returned, so the polling idiom "while (flag == BUSY) sleep(1);" ends, as on a
+ *     coherent machine, though POSIX calls it a data race;
+ *   - in a bare loop that calls none of these: nothing new (its reads may hit its cache for
+ *     ever); such a loop needs one of the calls above, or an atomic-unit word.
  *
  * Under Zephyr (zephyr-app/) the same library runs several threads per core on each core's own
  * kernel; pthread_create() places a thread on a core by a placement policy (round-robin by default)
@@ -34,7 +43,8 @@
  * pending as the type or state changes: the library cannot stop a thread between two
  * instructions.
  *
- * Not provided: scheduling policies, priority protocols, process-shared objects, signals.
+ * Not provided: scheduling policies, priority protocols, process-shared objects
+ * (PTHREAD_PROCESS_SHARED gives ENOTSUP), signals.
  */
 #ifndef SUBUTAI_PTHREAD_H
 #define SUBUTAI_PTHREAD_H
@@ -129,26 +139,7 @@ typedef struct {
 /* Thread-specific data keys: an index of the key table, valid while allocated. */
 typedef uint32_t pthread_key_t;
 
-/*
- * Limits of this library, replacing those the C library's <limits.h> (included above, so its
- * guard keeps a later inclusion from redefining them) gives for threads it does not provide
- * (Zephyr's are 0 without its own POSIX threads). Keys: POSIX's minimum (_POSIX_THREAD_KEYS_MAX).
- * Threads: at most one per core bare-metal (the main thread's included), the thread slots under
- * Zephyr (CONFIG_SUBUTAI_THREADS_MAX). Synchronization objects: pthread_sw_objects_max_np() below.
- */
-#define SUBUTAI_PTHREAD_KEYS                  128
-#define SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS 4
-#undef PTHREAD_KEYS_MAX
-#define PTHREAD_KEYS_MAX SUBUTAI_PTHREAD_KEYS
-#undef PTHREAD_DESTRUCTOR_ITERATIONS
-#define PTHREAD_DESTRUCTOR_ITERATIONS SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS
-#undef PTHREAD_THREADS_MAX
-#ifdef CONFIG_SUBUTAI_THREADS_MAX
-#define PTHREAD_THREADS_MAX CONFIG_SUBUTAI_THREADS_MAX
-#else
-#include <generated/soc.h>
-#define PTHREAD_THREADS_MAX N_TILES
-#endif
+/* Limits: <limits.h> (PTHREAD_KEYS_MAX, PTHREAD_THREADS_MAX, PTHREAD_STACK_MIN, ...). */
 
 #define PTHREAD_CANCEL_ENABLE       0
 #define PTHREAD_CANCEL_DISABLE      1
@@ -207,10 +198,16 @@ void __subutai_cleanup_pop(struct __subutai_cleanup *cleanup, int execute);
 	__subutai_cleanup_pop(&__subutai_cleanup_frame, (execute));                                \
 	}
 
+/* Every object is private to the program's threads: PTHREAD_PROCESS_SHARED gives ENOTSUP. */
+#define PTHREAD_PROCESS_PRIVATE 0
+#define PTHREAD_PROCESS_SHARED  1
+
 int pthread_mutexattr_init(pthread_mutexattr_t *attr);
 int pthread_mutexattr_destroy(pthread_mutexattr_t *attr);
 int pthread_mutexattr_settype(pthread_mutexattr_t *attr, int type);
 int pthread_mutexattr_gettype(const pthread_mutexattr_t *attr, int *type);
+int pthread_mutexattr_setpshared(pthread_mutexattr_t *attr, int pshared);
+int pthread_mutexattr_getpshared(const pthread_mutexattr_t *attr, int *pshared);
 
 int pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attr);
 int pthread_mutex_destroy(pthread_mutex_t *mutex);
@@ -223,6 +220,8 @@ int pthread_condattr_init(pthread_condattr_t *attr);
 int pthread_condattr_destroy(pthread_condattr_t *attr);
 int pthread_condattr_setclock(pthread_condattr_t *attr, clockid_t clock_id);
 int pthread_condattr_getclock(const pthread_condattr_t *attr, clockid_t *clock_id);
+int pthread_condattr_setpshared(pthread_condattr_t *attr, int pshared);
+int pthread_condattr_getpshared(const pthread_condattr_t *attr, int *pshared);
 
 int pthread_cond_init(pthread_cond_t *cond, const pthread_condattr_t *attr);
 int pthread_cond_destroy(pthread_cond_t *cond);
@@ -234,6 +233,8 @@ int pthread_cond_broadcast(pthread_cond_t *cond);
 
 int pthread_barrierattr_init(pthread_barrierattr_t *attr);
 int pthread_barrierattr_destroy(pthread_barrierattr_t *attr);
+int pthread_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared);
+int pthread_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared);
 
 int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr,
 			 unsigned int count);
@@ -247,16 +248,8 @@ int pthread_key_delete(pthread_key_t key);
 void *pthread_getspecific(pthread_key_t key);
 int pthread_setspecific(pthread_key_t key, const void *value);
 
-/* Clocks, sleeping and yielding, provided by the library (see the top of this file). The C
- * libraries declare them only with their POSIX timers and threads (picolibc's _POSIX_TIMERS,
- * _POSIX_MONOTONIC_CLOCK and _POSIX_THREADS; Zephyr's CONFIG_POSIX_*), which they do not build. */
-#ifndef CLOCK_MONOTONIC
-#define CLOCK_MONOTONIC ((clockid_t)4) /* picolibc's number */
-#endif
-int clock_gettime(clockid_t clock_id, struct timespec *tp);
-int clock_getres(clockid_t clock_id, struct timespec *res);
-int nanosleep(const struct timespec *req, struct timespec *rem);
-int sched_yield(void);
+/* Clocks, sleeping and yielding: <time.h> and <sched.h>, included above (see the top of this file).
+ */
 
 /* Non-portable: the core the calling thread runs on. */
 unsigned int pthread_core_np(void);

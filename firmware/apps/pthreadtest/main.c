@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 	test_cancel();
 	test_once_keys();
 	test_fallback();
+	test_visibility();
+	test_headers();
 	printf("pthreadtest: %d failures\n", failures);
 	return failures ? 1 : 0;
 }

@@ -158,5 +158,29 @@ void test_mutex_errors(void)
 	CHECK(pthread_mutex_lock(&m) == EINVAL);
 	CHECK(pthread_mutex_trylock(&m) == EINVAL);
 	CHECK(pthread_mutex_destroy(&never_used) == 0);
+
+	/* Process-shared attributes: private accepted and reported, shared not supported. */
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+	pthread_barrierattr_t ba;
+	int pshared = -1;
+
+	CHECK(pthread_mutexattr_init(&ma) == 0 && pthread_condattr_init(&ca) == 0 &&
+	      pthread_barrierattr_init(&ba) == 0);
+	CHECK(pthread_mutexattr_getpshared(&ma, &pshared) == 0 &&
+	      pshared == PTHREAD_PROCESS_PRIVATE);
+	CHECK(pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_PRIVATE) == 0);
+	CHECK(pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) == ENOTSUP);
+	CHECK(pthread_mutexattr_setpshared(&ma, 7) == EINVAL);
+	CHECK(pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED) == ENOTSUP);
+	CHECK(pthread_condattr_getpshared(&ca, &pshared) == 0 &&
+	      pshared == PTHREAD_PROCESS_PRIVATE);
+	CHECK(pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED) == ENOTSUP);
+	CHECK(pthread_barrierattr_getpshared(&ba, &pshared) == 0 &&
+	      pshared == PTHREAD_PROCESS_PRIVATE);
+	CHECK(pthread_mutexattr_getpshared(NULL, &pshared) == EINVAL);
+	CHECK(pthread_mutexattr_destroy(&ma) == 0 && pthread_condattr_destroy(&ca) == 0 &&
+	      pthread_barrierattr_destroy(&ba) == 0);
+	CHECK(pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_PRIVATE) == EINVAL); /* destroyed */
 	report("mutex errors", before);
 }

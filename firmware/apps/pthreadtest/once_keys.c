@@ -43,6 +43,49 @@ static void *once_key_worker(void *arg)
 	return (void *)(intptr_t)fails;
 }
 
+/* A pthread_once() whose initializer is cancelled: the next call runs an initializer again. */
+static pthread_once_t oc_once = PTHREAD_ONCE_INIT;
+static pthread_barrier_t oc_barrier;
+static volatile unsigned int oc_runs;
+
+static void oc_init_cancelled(void)
+{
+	oc_runs++;
+	pthread_barrier_wait(&oc_barrier);
+	for (;;) {
+		usleep(20); /* a cancellation point */
+	}
+}
+
+static void oc_init(void)
+{
+	oc_runs++;
+}
+
+static void *oc_thread(void *arg)
+{
+	(void)arg;
+	pthread_once(&oc_once, oc_init_cancelled);
+	return NULL;
+}
+
+static void test_once_cancelled(void)
+{
+	pthread_t t;
+	void *ret = NULL;
+
+	CHECK(pthread_barrier_init(&oc_barrier, NULL, 2) == 0);
+	CHECK(pthread_create(&t, NULL, oc_thread, NULL) == 0);
+	pthread_barrier_wait(&oc_barrier);
+	CHECK(pthread_cancel(t) == 0);
+	CHECK(pthread_join(t, &ret) == 0 && ret == PTHREAD_CANCELED);
+	/* As if pthread_once() had never been called (POSIX): this one runs its initializer. */
+	CHECK(pthread_once(&oc_once, oc_init) == 0);
+	CHECK(pthread_once(&oc_once, oc_init) == 0);
+	CHECK(oc_runs == 2);
+	CHECK(pthread_barrier_destroy(&oc_barrier) == 0);
+}
+
 void test_once_keys(void)
 {
 	int before = failures;
@@ -77,5 +120,6 @@ void test_once_keys(void)
 		CHECK(pthread_key_delete(keys[i]) == 0);
 	}
 	CHECK(PTHREAD_THREADS_MAX >= n_threads && PTHREAD_DESTRUCTOR_ITERATIONS >= 4);
+	test_once_cancelled();
 	report("once and keys", before);
 }

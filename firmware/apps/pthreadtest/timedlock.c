@@ -106,6 +106,10 @@ void test_timedlock(void)
 	soon = at_ns(now_ns() + 500000);
 	CHECK(pthread_mutex_timedlock(&tl_mutex, &soon) == ETIMEDOUT);
 	CHECK(now_ns() >= (uint64_t)soon.tv_sec * 1000000000u + (uint64_t)soon.tv_nsec);
+	/* Held, and the time already past (0 included, which no wait may take for "none"). */
+	CHECK(pthread_mutex_timedlock(&tl_mutex, &past) == ETIMEDOUT);
+	soon = at_ns(now_ns() - 1000);
+	CHECK(pthread_mutex_timedlock(&tl_mutex, &soon) == ETIMEDOUT);
 	pthread_barrier_wait(&tl_barrier);
 	CHECK(pthread_join(t[0], &ret) == 0 && ret == NULL);
 	CHECK(pthread_barrier_destroy(&tl_barrier) == 0);

@@ -60,12 +60,14 @@ static void nap(uint64_t cycles)
 	if (cancel == 0) {
 		woken = rt_nap_cancellable(subutai_cycles() + cycles, slot);
 		cancel = rt_cancel_exit(slot);
-		if (cancel == 0) {
-			if (woken) {
-				rt_fatal("woken while sleeping, not by a canceller");
-			}
-			return;
+	}
+	/* A sleeper sees what other threads wrote before it woke (pthread.h, "Visibility"). */
+	subutai_dcache_invalidate();
+	if (cancel == 0) {
+		if (woken) {
+			rt_fatal("woken while sleeping, not by a canceller");
 		}
+		return;
 	}
 	rt_cancel_take_wake(cancel, woken);
 	rt_cancel_act();
@@ -100,5 +102,7 @@ int usleep(useconds_t usec)
 int sched_yield(void)
 {
 	rt_yield();
+	/* As after a sleep: a thread that yields in a polling loop sees the write it polls for. */
+	subutai_dcache_invalidate();
 	return 0;
 }

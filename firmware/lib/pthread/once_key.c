@@ -17,6 +17,16 @@
 /* Destructors of the keys, in shared memory: written when a key is created. */
 static void (*key_destructors[SUBUTAI_PTHREAD_KEYS])(void *) __rt_shared;
 
+/* A cancelled initializer's once_control goes back to its initial state: the next call runs it. */
+static void once_cancelled(void *arg)
+{
+	pthread_once_t *once = arg;
+
+	rt_spin_lock(RT_LOCK);
+	once->state = 0;
+	rt_spin_unlock(RT_LOCK);
+}
+
 int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	if (!once || !init) {
@@ -35,7 +45,11 @@ int pthread_once(pthread_once_t *once, void (*init)(void))
 			return 0;
 		}
 		if (state == 0) {
+			/* Cancelled in init(): as if pthread_once() had never been called (POSIX).
+			 */
+			pthread_cleanup_push(once_cancelled, once);
 			init();
+			pthread_cleanup_pop(0);
 			once->state = ONCE_DONE;
 			return 0;
 		}

@@ -313,6 +313,11 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 	}
 	uint64_t deadline = rt_timespec_to_cycles(abstime);
 
+	if (deadline <= subutai_cycles()) {
+		/* Already past (a time of 0 included, which the waits below would take for none).
+		 */
+		return ETIMEDOUT;
+	}
 	err = mutex->impl == RT_IMPL_HW
 		      ? hw_mutex_timedlock(mutex->handle, deadline)
 		      : sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
@@ -754,4 +759,55 @@ const char *pthread_barrier_impl_np(const pthread_barrier_t *barrier)
 unsigned int pthread_sw_objects_max_np(void)
 {
 	return RT_POOL_BLOCKS;
+}
+
+/* Process-shared attributes: one process, so only PTHREAD_PROCESS_PRIVATE is supported. */
+static int set_pshared(const uint32_t *magic, int pshared)
+{
+	if (!magic || *magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	if (pshared == PTHREAD_PROCESS_SHARED) {
+		return ENOTSUP;
+	}
+	return pshared == PTHREAD_PROCESS_PRIVATE ? 0 : EINVAL;
+}
+
+static int get_pshared(const uint32_t *magic, int *pshared)
+{
+	if (!magic || *magic != RT_MAGIC_ATTR || !pshared) {
+		return EINVAL;
+	}
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+int pthread_mutexattr_setpshared(pthread_mutexattr_t *attr, int pshared)
+{
+	return set_pshared(attr ? &attr->magic : NULL, pshared);
+}
+
+int pthread_mutexattr_getpshared(const pthread_mutexattr_t *attr, int *pshared)
+{
+	return get_pshared(attr ? &attr->magic : NULL, pshared);
+}
+
+int pthread_condattr_setpshared(pthread_condattr_t *attr, int pshared)
+{
+	return set_pshared(attr ? &attr->magic : NULL, pshared);
+}
+
+int pthread_condattr_getpshared(const pthread_condattr_t *attr, int *pshared)
+{
+	return get_pshared(attr ? &attr->magic : NULL, pshared);
+}
+
+int pthread_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared)
+{
+	return set_pshared(attr ? &attr->magic : NULL, pshared);
+}
+
+int pthread_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared)
+{
+	return get_pshared(attr ? &attr->magic : NULL, pshared);
 }

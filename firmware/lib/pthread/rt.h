@@ -57,7 +57,7 @@ void rt_slot_free(unsigned int slot);
 void rt_thread_finish(unsigned int slot, void *retval);
 
 /* Provided by the port (thread_baremetal.c, zephyr-app/lib/pthread/thread_zephyr.c). */
-#define RT_STACK_MIN 256
+#define RT_STACK_MIN PTHREAD_STACK_MIN
 size_t rt_stack_default(void);
 size_t rt_stack_max(void);
 /* Whether a thread may be pinned on this core. */
