@@ -43,6 +43,8 @@
  * pending as the type or state changes: the library cannot stop a thread between two
  * instructions.
  *
+ * Read-write and spin locks: see their types below.
+ *
  * Not provided: scheduling policies, priority protocols, process-shared objects
  * (PTHREAD_PROCESS_SHARED gives ENOTSUP), signals.
  */
@@ -125,6 +127,39 @@ typedef struct {
 	uint8_t impl;
 	unsigned int count;
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_barrier_t;
+
+/*
+ * Read-write locks: a mutex and two conditions of the program's backend (so a Subutai program's
+ * read-write locks queue in the engines), readers counted under the mutex. Writers are preferred:
+ * a reader waits while a writer holds the lock or waits for it, so a thread that holds a read lock
+ * and asks another while a writer waits deadlocks (POSIX leaves it to the implementation). A
+ * zero magic marks PTHREAD_RWLOCK_INITIALIZER.
+ */
+typedef struct {
+	uint32_t magic;
+} pthread_rwlockattr_t;
+
+typedef struct {
+	uint32_t magic;
+	uint32_t readers;         /* read locks held */
+	uint32_t writers_waiting; /* writers blocked: new readers wait behind them */
+	uint32_t writer;          /* the write owner's pthread_t + 1, 0 if none */
+	pthread_mutex_t lock;
+	pthread_cond_t readers_go;
+	pthread_cond_t writer_go;
+} __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_rwlock_t;
+
+#define PTHREAD_RWLOCK_INITIALIZER                                                                 \
+	{                                                                                          \
+		0                                                                                  \
+	}
+
+/* Spin locks: a word of the atomic unit (the software object pool), taken by test-and-set; a
+ * spinner lets the other threads of its core run now and then (Zephyr). */
+typedef struct {
+	uint32_t magic;
+	uint32_t handle;
+} pthread_spinlock_t;
 
 /* pthread_once(): 0 not run, then running, then done. */
 typedef struct {
@@ -240,6 +275,26 @@ int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t
 			 unsigned int count);
 int pthread_barrier_destroy(pthread_barrier_t *barrier);
 int pthread_barrier_wait(pthread_barrier_t *barrier);
+
+int pthread_rwlockattr_init(pthread_rwlockattr_t *attr);
+int pthread_rwlockattr_destroy(pthread_rwlockattr_t *attr);
+int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *attr, int pshared);
+int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *attr, int *pshared);
+int pthread_rwlock_init(pthread_rwlock_t *rwlock, const pthread_rwlockattr_t *attr);
+int pthread_rwlock_destroy(pthread_rwlock_t *rwlock);
+int pthread_rwlock_rdlock(pthread_rwlock_t *rwlock);
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *rwlock);
+int pthread_rwlock_timedrdlock(pthread_rwlock_t *rwlock, const struct timespec *abstime);
+int pthread_rwlock_wrlock(pthread_rwlock_t *rwlock);
+int pthread_rwlock_trywrlock(pthread_rwlock_t *rwlock);
+int pthread_rwlock_timedwrlock(pthread_rwlock_t *rwlock, const struct timespec *abstime);
+int pthread_rwlock_unlock(pthread_rwlock_t *rwlock);
+
+int pthread_spin_init(pthread_spinlock_t *lock, int pshared);
+int pthread_spin_destroy(pthread_spinlock_t *lock);
+int pthread_spin_lock(pthread_spinlock_t *lock);
+int pthread_spin_trylock(pthread_spinlock_t *lock);
+int pthread_spin_unlock(pthread_spinlock_t *lock);
 
 int pthread_once(pthread_once_t *once, void (*init)(void));
 

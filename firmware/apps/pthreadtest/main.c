@@ -127,6 +127,7 @@ int main(int argc, char **argv)
 	test_fallback();
 	test_visibility();
 	test_headers();
+	test_rwlock_spin();
 	printf("pthreadtest: %d failures\n", failures);
 	return failures ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * pthreadtest: what every check group shares (main.c). One file per group of primitives, as
  * Zephyr's tests/posix: threads.c, mutex.c, barrier.c, cond.c, timedlock.c, clocks.c, cancel.c,
- * once_keys.c, fallback.c, visibility.c, headers.c.
+ * once_keys.c, fallback.c, visibility.c, headers.c, rwlock.c.
  */
 #ifndef PTHREADTEST_H
 #define PTHREADTEST_H
@@ -72,5 +72,6 @@ void test_once_keys(void);
 void test_fallback(void);
 void test_visibility(void);
 void test_headers(void);
+void test_rwlock_spin(void);
 
 #endif /* PTHREADTEST_H */

@@ -97,6 +97,8 @@ _Static_assert(sizeof(pthread_barrier_t) <= SUBUTAI_PTHREAD_OBJECT_ALIGN,
 #define RT_MAGIC_MUTEX   0x4d555458u
 #define RT_MAGIC_COND    0x434f4e44u
 #define RT_MAGIC_BARRIER 0x42415252u
+#define RT_MAGIC_RWLOCK  0x52574c4bu
+#define RT_MAGIC_SPIN    0x5350494eu
 #define RT_MAGIC_DEAD    0xdeadbeefu
 #define RT_MAGIC_ATTR    0x41545452u
 
@@ -301,6 +303,12 @@ int sw_cond_broadcast(uint32_t handle);
 int sw_barrier_init(uint32_t *handle, unsigned int count);
 int sw_barrier_destroy(uint32_t handle);
 int sw_barrier_wait(uint32_t handle);
+/* Spin locks: a block whose lock word (sw_spin_word()) is taken by test-and-set and whose owner
+ * word (sw_spin_owner_word()) holds the owner's pthread_t + 1 (spin.c). */
+int sw_spin_init(uint32_t *handle);
+int sw_spin_destroy(uint32_t handle);
+unsigned int sw_spin_word(uint32_t handle);
+unsigned int sw_spin_owner_word(uint32_t handle);
 
 /*
  * Hardware implementation: the Subutai driver (subutai/sync.h), linked only with the subutai

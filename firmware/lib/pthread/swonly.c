@@ -39,6 +39,7 @@ enum {
 #define KIND_MUTEX   1
 #define KIND_COND    2
 #define KIND_BARRIER 3
+#define KIND_SPIN    4
 
 static inline unsigned int word(uint32_t handle, unsigned int w)
 {
@@ -476,4 +477,26 @@ SUBUTAI_SW_PATH int sw_barrier_wait(uint32_t h)
 	rt_sleep();
 	subutai_dcache_invalidate();
 	return 0;
+}
+
+/* Spin lock: W_STATE is the lock word, W_AUX its owner + 1. */
+
+int sw_spin_init(uint32_t *handle)
+{
+	return block_alloc(KIND_SPIN, handle);
+}
+
+int sw_spin_destroy(uint32_t h)
+{
+	return block_destroy(h, KIND_SPIN, W_STATE, 1);
+}
+
+unsigned int sw_spin_word(uint32_t h)
+{
+	return word(h, W_STATE);
+}
+
+unsigned int sw_spin_owner_word(uint32_t h)
+{
+	return word(h, W_AUX);
 }
