@@ -333,6 +333,16 @@ def apps_links(d):
     )
 
 
+def rwlock(d):
+    rows = _rows(d, "rwlock", "make bench")
+    parts = [
+        f"{r['tiles']} tiles {r['writes (%)']} % writes {_cycles(_int(r['SW-only (cycles)']))} / "
+        f"{_cycles(_int(r['Subutai (cycles)']))} ({r['SW/Subutai']})"
+        for r in rows
+    ]
+    return "read-write locks (`rwbench`), SW-only / Subutai cycles", "; ".join(parts), "make bench"
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -357,6 +367,7 @@ ROWS = [
     bitstream,
     membw,
     prodcons,
+    rwlock,
     apps,
     apps_links,
     zephyr_apps,
