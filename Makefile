@@ -90,7 +90,8 @@ lint: | $(PYTHON)
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	@command -v clang-format >/dev/null || { echo "error: clang-format not found: install the Debian package clang-format (make setup)" >&2; exit 1; }
-	clang-format --dry-run -Werror $(C_SOURCES)
+	@echo "clang-format --dry-run -Werror <the C of firmware/ and zephyr-app/>"
+	@clang-format --dry-run -Werror $(C_SOURCES)
 
 # Rewrites the Python and the C in place to the house style (what make lint checks).
 format: | $(PYTHON)
