@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import fcntl
 import glob
+import hashlib
 import os
 import re
 import subprocess
@@ -166,7 +167,12 @@ def build_firmware(
     soc_dir = os.path.abspath(soc_dir)
     if out_dir is None:
         tag = slug(program_args)
-        out_dir = os.path.join(soc_dir, "firmware", f"{app}-{backend}" + (f"-{tag}" if tag else ""))
+        name = app
+        if program_dir is not None:
+            # Programs of one's own of the same name from other directories build apart: the
+            # dependency files of one name the other's sources.
+            name += "-" + hashlib.sha1(program_dir.encode()).hexdigest()[:8]
+        out_dir = os.path.join(soc_dir, "firmware", f"{name}-{backend}" + (f"-{tag}" if tag else ""))
     cmd = [
         "make",
         "-s",

@@ -141,8 +141,8 @@ def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
     program = tmp_path / "rw"
     program.mkdir()
     (program / "main.c").write_text(
-        "int pthread_rwlock_rdlock(void *lock);\n"
-        "int main(void) { static int lock; return pthread_rwlock_rdlock(&lock); }\n"
+        "int pthread_kill(unsigned int thread, int sig);\n"
+        "int main(void) { return pthread_kill(0, 1); }\n"
     )
     import subprocess
 
@@ -162,6 +162,6 @@ def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
     assert p.returncode == 1
     assert (
         "rw calls what neither the project's PThreads library (firmware/include/pthread.h) nor "
-        "the C library provides: pthread_rwlock_rdlock"
+        "the C library provides: pthread_kill"
     ) in p.stderr
     assert "did not build" in p.stderr and "Traceback" not in p.stderr
