@@ -141,8 +141,7 @@ def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
     program = tmp_path / "rw"
     program.mkdir()
     (program / "main.c").write_text(
-        "int pthread_kill(unsigned int thread, int sig);\n"
-        "int main(void) { return pthread_kill(0, 1); }\n"
+        "int pthread_kill(unsigned int thread, int sig);\nint main(void) { return pthread_kill(0, 1); }\n"
     )
     import subprocess
 
