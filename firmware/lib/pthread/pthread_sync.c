@@ -761,53 +761,32 @@ unsigned int pthread_sw_objects_max_np(void)
 	return RT_POOL_BLOCKS;
 }
 
-/* Process-shared attributes: one process, so only PTHREAD_PROCESS_PRIVATE is supported. */
-static int set_pshared(const uint32_t *magic, int pshared)
-{
-	if (!magic || *magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	if (pshared == PTHREAD_PROCESS_SHARED) {
-		return ENOTSUP;
-	}
-	return pshared == PTHREAD_PROCESS_PRIVATE ? 0 : EINVAL;
-}
-
-static int get_pshared(const uint32_t *magic, int *pshared)
-{
-	if (!magic || *magic != RT_MAGIC_ATTR || !pshared) {
-		return EINVAL;
-	}
-	*pshared = PTHREAD_PROCESS_PRIVATE;
-	return 0;
-}
-
 int pthread_mutexattr_setpshared(pthread_mutexattr_t *attr, int pshared)
 {
-	return set_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_setpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_mutexattr_getpshared(const pthread_mutexattr_t *attr, int *pshared)
 {
-	return get_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_getpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_condattr_setpshared(pthread_condattr_t *attr, int pshared)
 {
-	return set_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_setpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_condattr_getpshared(const pthread_condattr_t *attr, int *pshared)
 {
-	return get_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_getpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared)
 {
-	return set_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_setpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared)
 {
-	return get_pshared(attr ? &attr->magic : NULL, pshared);
+	return rt_attr_getpshared(attr ? &attr->magic : NULL, pshared);
 }

@@ -121,6 +121,27 @@ static inline int rt_attr_destroy(uint32_t *magic)
 	return 0;
 }
 
+/* Process-shared attributes: one process, so only PTHREAD_PROCESS_PRIVATE is supported. */
+static inline int rt_attr_setpshared(const uint32_t *magic, int pshared)
+{
+	if (!magic || *magic != RT_MAGIC_ATTR) {
+		return EINVAL;
+	}
+	if (pshared == PTHREAD_PROCESS_SHARED) {
+		return ENOTSUP;
+	}
+	return pshared == PTHREAD_PROCESS_PRIVATE ? 0 : EINVAL;
+}
+
+static inline int rt_attr_getpshared(const uint32_t *magic, int *pshared)
+{
+	if (!magic || *magic != RT_MAGIC_ATTR || !pshared) {
+		return EINVAL;
+	}
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
 static inline unsigned int rt_core(void)
 {
 	return subutai_tile_id();

@@ -28,22 +28,12 @@ int pthread_rwlockattr_destroy(pthread_rwlockattr_t *attr)
 
 int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *attr, int pshared)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR) {
-		return EINVAL;
-	}
-	if (pshared == PTHREAD_PROCESS_SHARED) {
-		return ENOTSUP;
-	}
-	return pshared == PTHREAD_PROCESS_PRIVATE ? 0 : EINVAL;
+	return rt_attr_setpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *attr, int *pshared)
 {
-	if (!attr || attr->magic != RT_MAGIC_ATTR || !pshared) {
-		return EINVAL;
-	}
-	*pshared = PTHREAD_PROCESS_PRIVATE;
-	return 0;
+	return rt_attr_getpshared(attr ? &attr->magic : NULL, pshared);
 }
 
 int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)

@@ -24,17 +24,13 @@ static int spin_handle(pthread_spinlock_t *lock, uint32_t *handle)
 
 int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
 {
-	if (!lock) {
-		return EINVAL;
-	}
-	if (pshared == PTHREAD_PROCESS_SHARED) {
-		return ENOTSUP;
-	}
-	if (pshared != PTHREAD_PROCESS_PRIVATE) {
-		return EINVAL;
-	}
+	const uint32_t attr = RT_MAGIC_ATTR; /* pshared alone, as an attribute would hold it */
+	int err = lock ? rt_attr_setpshared(&attr, pshared) : EINVAL;
 	uint32_t handle;
-	int err = sw_spin_init(&handle);
+
+	if (err == 0) {
+		err = sw_spin_init(&handle);
+	}
 
 	if (err != 0) {
 		return err;
