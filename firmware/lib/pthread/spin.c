@@ -31,7 +31,6 @@ int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
 	if (err == 0) {
 		err = sw_spin_init(&handle);
 	}
-
 	if (err != 0) {
 		return err;
 	}
