@@ -22,7 +22,7 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench clean
 
 help:
@@ -44,6 +44,7 @@ help:
 	@echo "make bench                 prodcons, SW-only vs Subutai on 2, 4, 8, 16 tiles: results/prodcons.*"
 	@echo "                           and rwbench (read-write locks, 10 and 50 per cent writes, 8 and 16 tiles):"
 	@echo "                           results/rwlock.* (make bench-rwlock alone)"
+	@echo "make bench-switch          switching threads on one core, bare metal beside Zephyr: results/switch.*"
 	@echo "                           (LAYOUTS=8: layouts per image for the spread column; PERTURB=1:"
 	@echo "                           the perturbed links of the library too, the link spread column;"
 	@echo "                           JOBS=N: simulations at once, default the number of cores)"
@@ -121,6 +122,10 @@ bench: | $(PYTHON)
 # The read-write lock benchmark alone (the second half of make bench).
 bench-rwlock: | $(PYTHON)
 	$(PYTHON) scripts/bench_rwlock.py $(JOBS_ARG)
+
+# Switching threads on one core, bare metal's user-level threads beside Zephyr's (with ZEPHYR_BASE).
+bench-switch: | $(PYTHON)
+	$(PYTHON) scripts/bench_switch.py $(JOBS_ARG)
 
 # The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default, and
 # each program on 8 tiles across the perturbed links of the library (results/apps_links.*).

@@ -1,9 +1,18 @@
 /*
- * POSIX threads for the bare-metal Subutai runtime: one thread per core.
+ * POSIX threads for the bare-metal Subutai runtime: user-level threads, several per core.
  *
- * pthread_create() places the new thread on an idle core (the lowest-numbered one), where it runs
- * until it returns or calls pthread_exit(); a core that waits (join, lock, barrier, condition)
- * sleeps until its NI interrupt. The synchronization objects are implemented by the backend the
+ * pthread_create() places the new thread on the least-loaded core (cores 1, 2, ... before core 0,
+ * which runs main(): up to one thread per core each thread has a core of its own) or on the core
+ * pinned with pthread_attr_setcore_np(), up to SUBUTAI_PTHREAD_THREADS_PER_CORE (<limits.h>) on
+ * each. The threads of a core are multiplexed by the core's scheduler (firmware/lib/pthread/ult.c,
+ * after Seed 003's hybrid thread library): a thread runs until it blocks (join, lock, barrier,
+ * condition, sleep), yields or exits, and the core then runs its next ready thread, first in,
+ * first out, or sleeps in wfi until a NoC message, a reply of its engine or its timer. A thread
+ * waiting for its engine's reply keeps the core only while nothing else needs it. There is no
+ * preemption: a thread that spins without calling the library keeps its core. A thread runs on
+ * its core's own stack when that is free, else on one from the heap (PTHREAD_STACK_MIN to the
+ * heap's size; 8 KiB by default); errno and thread-specific data are the thread's own. The
+ * synchronization objects are implemented by the backend the
  * program is linked with (firmware Makefile, BACKEND=subutai or BACKEND=swonly):
  *
  *   subutai  the Subutai-HW engines in the network interfaces; where an engine's scratchpad is
@@ -21,7 +30,8 @@
  *     the call returned, so the polling idiom "while (flag == BUSY) sleep(1);" ends, as on a
  *     coherent machine, though POSIX calls it a data race;
  *   - in a bare loop that calls none of these: nothing new (its reads may hit its cache for
- *     ever); such a loop needs one of the calls above, or an atomic-unit word.
+ *     ever), and bare-metal the core's other threads do not run meanwhile; such a loop needs one
+ *     of the calls above, or an atomic-unit word and a sched_yield().
  *
  * Under Zephyr (zephyr-app/) the same library runs several threads per core on each core's own
  * kernel; pthread_create() places a thread on a core by a placement policy (round-robin by default)
@@ -31,9 +41,8 @@
  * counter (the same on every core; the SoC has no calendar clock), one cycle being the resolution
  * clock_getres() gives. Timeouts (pthread_cond_timedwait) are absolute times of the condition's
  * clock (pthread_condattr_setclock(), CLOCK_REALTIME by default). Sleeping (sleep, usleep,
- * nanosleep) lets the core's other threads run under Zephyr and sleeps the core in wfi, woken
- * by its tile timer, bare-metal; sched_yield() lets the core's other threads run (bare-metal a
- * core runs one thread: it returns at once).
+ * nanosleep) lets the core's other threads run (bare metal: the core sleeps in wfi when none is
+ * ready, woken by its tile timer); sched_yield() lets the core's other ready threads run first.
  *
  * Cancellation is deferred: a thread acts on pthread_cancel() at its cancellation points, which
  * are pthread_join(), pthread_cond_wait(), pthread_cond_timedwait(), nanosleep(), sleep(),

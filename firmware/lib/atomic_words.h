@@ -5,7 +5,8 @@
  *
  *   RT_LOCK ... RT_PLACE_RR   runtime words (locks, pool, thread counts; Zephyr: heap, console,
  *                             kernels ready, placement)
- *   core_busy[N_TILES]        threads placed on each core (bare metal: 0 or 1; core 0: main)
+ *   core_busy[N_TILES]        threads placed on each core (the main thread on core 0)
+ *   core_stack[N_TILES]       bare metal: whether the core's own stack hosts a thread
  *   wait_next[RT_THREADS_MAX] link of each waiter in the wait queue it sleeps on (one at a time)
  *   thread_gen/join/claim/core per thread slot: generation (0: free), join state, join/detach
  *                             claim, core it runs on
@@ -22,7 +23,9 @@
 #include <pthread.h>
 
 #ifndef RT_THREADS_MAX
-#define RT_THREADS_MAX 32 /* thread slots (the Zephyr port sets its own) */
+/* Thread slots: the bare-metal port's, SUBUTAI_PTHREAD_THREADS_PER_CORE on each core (limits.h);
+ * the Zephyr port sets its own. */
+#define RT_THREADS_MAX PTHREAD_THREADS_MAX
 #endif
 
 enum {
@@ -36,8 +39,10 @@ enum {
 	RT_CONSOLE_LOCK, /* console lines (Zephyr port) */
 	RT_READY,        /* kernels up and serving (Zephyr port) */
 	RT_PLACE_RR,     /* round-robin placement (Zephyr port) */
+	RT_LIBC_LOCK,    /* the C library's lock (malloc), bare metal */
 	RT_CORE_BUSY,
-	RT_WAIT_NEXT = RT_CORE_BUSY + N_TILES,
+	RT_CORE_STACK = RT_CORE_BUSY + N_TILES,
+	RT_WAIT_NEXT = RT_CORE_STACK + N_TILES,
 	RT_THREAD_GEN = RT_WAIT_NEXT + RT_THREADS_MAX,
 	RT_THREAD_JOIN = RT_THREAD_GEN + RT_THREADS_MAX,
 	RT_THREAD_CLAIM = RT_THREAD_JOIN + RT_THREADS_MAX,

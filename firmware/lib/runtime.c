@@ -19,9 +19,36 @@ uint64_t subutai_release_cycle;
 #ifndef SUBUTAI_APP_NAME
 #define SUBUTAI_APP_NAME "app" /* the build names the application (firmware/Makefile) */
 #endif
+#ifndef SUBUTAI_APP_ARGS
+#define SUBUTAI_APP_ARGS "" /* and its arguments (ARGS) */
+#endif
+#define APP_ARGV_MAX 16
 
-/* As in hosted C, main may take no arguments or (argc, argv): it gets its name and no words. */
+/* As in hosted C, main may take no arguments or (argc, argv): its name, then the words of the
+ * build's ARGS. */
 int main(int argc, char **argv);
+
+/* argv from the words of SUBUTAI_APP_ARGS (split at spaces, in place). */
+static int app_argv(char **argv)
+{
+	static char words[] = SUBUTAI_APP_ARGS;
+	int argc = 0;
+
+	argv[argc++] = SUBUTAI_APP_NAME;
+	for (char *p = words; *p && argc < APP_ARGV_MAX;) {
+		while (*p == ' ') {
+			*p++ = '\0';
+		}
+		if (*p) {
+			argv[argc++] = p;
+			while (*p && *p != ' ') {
+				p++;
+			}
+		}
+	}
+	argv[argc] = NULL;
+	return argc;
+}
 
 /* Set-up of the PThreads runtime, linked in when the program uses it. */
 void subutai_pthread_init(void) __attribute__((weak));
@@ -117,7 +144,8 @@ void subutai_start(void)
 	}
 	subutai_release_cycle = subutai_cycles();
 	subutai_release_cores((1u << subutai_num_tiles()) - 1);
-	static char *argv[] = {SUBUTAI_APP_NAME, NULL};
+	static char *argv[APP_ARGV_MAX + 1];
+	int argc = app_argv(argv);
 
-	exit(main(1, argv));
+	exit(main(argc, argv));
 }

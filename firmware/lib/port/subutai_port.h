@@ -1,9 +1,12 @@
 /*
- * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c; the contract is subutai/port.h): one
- * thread per core, so a request is thread 0's, and the core may stall on the bus until its
- * reply: requests go through the Subutai port's direct window (gateware/ni/subutai_window.py)
- * and the core waits for the reply with a load; a wait with a deadline or one that stop can end
- * polls the window in brief loads.
+ * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c; the contract is subutai/port.h): the
+ * user-level threads of a core (pthread/ult.c) share its direct window to the Subutai port
+ * (gateware/ni/subutai_window.py). The window's THREAD register names the running thread: the
+ * scheduler writes it at each switch, so a request is still one store. A reply that comes within
+ * a brief load is taken at once, as with one thread per core; a longer wait continues in
+ * subutai_port_wait_long(), which watches the window while the caller's reply is the next to come
+ * and nothing else needs the core, and otherwise parks the caller and runs the core's other
+ * threads.
  */
 #ifndef SUBUTAI_PORT_H
 #define SUBUTAI_PORT_H
@@ -21,13 +24,29 @@
 #include <subutai/sync.h>
 #include <subutai/window.h>
 
-/* The window is the one thread's of the core. */
+/* The window's THREAD register is the running thread's (set at each switch): a request without a
+ * value is one store. */
 #define SUBUTAI_PORT_SHARED_WINDOW 0
+
+/*
+ * The running thread's slot (its requests' thread field), and the replies of this core that the
+ * thread scheduler will hand to parked threads (ni_baremetal.c: per core, in tile RAM).
+ */
+extern unsigned int subutai_port_thread_id;
+extern unsigned int subutai_port_replies_awaited;
+/*
+ * The rest of a wait whose reply did not come within a brief load (watched) or that has a deadline
+ * or a stop: the thread scheduler's (pthread/ult.c) where the PThreads runtime is linked, else
+ * ni_baremetal.c's for the core's one thread.
+ */
+bool subutai_port_wait_long(struct subutai_reply *reply, subutai_id_t id, unsigned int how,
+			    uint64_t deadline, struct subutai_stop *stop, unsigned int key,
+			    bool *invalidated, bool watched);
 
 /* Thread id of the caller in its requests (the reply's thread field). */
 static inline unsigned int subutai_port_thread(void)
 {
-	return 0;
+	return subutai_port_thread_id;
 }
 
 /* Masks the interrupt handlers of this core that could issue requests or send messages. */
@@ -56,59 +75,30 @@ static inline void subutai_port_issue(unsigned int op, bool want_reply, subutai_
 }
 
 /*
- * Polls the window in brief loads until a reply comes (its info word goes to *info), the global
- * cycle counter reaches deadline (0: none) or stop says so (false then; asked every
- * SUBUTAI_STOP_POLL_CYCLES). An acquire invalidates the data cache once the first brief load has
- * not brought the reply: between the invalidation and the reply the loop reads the window, the
- * cycle counter and (in stop) the atomic unit, none of them cached, and its own stack, which no
- * other core writes, so the cache holds no line another core may have written when the reply
- * comes, as if invalidated after it.
+ * See subutai/port.h. While no parked thread of the core awaits a reply, the next one through the
+ * window is the caller's: a brief load takes it if it comes within SPIN cycles (an uncontended
+ * lock, an allocation). Otherwise, or with a deadline or a stop, subutai_port_wait_long() goes on.
  */
-static inline bool subutai_port_poll_for_reply(uint32_t *info, unsigned int how, uint64_t deadline,
-					       struct subutai_stop *stop, bool *invalidated)
-{
-	uint32_t got = (how & SUBUTAI_WAIT_ACQUIRE)
-			       ? subutai_window_reply_brief_acquire(invalidated)
-			       : subutai_window_reply_brief();
-	uint32_t asked = subutai_cycles32();
-
-	while (!(got & SUBUTAI_WINDOW_INFO_VALID)) {
-		if (stop && stop->fn && subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
-			asked = subutai_cycles32();
-			if ((stop->stopped = stop->fn(stop->arg))) {
-				return false;
-			}
-		}
-		if (deadline != 0 && subutai_cycles() >= deadline) {
-			return false;
-		}
-		got = subutai_window_reply_brief();
-	}
-	__asm__ volatile("" ::: "memory");
-	*info = got;
-	return true;
-}
-
-/* See subutai/port.h. The core waits on the bus unless a deadline or stop makes it poll. */
 static inline bool subutai_port_wait(struct subutai_reply *reply, subutai_id_t id, unsigned int how,
 				     uint64_t deadline, struct subutai_stop *stop, unsigned int key,
 				     bool *invalidated)
 {
-	uint32_t info;
-	bool replied = true;
-
 	*invalidated = false;
-	if (deadline == 0 && stop == NULL) {
-		info = (how & SUBUTAI_WAIT_ACQUIRE) ? subutai_window_reply_acquire(invalidated)
-						    : subutai_window_reply();
-	} else {
-		replied = subutai_port_poll_for_reply(&info, how, deadline, stop, invalidated);
+	if (deadline == 0 && stop == NULL && subutai_port_replies_awaited == 0) {
+		uint32_t info = (how & SUBUTAI_WAIT_ACQUIRE)
+					? subutai_window_reply_brief_acquire(invalidated)
+					: subutai_window_reply_brief();
+
+		if (info & SUBUTAI_WINDOW_INFO_VALID) {
+			subutai_window_take(info, (how & SUBUTAI_WAIT_FULL) != 0, id,
+					    subutai_port_thread_id, reply);
+			subutai_port_unlock(key);
+			return true;
+		}
+		return subutai_port_wait_long(reply, id, how, deadline, stop, key, invalidated,
+					      true);
 	}
-	if (replied) {
-		subutai_window_take(info, (how & SUBUTAI_WAIT_FULL) != 0, id, 0, reply);
-	}
-	subutai_port_unlock(key);
-	return replied;
+	return subutai_port_wait_long(reply, id, how, deadline, stop, key, invalidated, false);
 }
 
 #endif /* SUBUTAI_PORT_H */

@@ -45,8 +45,22 @@ struct rt_thread {
 	unsigned int core;
 	size_t stacksize;
 	struct __subutai_cleanup *cleanup; /* the thread's own: its innermost cleanup handler */
+	void *stack; /* bare metal: its stack from the heap (NULL: its core's own) */
 };
 extern struct rt_thread rt_threads[RT_THREADS_MAX];
+
+/*
+ * The thread slots of a core's threads: bare-metal SUBUTAI_PTHREAD_THREADS_PER_CORE of its own
+ * (limits.h), so that a waker finds a waiter's core from its slot alone; under Zephyr any.
+ */
+#ifdef SUBUTAI_ZEPHYR
+#define RT_SLOT_FIRST(core) 0u
+#define RT_SLOT_COUNT       RT_THREADS_MAX
+#else
+#define RT_SLOT_COUNT       SUBUTAI_PTHREAD_THREADS_PER_CORE
+#define RT_SLOT_FIRST(core) ((core)*RT_SLOT_COUNT)
+#define RT_SLOT_CORE(slot)  ((slot) / RT_SLOT_COUNT)
+#endif
 
 uint32_t rt_next_gen(void);
 /* The slot of a live handle, or -1. */
@@ -150,11 +164,15 @@ static inline unsigned int rt_core(void)
 /* Short internal critical sections only (a few atomic-unit accesses): users of the
  * synchronization objects never spin, they sleep.
  */
+/* Waits while word is taken, letting the core's other threads run now and then: the holder may
+ * be one of them, blocked (the lazy initialization of an object holds RT_LOCK across its
+ * allocation request to an engine). */
+void rt_spin_wait(unsigned int word);
+
 static inline void rt_spin_lock(unsigned int word)
 {
 	while (subutai_atomic_test_and_set(word) != 0) {
-		while (subutai_atomic_load(word) != 0) {
-		}
+		rt_spin_wait(word);
 	}
 }
 
@@ -164,11 +182,11 @@ static inline void rt_spin_unlock(unsigned int word)
 }
 
 /*
- * Who sleeps on a wait queue of the software objects, and is woken by rt_wake(): a core in the
- * bare-metal runtime (one thread each), a thread slot under Zephyr. Below RT_THREADS_MAX.
+ * Who sleeps on a wait queue of the software objects, and is woken by rt_wake(): a thread slot.
+ * Below RT_THREADS_MAX.
  */
 unsigned int rt_waiter(void);
-/* Lets the other threads of this core run (spins in the bare-metal runtime). */
+/* Lets the other ready threads of this core run first. */
 void rt_yield(void);
 
 /* Thread-specific data of the calling thread: one value per key, tagged with its generation. */

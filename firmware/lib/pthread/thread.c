@@ -1,7 +1,7 @@
 /*
  * Threads of the PThreads library, the part common to its ports: handles, attributes, creation,
- * join and detach. A port (thread_baremetal.c: one thread per core; zephyr-app: Zephyr threads,
- * several per core) places threads on cores, runs them and puts waiters to sleep.
+ * join and detach. A port (thread_baremetal.c: user-level threads, ult.c; zephyr-app: Zephyr
+ * threads) places threads on cores, runs them and puts waiters to sleep.
  *
  * The thread table (start routine, argument, return value) is in shared memory; the states that
  * cores race on (slot generations, join states, live threads) are atomic-unit words.
@@ -35,12 +35,25 @@ uint32_t rt_next_gen(void)
 	return gen;
 }
 
-static int slot_alloc(uint32_t *gen)
+/* Loads of a held word between two yields. */
+#define SPINS_PER_YIELD 64
+
+void rt_spin_wait(unsigned int word)
+{
+	for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
+		if (spins % SPINS_PER_YIELD == 0) {
+			rt_yield();
+		}
+	}
+}
+
+/* A free slot of the core's (RT_SLOT_FIRST()), or -1. */
+static int slot_alloc(unsigned int core, uint32_t *gen)
 {
 	int slot = -1;
 
 	rt_spin_lock(RT_LOCK);
-	for (unsigned int s = 0; s < RT_THREADS_MAX; s++) {
+	for (unsigned int s = RT_SLOT_FIRST(core); s < RT_SLOT_FIRST(core) + RT_SLOT_COUNT; s++) {
 		if (subutai_atomic_load(RT_THREAD_GEN + s) == 0) {
 			*gen = rt_next_gen();
 			subutai_atomic_store(RT_THREAD_GEN + s, *gen);
@@ -155,7 +168,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
 		return EAGAIN;
 	}
 	uint32_t gen;
-	int slot = slot_alloc(&gen);
+	int slot = slot_alloc(core, &gen);
 
 	if (slot < 0) {
 		rt_unplace(core);

@@ -1,24 +1,36 @@
 /*
- * Bare-metal port of the threads: one per core (a waiter of the software objects is a core).
+ * Bare-metal port of the threads: user-level threads, up to SUBUTAI_PTHREAD_THREADS_PER_CORE on
+ * each core (limits.h), run by the core's scheduler (ult.c). A waiter of the software objects is a
+ * thread slot; its core is the slot's (rt.h, RT_SLOT_CORE()).
  *
- * Core 0 runs main(), the main thread. pthread_create() claims the lowest idle core (or the one
- * pinned by the attributes) and sends it a spawn message through the NoC; an idle core sleeps in
- * tile_main() until one arrives. A core that waits sleeps until its NI interrupt.
+ * Core 0 runs main(), the main thread. pthread_create() places a thread on the least-loaded core
+ * (cores 1, 2, ... before core 0, so that up to one thread per core the threads have a core each,
+ * as before user-level threads) or on the one pinned by the attributes, and sends that core a
+ * spawn message through the NoC. A thread runs on its core's own stack in shared RAM when that is
+ * free and big enough, on a stack from the heap otherwise; each has its TLS block (errno,
+ * thread-specific data).
  */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/lock.h>
+#include <picotls.h> /* after a libc header: needs PICOLIBC_TLS from picolibc.h */
 
 #include <irq.h>
 
-#include "rt.h"
+#include <subutai_port.h>
 
-extern char __stack_size[];
+#include "ult.h"
 
-/* The thread this core runs, and where pthread_exit() returns to. */
-static pthread_t current __tile_bss;
-static jmp_buf thread_exit_jmp __tile_bss;
-static struct rt_key_value key_values[SUBUTAI_PTHREAD_KEYS] __tile_bss;
+extern char __stack_size[], __stacks_end[], __heap_start[], __heap_end[];
+extern char _tile_tls[], __tls_size[], __tls_align[];
+
+/* A thread's values of the thread-specific data keys: in its TLS block. */
+static __thread struct rt_key_value key_values[SUBUTAI_PTHREAD_KEYS];
+
+/* The default stack of a thread on the heap (one on its core's own stack gets all of it). */
+#define STACK_DEFAULT 8192u
 
 void rt_fatal(const char *what)
 {
@@ -28,11 +40,12 @@ void rt_fatal(const char *what)
 
 SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
 {
-	return rt_core();
+	return subutai_port_thread_id;
 }
 
 void rt_yield(void)
 {
+	ult_yield();
 }
 
 struct rt_key_value *rt_key_values(void)
@@ -47,95 +60,48 @@ unsigned int pthread_core_np(void)
 
 SUBUTAI_SYNC_PATH pthread_t rt_current(void)
 {
-	return current;
+	return ult_handle();
 }
 
-/* Every core has one stack of the linker's __stack_size: a thread cannot ask for more. */
 size_t rt_stack_default(void)
 {
-	return (size_t)__stack_size;
+	return STACK_DEFAULT;
 }
 
+/* What the heap could hold. */
 size_t rt_stack_max(void)
 {
-	return (size_t)__stack_size;
+	return (size_t)(__heap_end - __heap_start);
 }
 
-/* Core 0 runs the main thread. */
 bool rt_core_can_host(unsigned int core)
 {
-	return core != 0;
-}
-
-SUBUTAI_SW_PATH static void rt_wait_message(struct subutai_ni_msg *msg)
-{
-	if (msg->type != RT_MSG_WAKE) {
-		rt_fatal("unexpected NoC message while sleeping");
-	}
+	return core < subutai_num_tiles();
 }
 
 SUBUTAI_SW_PATH void rt_sleep(void)
 {
-	struct subutai_ni_msg msg;
-
-	subutai_ni_recv(SUBUTAI_NI_NORMAL, &msg);
-	rt_wait_message(&msg);
+	ult_sleep();
 }
 
 SUBUTAI_SW_PATH bool rt_sleep_until(uint64_t deadline)
 {
-	struct subutai_ni_msg msg;
-
 	if (deadline == 0) {
-		rt_sleep();
+		ult_sleep();
 		return true;
 	}
-	/* Nothing but a message would wake the core from wfi: poll the clock meanwhile. */
-	while (subutai_ni_try_recv(SUBUTAI_NI_NORMAL, &msg) != 0) {
-		if (subutai_cycles() >= deadline) {
-			return false;
-		}
-	}
-	rt_wait_message(&msg);
-	return true;
+	return ult_sleep_until(deadline);
 }
 
-/*
- * The core sleeps in wfi and its tile timer, one-shot, wakes it at the deadline: the timer's
- * interrupt is enabled in the mask, which wakes wfi even while global interrupts are off; where
- * they are on, the runtime's handler (runtime.c) only disables the timer's event. Other wake-ups
- * (NoC messages) go back to sleep. A wait longer than the timer's 32 bits takes several rounds.
- */
 void rt_nap_until(uint64_t deadline)
 {
-	unsigned int mask = irq_getmask();
-
-	for (uint64_t now = subutai_cycles(); now < deadline; now = subutai_cycles()) {
-		uint64_t left = deadline - now;
-
-		timer0_en_write(0);
-		timer0_reload_write(0);
-		timer0_load_write(left > 0xffffffffu ? 0xffffffffu : (uint32_t)left);
-		timer0_ev_pending_write(timer0_ev_pending_read());
-		timer0_ev_enable_write(1);
-		irq_setmask(mask | (1u << TIMER0_INTERRUPT));
-		timer0_en_write(1);
-		while (subutai_cycles() < deadline && timer0_ev_enable_read() &&
-		       !timer0_ev_pending_read()) {
-			__asm__ volatile("wfi");
-		}
-	}
-	timer0_en_write(0);
-	timer0_ev_enable_write(0);
-	timer0_ev_pending_write(timer0_ev_pending_read());
-	irq_setmask(mask);
+	ult_nap_until(deadline);
 }
 
 /*
- * Only a NoC message could wake a core in wfi from another core, and messages other than the
- * runtime's are the program's to take: a canceller does not wake a core in a nap or a hardware
- * condition wait (RT_WAIT_POLL), the core looks at its cancel word every millisecond of a nap
- * (and every SUBUTAI_STOP_POLL_CYCLES of a condition wait, sync.c).
+ * A canceller does not wake a thread in a nap or a hardware condition wait (RT_WAIT_POLL): the
+ * thread looks at its cancel word every millisecond of a nap (and every SUBUTAI_STOP_POLL_CYCLES
+ * of a condition wait, ult.c), the core's other threads running meanwhile.
  */
 #define NAP_POLL_CYCLES (CONFIG_CLOCK_FREQUENCY / 1000)
 
@@ -153,22 +119,45 @@ bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
 	return false;
 }
 
-SUBUTAI_SW_PATH void rt_wake(unsigned int core, uint32_t what)
+/* A waiter on another core gets a NoC message, one on this core is made ready at once (a tile
+ * sends itself no message). */
+SUBUTAI_SW_PATH void rt_wake(unsigned int slot, uint32_t what)
 {
-	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &what, 1) != 0) {
+	uint32_t payload[2] = {slot, what};
+
+	if (RT_SLOT_CORE(slot) == rt_core()) {
+		ult_wake(slot);
+	} else if (subutai_ni_send(RT_SLOT_CORE(slot), SUBUTAI_NI_NORMAL, RT_MSG_WAKE, payload,
+				   2) != 0) {
 		rt_fatal("cannot send a wake-up message");
 	}
 }
 
+/* One more thread on core, if it has room. */
+static bool claim(unsigned int core)
+{
+	if (subutai_atomic_fetch_add(RT_CORE_BUSY + core, 1) < RT_SLOT_COUNT) {
+		return true;
+	}
+	subutai_atomic_fetch_add(RT_CORE_BUSY + core, (uint32_t)-1);
+	return false;
+}
+
+/* Pinned, or the least-loaded core: cores 1 to N-1, then 0 (the main thread's), lowest first. */
 int rt_place(const pthread_attr_t *attr)
 {
+	unsigned int n = subutai_num_tiles();
+
 	if (attr && attr->core >= 0) {
-		return subutai_atomic_test_and_set(RT_CORE_BUSY + attr->core) == 0 ? attr->core
-										   : -1;
+		return claim(attr->core) ? attr->core : -1;
 	}
-	for (unsigned int core = 1; core < subutai_num_tiles(); core++) {
-		if (subutai_atomic_test_and_set(RT_CORE_BUSY + core) == 0) {
-			return core;
+	for (unsigned int load = 0; load < RT_SLOT_COUNT; load++) {
+		for (unsigned int i = 1; i <= n; i++) {
+			unsigned int core = i % n;
+
+			if (subutai_atomic_load(RT_CORE_BUSY + core) <= load && claim(core)) {
+				return core;
+			}
 		}
 	}
 	return -1;
@@ -176,17 +165,110 @@ int rt_place(const pthread_attr_t *attr)
 
 void rt_unplace(unsigned int core)
 {
-	subutai_atomic_store(RT_CORE_BUSY + core, 0);
+	subutai_atomic_fetch_add(RT_CORE_BUSY + core, (uint32_t)-1);
 }
 
+static uintptr_t core_stack_top(unsigned int core)
+{
+	return (uintptr_t)__stacks_end - core * (uintptr_t)__stack_size;
+}
+
+/* Alignment of a heap stack and of the TLS block at its top. */
+static size_t tls_align(void)
+{
+	return (size_t)__tls_align < 16 ? 16 : (size_t)__tls_align;
+}
+
+/* A heap stack's bytes below its TLS block. */
+static size_t stack_bytes(unsigned int slot)
+{
+	return (rt_threads[slot].stacksize + tls_align() - 1) & ~(tls_align() - 1);
+}
+
+/* The thread's stack: its core's own if free and big enough, else one from the heap. */
 int rt_spawn(unsigned int core, unsigned int slot)
 {
 	uint32_t payload = slot;
 
-	if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_SPAWN, &payload, 1) != 0) {
+	rt_threads[slot].stack = NULL;
+	if (rt_threads[slot].stacksize > (size_t)__stack_size ||
+	    subutai_atomic_test_and_set(RT_CORE_STACK + core) != 0) {
+		size_t tls = ((size_t)__tls_size + tls_align() - 1) & ~(tls_align() - 1);
+		void *stack = aligned_alloc(tls_align(), stack_bytes(slot) + tls);
+
+		if (!stack) {
+			return EAGAIN;
+		}
+		rt_threads[slot].stack = stack;
+	}
+	if (core == rt_core()) {
+		rt_spawned(slot);
+	} else if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_SPAWN, &payload, 1) != 0) {
 		rt_fatal("cannot send a spawn message");
 	}
 	return 0;
+}
+
+/* The thread table was written through before the spawn message was sent. */
+void rt_spawned(unsigned int slot)
+{
+	/* Thread start is an acquire: the creator's writes become visible. */
+	subutai_dcache_invalidate();
+	char *stack = rt_threads[slot].stack;
+
+	ult_create(slot, stack ? (uintptr_t)stack + stack_bytes(slot) : core_stack_top(rt_core()));
+}
+
+static void release_thread_stack(void *stack)
+{
+	if (stack) {
+		free(stack);
+	} else {
+		subutai_atomic_store(RT_CORE_STACK + rt_core(), 0);
+	}
+}
+
+/* The stacks of the threads that exited on this core, until the core is off them. */
+static void *exited_stack[RT_SLOT_COUNT] __tile_bss;
+
+static void release_exited(unsigned int slot)
+{
+	release_thread_stack(exited_stack[slot % RT_SLOT_COUNT]);
+}
+
+/* The last steps of a thread on its core, the same whether it returned or called pthread_exit(). */
+static void thread_exit(unsigned int slot, void *retval) __attribute__((noreturn));
+static void thread_exit(unsigned int slot, void *retval)
+{
+	rt_keys_exit();
+	/* The stack is read before the slot may be reused (rt_thread_finish()). */
+	exited_stack[slot % RT_SLOT_COUNT] = rt_threads[slot].stack;
+	/* The core has room before the thread is seen gone: a thread created after a join finds
+	 * it. */
+	rt_unplace(rt_core());
+	rt_thread_finish(slot, retval);
+	/* The process ends with its last thread (the main thread may have exited already). */
+	if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
+		exit(0);
+	}
+	ult_exit(release_exited);
+}
+
+void ult_thread_main(unsigned int slot)
+{
+	char *stack = rt_threads[slot].stack;
+	void *tls = stack ? stack + stack_bytes(slot) : (void *)_tile_tls;
+
+	_init_tls(tls);
+	_set_tls(tls);
+	ult_set_handle(RT_HANDLE(slot, subutai_atomic_load(RT_THREAD_GEN + slot)));
+	thread_exit(slot, rt_threads[slot].start(rt_threads[slot].arg));
+}
+
+void pthread_exit(void *retval)
+{
+	rt_exit_cleanup();
+	thread_exit(ult_slot(), retval);
 }
 
 /* Set up by core 0 before the other cores start (runtime.c), on cleared atomic words. */
@@ -197,63 +279,104 @@ void subutai_pthread_init(void)
 	subutai_atomic_store(RT_THREAD_GEN + 0, gen);
 	subutai_atomic_store(RT_THREAD_CLAIM + 0, 1); /* the main thread cannot be joined */
 	subutai_atomic_store(RT_CORE_BUSY + 0, 1);
+	subutai_atomic_store(RT_CORE_STACK + 0, 1);
 	subutai_atomic_store(RT_LIVE, 1);
 	rt_cancel_reset(0);
-	current = RT_HANDLE(0, gen);
+	ult_adopt(0);
+	ult_set_handle(RT_HANDLE(0, gen));
 }
 
-/* Idle loop of the cores other than 0: run the threads spawned here. */
+/* The cores other than 0: their scheduler runs the threads spawned there. */
 void tile_main(unsigned int tile)
 {
 	(void)tile;
-	for (;;) {
-		struct subutai_ni_msg msg;
+	ult_idle();
+}
 
-		subutai_ni_recv(SUBUTAI_NI_NORMAL, &msg);
-		if (msg.type != RT_MSG_SPAWN || msg.length != 1) {
-			rt_fatal("unexpected NoC message on an idle core");
-		}
-		unsigned int slot = msg.payload[0];
+/*
+ * The C library's lock (picolibc's retargetable locking: malloc, the heap of the threads'
+ * stacks): one recursive lock on an atomic-unit word for every core. Its holder never blocks
+ * inside it, so a waiter on the holder's core cannot be waiting for a thread that does not run.
+ */
+struct __lock {
+	int unused;
+};
+struct __lock __lock___libc_recursive_mutex;
 
-		/* Thread start is an acquire: the creator's writes become visible. */
-		subutai_dcache_invalidate();
-		current = RT_HANDLE(slot, subutai_atomic_load(RT_THREAD_GEN + slot));
-		void *retval;
+static pthread_t libc_owner;
+static unsigned int libc_depth;
 
-		if (setjmp(thread_exit_jmp) == 0) {
-			retval = rt_threads[slot].start(rt_threads[slot].arg);
-		} else {
-			subutai_dcache_invalidate();
-			retval = rt_threads[slot].retval;
-		}
-		rt_keys_exit();
-		/* The core is free before the thread is seen gone: a thread created after a join
-		 * finds it free. Its spawn message waits in the NI until this loop takes it. */
-		rt_unplace(rt_core());
-		rt_thread_finish(slot, retval);
-		current = 0;
-		/* The process ends with its last thread (the main thread may have exited already).
-		 */
-		if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
-			exit(0);
-		}
+/* The calling thread, or the core's idle context (no thread handle has all bits set). */
+static pthread_t libc_self(void)
+{
+	pthread_t self = ult_handle();
+
+	return self ? self : ~(pthread_t)rt_core();
+}
+
+void __retarget_lock_init(_LOCK_T *lock)
+{
+	*lock = &__lock___libc_recursive_mutex;
+}
+
+void __retarget_lock_init_recursive(_LOCK_T *lock)
+{
+	*lock = &__lock___libc_recursive_mutex;
+}
+
+void __retarget_lock_close(_LOCK_T lock)
+{
+	(void)lock;
+}
+
+void __retarget_lock_close_recursive(_LOCK_T lock)
+{
+	(void)lock;
+}
+
+void __retarget_lock_acquire_recursive(_LOCK_T lock)
+{
+	(void)lock;
+	pthread_t self = libc_self();
+
+	if (subutai_atomic_load(RT_LIBC_LOCK) != 0 && *(volatile pthread_t *)&libc_owner == self) {
+		libc_depth++;
+		return;
+	}
+	rt_spin_lock(RT_LIBC_LOCK);
+	/* The heap's words may have been written by another core: see them. */
+	subutai_dcache_invalidate();
+	libc_owner = self;
+	libc_depth = 1;
+}
+
+void __retarget_lock_release_recursive(_LOCK_T lock)
+{
+	(void)lock;
+	if (--libc_depth == 0) {
+		libc_owner = 0;
+		rt_spin_unlock(RT_LIBC_LOCK);
 	}
 }
 
-void pthread_exit(void *retval)
+void __retarget_lock_acquire(_LOCK_T lock)
 {
-	rt_exit_cleanup();
-	if (rt_core() != 0) {
-		rt_threads[RT_HANDLE_SLOT(current)].retval = retval;
-		longjmp(thread_exit_jmp, 1);
-	}
-	/* The main thread: the program goes on until the last thread exits. */
-	rt_keys_exit();
-	if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
-		exit(0);
-	}
-	irq_setie(0);
-	for (;;) {
-		__asm__ volatile("wfi");
-	}
+	__retarget_lock_acquire_recursive(lock);
+}
+
+int __retarget_lock_try_acquire(_LOCK_T lock)
+{
+	__retarget_lock_acquire_recursive(lock);
+	return 1;
+}
+
+int __retarget_lock_try_acquire_recursive(_LOCK_T lock)
+{
+	__retarget_lock_acquire_recursive(lock);
+	return 1;
+}
+
+void __retarget_lock_release(_LOCK_T lock)
+{
+	__retarget_lock_release_recursive(lock);
 }

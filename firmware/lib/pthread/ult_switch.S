@@ -1,0 +1,50 @@
+/*
+ * Context switch of the bare-metal user-level threads (ult.h): QuickThreads' idea, the caller
+ * saves what the ABI says survives a call (ra, sp, s0-s11) and tp, its TLS pointer, and takes
+ * another thread's. The contexts are in tile RAM, so a switch touches neither the shared memory
+ * nor the data cache.
+ */
+	.section .text.hot.ult_switch, "ax"
+
+	/* void ult_switch(struct ult_context *from, const struct ult_context *to) */
+	.global ult_switch
+	.align 2
+ult_switch:
+	sw	ra,  0*4(a0)
+	sw	sp,  1*4(a0)
+	sw	tp,  2*4(a0)
+	sw	s0,  3*4(a0)
+	sw	s1,  4*4(a0)
+	sw	s2,  5*4(a0)
+	sw	s3,  6*4(a0)
+	sw	s4,  7*4(a0)
+	sw	s5,  8*4(a0)
+	sw	s6,  9*4(a0)
+	sw	s7, 10*4(a0)
+	sw	s8, 11*4(a0)
+	sw	s9, 12*4(a0)
+	sw	s10, 13*4(a0)
+	sw	s11, 14*4(a0)
+	lw	ra,  0*4(a1)
+	lw	sp,  1*4(a1)
+	lw	tp,  2*4(a1)
+	lw	s0,  3*4(a1)
+	lw	s1,  4*4(a1)
+	lw	s2,  5*4(a1)
+	lw	s3,  6*4(a1)
+	lw	s4,  7*4(a1)
+	lw	s5,  8*4(a1)
+	lw	s6,  9*4(a1)
+	lw	s7, 10*4(a1)
+	lw	s8, 11*4(a1)
+	lw	s9, 12*4(a1)
+	lw	s10, 13*4(a1)
+	lw	s11, 14*4(a1)
+	ret
+
+	/* A new thread's first instruction (ult_create() put its slot in s0). */
+	.global ult_entry
+	.align 2
+ult_entry:
+	mv	a0, s0
+	tail	ult_begin

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Thread switch benchmark (make bench-switch): firmware/apps/switchbench on one core of a 2-tile SoC.
+
+What handing a core from one thread to another costs, bare metal (the user-level threads of
+firmware/lib/pthread/ult.c, Seed 003's hybrid thread library) beside Zephyr (its kernel threads,
+when a Zephyr tree is set up: ZEPHYR_BASE), both PThreads backends: sched_yield() among 2 and 8
+threads of one core (cycles per yield, the switch and the data-cache invalidation the visibility
+rule asks included; bare metal also without it, EXTRA_CFLAGS=-DSUBUTAI_PTHREAD_YIELD_INVALIDATES=0,
+to show what it costs), and a mutex-and-condition ping-pong between two threads of one core
+(cycles per turn). Results go to results/switch.{csv,md,png}; the whole capture to
+results/switch_capture.txt.
+
+Usage: python scripts/bench_switch.py [--os baremetal zephyr] [--jobs N]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+from soc.simulation import build_model, stop_runs_on_sigterm
+from scripts.bench import run_checked
+from scripts.capture import CaptureError, parse_lines
+from scripts.jobs import add_jobs_argument, run_all
+from scripts.results import RESULTS_DIR, console_table, save_capture, save_table
+
+BACKENDS = ("swonly", "subutai")
+TILES = 2
+MAX_CYCLES = 50_000_000
+NO_INVALIDATION = "-DSUBUTAI_PTHREAD_YIELD_INVALIDATES=0"
+# (os, backend, variant): what each run is called in the table.
+VARIANTS = {"": "", "noinv": " (sched_yield without its invalidation)"}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def configs(oses):
+    """The runs: every (os, backend), and bare metal's Subutai backend without the invalidation."""
+    runs = [(o, b, "") for o in oses for b in BACKENDS]
+    if "baremetal" in oses:
+        runs.append(("baremetal", "subutai", "noinv"))
+    return runs
+
+
+def run_switchbench(oses, jobs=1):
+    """Capture lines of switchbench for every run of configs(), each tagged with its run."""
+    model = build_model(TILES, 1, log=log)
+
+    def run(os_name, backend, variant):
+        flags = NO_INVALIDATION if variant else ""
+        if os_name == "zephyr":
+            from soc.zephyr import build_app
+
+            image = build_app(
+                model,
+                "program",
+                backend,
+                "switchbench",
+                out_dir=os.path.join(model.output_dir, "zephyr", f"switchbench-{backend}"),
+                log=log,
+            )
+        else:
+            image = model.build_firmware(
+                "switchbench",
+                backend=backend,
+                extra_cflags=flags,
+                out_dir=os.path.join(
+                    model.output_dir, "firmware", f"switchbench-{backend}{'-' + variant if variant else ''}"
+                ),
+            )
+        what = f"switchbench, {backend}, {os_name}{VARIANTS[variant]}"
+        lines = run_checked(model, image, what, MAX_CYCLES, "bench-switch")
+        return [
+            line.replace('{"program"', f'{{"os":"{os_name}","variant":"{variant}","program"', 1)
+            for line in lines
+        ]
+
+    runs = configs(oses)
+    results = run_all([lambda c=c: run(*c) for c in runs], jobs)
+    return [line for lines in results for line in lines]
+
+
+def measurements(lines):
+    """{(os, backend, variant): {(what, threads): cycles}} of a capture."""
+    table = {}
+    for r in parse_lines(lines):
+        if r.get("program") != "switchbench":
+            continue
+        for key in ("os", "variant", "what", "threads", "cycles"):
+            if key not in r:
+                raise CaptureError(f"switchbench record without {key!r}: {r}")
+        table.setdefault((r["os"], r.get("backend", ""), r["variant"]), {})[(r["what"], r["threads"])] = r[
+            "cycles"
+        ]
+    return table
+
+
+COLUMNS = (("yield", 2), ("yield", 8), ("handoff", 2))
+
+
+def report(table, results_dir=RESULTS_DIR):
+    """Write results/switch.{csv,md,png}; return the console table."""
+    header = [
+        "runtime",
+        "backend",
+        "yield, 2 threads (cycles)",
+        "yield, 8 threads (cycles)",
+        "handoff (cycles/turn)",
+    ]
+    rows = []
+    for (os_name, backend, variant), m in sorted(table.items()):
+        missing = [c for c in COLUMNS if c not in m]
+        if missing:
+            raise CaptureError(f"{os_name}, {backend}: no measurement of {missing}")
+        runtime = ("bare metal" if os_name == "baremetal" else "Zephyr") + VARIANTS[variant]
+        rows.append([runtime, backend] + [m[c] for c in COLUMNS])
+    notes = (
+        f"firmware/apps/switchbench on the last core of a {TILES}-tile SoC, which runs nothing else: "
+        "sched_yield() 200 times by each of 2 or 8 threads (cycles per yield: the call, the switch "
+        "to the next thread and, unless said otherwise, the data-cache invalidation of the "
+        "visibility rule, pthread.h), and 200 turns each of two threads through a mutex and a "
+        "condition variable (cycles per turn: the signal, the waiter made ready and the switch). "
+        "Bare metal: user-level threads (firmware/lib/pthread/ult.c); Zephyr: kernel threads."
+    )
+    save_table(
+        "switch",
+        header,
+        rows,
+        title="Switching threads on one core (firmware/apps/switchbench)",
+        notes=notes,
+        results_dir=results_dir,
+    )
+    plot(table, results_dir)
+    return console_table(header, rows)
+
+
+def plot(table, results_dir):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    keys = sorted(table)
+    width = 0.8 / len(keys)
+    for i, key in enumerate(keys):
+        os_name, backend, variant = key
+        label = f"{'bare metal' if os_name == 'baremetal' else 'Zephyr'}, {backend}{', no invalidation' if variant else ''}"
+        ax.bar(
+            [c + (i - (len(keys) - 1) / 2) * width for c in range(len(COLUMNS))],
+            [table[key][c] for c in COLUMNS],
+            width=width,
+            label=label,
+        )
+    ax.set_xticks(range(len(COLUMNS)))
+    ax.set_xticklabels(["yield, 2 threads", "yield, 8 threads", "handoff (per turn)"])
+    ax.set_ylabel("cycles")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(results_dir, "switch.png"), dpi=100)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--os",
+        dest="oses",
+        nargs="+",
+        choices=("baremetal", "zephyr"),
+        default=None,
+        help="Runtimes (default: bare metal, and Zephyr when ZEPHYR_BASE is set).",
+    )
+    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    add_jobs_argument(parser)
+    args = parser.parse_args()
+    stop_runs_on_sigterm()
+    oses = args.oses or (["baremetal", "zephyr"] if os.environ.get("ZEPHYR_BASE") else ["baremetal"])
+    if "zephyr" in oses:
+        from soc.zephyr import require_zephyr
+
+        require_zephyr()
+    start = time.time()
+    lines = run_switchbench(oses, args.jobs)
+    capture = save_capture("switch", lines, args.results)
+    try:
+        table = report(measurements(lines), args.results)
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+    print(table)
+    print(f"\nwrote {args.results}/switch.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
