@@ -15,6 +15,9 @@
 #include <subutai/ni.h>
 #include <subutai/soc.h>
 #include <subutai/sync.h>
+#ifndef SUBUTAI_ZEPHYR
+#include <subutai_port.h> /* subutai_port_yield_now() */
+#endif
 
 #include "../atomic_words.h"
 
@@ -87,7 +90,7 @@ void rt_fatal(const char *what) __attribute__((noreturn));
 
 /* NoC message types of the runtime (normal class). */
 #define RT_MSG_SPAWN 0xf0 /* payload: thread slot */
-#define RT_MSG_WAKE  0xf1 /* payload: what the sleeper waited on (for traces) */
+#define RT_MSG_WAKE  0xf1 /* payload: the waiter (rt_waiter()) */
 
 /* Makes a set-up object valid: its magic is stored after every other field (the compiler may not
  * sink those stores below it; the core's write-through stores reach memory in order), so a core
@@ -164,17 +167,35 @@ static inline unsigned int rt_core(void)
 /* Short internal critical sections only (a few atomic-unit accesses): users of the
  * synchronization objects never spin, they sleep.
  */
-/* Waits while word is taken, letting the core's other threads run now and then: the holder may
- * be one of them, blocked (the lazy initialization of an object holds RT_LOCK across its
- * allocation request to an engine). */
-void rt_spin_wait(unsigned int word);
-
+#ifdef SUBUTAI_ZEPHYR
 static inline void rt_spin_lock(unsigned int word)
 {
 	while (subutai_atomic_test_and_set(word) != 0) {
-		rt_spin_wait(word);
+		while (subutai_atomic_load(word) != 0) {
+		}
 	}
 }
+#else
+/* Loads of a taken word between two yields. */
+#define RT_SPINS_PER_YIELD 64
+
+/*
+ * Bare metal: the core's other threads run now and then while the word is taken (the holder may
+ * be one of them, blocked: the lazy initialization of an object holds RT_LOCK across its
+ * allocation request to an engine, which may park); without a call of the compiler's, so that
+ * the fast paths that take such a lock stay leaf functions (port/subutai_port.h).
+ */
+static inline void rt_spin_lock(unsigned int word)
+{
+	while (subutai_atomic_test_and_set(word) != 0) {
+		for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
+			if (spins % RT_SPINS_PER_YIELD == 0) {
+				subutai_port_yield_now();
+			}
+		}
+	}
+}
+#endif
 
 static inline void rt_spin_unlock(unsigned int word)
 {

@@ -35,18 +35,6 @@ uint32_t rt_next_gen(void)
 	return gen;
 }
 
-/* Loads of a held word between two yields. */
-#define SPINS_PER_YIELD 64
-
-void rt_spin_wait(unsigned int word)
-{
-	for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
-		if (spins % SPINS_PER_YIELD == 0) {
-			rt_yield();
-		}
-	}
-}
-
 /* A free slot of the core's (RT_SLOT_FIRST()), or -1. */
 static int slot_alloc(unsigned int core, uint32_t *gen)
 {

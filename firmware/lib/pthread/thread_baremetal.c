@@ -40,7 +40,7 @@ void rt_fatal(const char *what)
 
 SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
 {
-	return subutai_port_thread_id;
+	return subutai_port_thread();
 }
 
 void rt_yield(void)
@@ -60,7 +60,7 @@ unsigned int pthread_core_np(void)
 
 SUBUTAI_SYNC_PATH pthread_t rt_current(void)
 {
-	return ult_handle();
+	return subutai_port_core.owner;
 }
 
 size_t rt_stack_default(void)
@@ -123,12 +123,14 @@ bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
  * sends itself no message). */
 SUBUTAI_SW_PATH void rt_wake(unsigned int slot, uint32_t what)
 {
-	uint32_t payload[2] = {slot, what};
+	uint32_t payload = slot;
 
-	if (RT_SLOT_CORE(slot) == rt_core()) {
+	(void)what;
+	/* This core is the running thread's slot's (no CSR read of the tile id). */
+	if (RT_SLOT_CORE(slot) == RT_SLOT_CORE(subutai_port_thread())) {
 		ult_wake(slot);
-	} else if (subutai_ni_send(RT_SLOT_CORE(slot), SUBUTAI_NI_NORMAL, RT_MSG_WAKE, payload,
-				   2) != 0) {
+	} else if (subutai_ni_send(RT_SLOT_CORE(slot), SUBUTAI_NI_NORMAL, RT_MSG_WAKE, &payload,
+				   1) != 0) {
 		rt_fatal("cannot send a wake-up message");
 	}
 }

@@ -24,13 +24,6 @@
 #define PER_CORE RT_SLOT_COUNT
 _Static_assert((PER_CORE & (PER_CORE - 1)) == 0, "threads per core: a power of two");
 
-/*
- * How long a thread watches the window for its reply while other threads of its core are ready
- * (about what parking, a switch away and one back cost); alone it watches until the reply or a
- * NoC message comes.
- */
-#define WATCH_CYCLES 256
-
 /* Interrupt lines that end an idle wait (the NI's and the engine's stay high while a message or
  * a reply waits). */
 #ifdef SUBUTAI_BACKEND_SWONLY
@@ -97,7 +90,7 @@ unsigned int ult_slot(void)
 }
 
 /* 0 in the idle context. */
-SUBUTAI_SYNC_PATH pthread_t ult_handle(void)
+pthread_t ult_handle(void)
 {
 	return core.current ? core.current->handle : 0;
 }
@@ -105,15 +98,29 @@ SUBUTAI_SYNC_PATH pthread_t ult_handle(void)
 void ult_set_handle(pthread_t handle)
 {
 	core.current->handle = handle;
+	subutai_port_core.owner = handle;
+}
+
+/* The port's flag: whether the running thread may share the core (subutai_port.h). */
+static void update_shared(void)
+{
+	subutai_port_set_flag(SUBUTAI_PORT_MASK_SHARED,
+			      subutai_port_core.ready != 0 ||
+				      subutai_port_core.replies_awaited != 0 ||
+				      subutai_port_core.timed != 0);
 }
 
 /* At the tail of the ready queue (the tail's next is not read). */
-SUBUTAI_SYNC_PATH static void make_ready(struct ult *t)
+static void make_ready(struct ult *t)
 {
 	if (t->state == ULT_BLOCKED && t->deadline != 0) {
-		core.timed--;
+		subutai_port_core.timed--;
+		update_shared();
 	}
 	t->state = ULT_ACTIVE;
+	if (subutai_port_core.ready++ == 0) {
+		update_shared();
+	}
 	if (core.tail) {
 		core.tail->next = t;
 	} else {
@@ -122,10 +129,16 @@ SUBUTAI_SYNC_PATH static void make_ready(struct ult *t)
 	core.tail = t;
 }
 
-SUBUTAI_SYNC_PATH static struct ult *take_ready(void)
+static struct ult *take_ready(void)
 {
 	struct ult *t = core.head;
 
+	if (!t) {
+		return NULL;
+	}
+	if (--subutai_port_core.ready == 0) {
+		update_shared();
+	}
 	if (t == core.tail) {
 		core.head = core.tail = NULL;
 	} else {
@@ -135,7 +148,7 @@ SUBUTAI_SYNC_PATH static struct ult *take_ready(void)
 }
 
 /* Gives back the stack of the thread that exited; the core is off it. */
-SUBUTAI_SYNC_PATH static void release_zombie(void)
+static void release_zombie(void)
 {
 	if (core.release) {
 		void (*release)(unsigned int) = core.release;
@@ -146,16 +159,18 @@ SUBUTAI_SYNC_PATH static void release_zombie(void)
 }
 
 /* Where a thread's requests name it (the engine knows a mutex's owner by tile and thread). */
-SUBUTAI_SYNC_PATH static inline void running(struct ult *t)
+static inline void running(struct ult *t)
 {
 	core.current = t;
-	subutai_port_thread_id = t->slot;
+	subutai_port_set_thread(t->slot);
+	subutai_port_set_flag(SUBUTAI_PORT_MASK_WAKES, t->wakes != 0);
+	subutai_port_core.owner = t->handle;
 #ifndef SUBUTAI_BACKEND_SWONLY
 	subutai_window_set_thread(t->slot);
 #endif
 }
 
-SUBUTAI_SYNC_PATH static void switch_to(struct ult *self, struct ult *next)
+static void switch_to(struct ult *self, struct ult *next)
 {
 	running(next);
 	ult_switch(&self->ctx, &next->ctx);
@@ -184,19 +199,29 @@ void ult_begin(unsigned int slot)
 	ult_thread_main(slot);
 }
 
-SUBUTAI_SYNC_PATH void ult_wake(unsigned int slot)
+void ult_wake(unsigned int slot)
 {
 	struct ult *t = ult_of(slot);
 
-	t->wakes++;
+	if (t->wakes++ == 0 && t == core.current) {
+		subutai_port_set_flag(SUBUTAI_PORT_MASK_WAKES, true);
+	}
 	if (t->state == ULT_BLOCKED && (t->waits_for & ULT_FOR_WAKE)) {
 		make_ready(t);
 	}
 }
 
-SUBUTAI_SYNC_PATH static void on_message(const struct subutai_ni_msg *msg)
+/* The running thread takes one of its wake-ups. */
+static void take_wake(struct ult *self)
 {
-	if (msg->type == RT_MSG_WAKE && msg->length == 2 && slot_here(msg->payload[0])) {
+	if (--self->wakes == 0) {
+		subutai_port_set_flag(SUBUTAI_PORT_MASK_WAKES, false);
+	}
+}
+
+static void __attribute__((noinline)) on_message(const struct subutai_ni_msg *msg)
+{
+	if (msg->type == RT_MSG_WAKE && msg->length == 1 && slot_here(msg->payload[0])) {
 		ult_wake(msg->payload[0]);
 	} else if (msg->type == RT_MSG_SPAWN && msg->length == 1) {
 		rt_spawned(msg->payload[0]);
@@ -207,7 +232,7 @@ SUBUTAI_SYNC_PATH static void on_message(const struct subutai_ni_msg *msg)
 
 #ifndef SUBUTAI_BACKEND_SWONLY
 /* A reply popped from the window, to its parked thread. */
-SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
+static void deliver(const struct subutai_reply *reply)
 {
 	struct ult *t = slot_here(reply->thread) ? ult_of(reply->thread) : NULL;
 
@@ -215,7 +240,9 @@ SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
 		rt_fatal("a Subutai reply for a thread that awaits none");
 	}
 	t->awaits_reply = 0;
-	subutai_port_replies_awaited--;
+	if (--subutai_port_core.replies_awaited == 0) {
+		update_shared();
+	}
 	t->reply = *reply;
 	t->replied = 1;
 	if (t->state == ULT_BLOCKED && (t->waits_for & ULT_FOR_REPLY)) {
@@ -226,7 +253,7 @@ SUBUTAI_HW_PATH static void deliver(const struct subutai_reply *reply)
 
 /* Takes what arrived (messages, replies of parked threads, deadlines passed): their threads are
  * ready. */
-SUBUTAI_SYNC_PATH static void take_events(void)
+static void take_events(void)
 {
 	struct subutai_ni_msg msg;
 
@@ -236,14 +263,14 @@ SUBUTAI_SYNC_PATH static void take_events(void)
 		on_message(&msg);
 	}
 #ifndef SUBUTAI_BACKEND_SWONLY
-	while (subutai_port_replies_awaited != 0 && subutai_window_reply_waits()) {
+	while (subutai_port_core.replies_awaited != 0 && subutai_window_reply_waits()) {
 		struct subutai_reply reply;
 
 		subutai_window_pop(&reply);
 		deliver(&reply);
 	}
 #endif
-	if (core.timed != 0) {
+	if (subutai_port_core.timed != 0) {
 		uint64_t now = subutai_cycles();
 
 		for (unsigned int i = 0; i < PER_CORE; i++) {
@@ -274,9 +301,9 @@ static uint64_t earliest_deadline(void)
  * (the tile timer, one-shot). The lines are in the mask only meanwhile, with global interrupts
  * off, so wfi wakes and no handler runs (the runtime's handler knows neither line).
  */
-SUBUTAI_SYNC_PATH static void wait_for_event(void)
+static void wait_for_event(void)
 {
-	uint64_t until = core.timed != 0 ? earliest_deadline() : 0;
+	uint64_t until = subutai_port_core.timed != 0 ? earliest_deadline() : 0;
 	unsigned int mask = irq_getmask();
 	unsigned int ie = irq_getie();
 	unsigned int lines = EVENT_LINES;
@@ -308,7 +335,7 @@ SUBUTAI_SYNC_PATH static void wait_for_event(void)
 }
 
 /* Runs the core's ready threads, or waits for one, until self runs again. */
-SUBUTAI_SYNC_PATH static void schedule(struct ult *self)
+static void schedule(struct ult *self)
 {
 	for (;;) {
 		take_events();
@@ -327,27 +354,64 @@ SUBUTAI_SYNC_PATH static void schedule(struct ult *self)
 }
 
 /* Blocks the calling thread until what it waits for (ULT_FOR_*) or its deadline (0: none). */
-SUBUTAI_SYNC_PATH static void block(struct ult *self, unsigned int waits_for, uint64_t deadline)
+static void block(struct ult *self, unsigned int waits_for, uint64_t deadline)
 {
 	self->state = ULT_BLOCKED;
 	self->waits_for = waits_for;
 	self->deadline = deadline;
 	if (deadline != 0) {
-		core.timed++;
+		subutai_port_core.timed++;
+		update_shared();
 	}
 	schedule(self);
 	self->waits_for = 0;
 	self->deadline = 0;
 }
 
+/*
+ * A thread alone on its core (the port's flag clear: nothing ready, nothing timed, no reply to
+ * hand over) with no wake-up counted (the other flag) waits for the next message in wfi itself and
+ * takes it, as with one thread per core: its own wake-up ends the sleep uncounted. This path reads
+ * nothing of tile RAM (after an acquire's invalidation each line would be a miss). Otherwise the
+ * thread blocks.
+ */
+/* Out of line: the lean path of ult_sleep() keeps a small frame. */
+static void __attribute__((noinline)) sleep_blocked(void)
+{
+	block(core.current, ULT_FOR_WAKE, 0);
+}
+
+static void __attribute__((noinline)) take_current_wake(void)
+{
+	take_wake(core.current);
+}
+
 SUBUTAI_SW_PATH void ult_sleep(void)
 {
-	struct ult *self = core.current;
+	for (;;) {
+		unsigned int mask = irq_getmask();
 
-	while (self->wakes == 0) {
-		block(self, ULT_FOR_WAKE, 0);
+		if (mask & SUBUTAI_PORT_MASK_WAKES) {
+			take_current_wake();
+			return;
+		}
+		if (mask & SUBUTAI_PORT_MASK_SHARED) {
+			sleep_blocked();
+			continue;
+		}
+		struct subutai_ni_msg msg;
+
+		while (!(irq_pending() & (1u << NI_INTERRUPT))) {
+			__asm__ volatile("wfi");
+		}
+		if (subutai_ni_try_recv(SUBUTAI_NI_NORMAL, &msg) == 0) {
+			if (msg.type == RT_MSG_WAKE && msg.length == 1 &&
+			    msg.payload[0] == subutai_port_thread()) {
+				return;
+			}
+			on_message(&msg);
+		}
 	}
-	self->wakes--;
 }
 
 SUBUTAI_SW_PATH bool ult_sleep_until(uint64_t deadline)
@@ -360,7 +424,7 @@ SUBUTAI_SW_PATH bool ult_sleep_until(uint64_t deadline)
 		}
 		block(self, ULT_FOR_WAKE, deadline);
 	}
-	self->wakes--;
+	take_wake(self);
 	return true;
 }
 
@@ -373,12 +437,18 @@ void ult_nap_until(uint64_t deadline)
 	}
 }
 
-SUBUTAI_SYNC_PATH void ult_yield(void)
+uint32_t subutai_port_yield(void)
+{
+	ult_yield();
+	return 0;
+}
+
+void ult_yield(void)
 {
 	struct ult *self = core.current;
 
 	take_events();
-	if (core.head) {
+	if (subutai_port_core.ready) {
 		make_ready(self);
 		switch_to(self, take_ready());
 	}
@@ -466,39 +536,64 @@ void ult_adopt(unsigned int slot)
 }
 
 #ifndef SUBUTAI_BACKEND_SWONLY
+/* The caller's reply is to come through deliver(), from the next time the core schedules. */
+static void awaits_delivery(struct ult *self)
+{
+	if (!self->replied && !self->awaits_reply) {
+		self->awaits_reply = 1;
+		if (subutai_port_core.replies_awaited++ == 0) {
+			update_shared();
+		}
+	}
+}
+
+/* Takes the reply deliver() handed over. */
+static void take_delivered(struct ult *self, struct subutai_reply *reply)
+{
+	self->replied = 0;
+	*reply = self->reply;
+}
+
 /*
- * The rest of subutai_port_wait() (port/subutai_port.h) once the reply did not come within a
- * brief load (watched) or could not be watched for. While no other thread of the core awaits a
- * reply the next one through the window is the caller's: it watches for it in brief loads, as
- * the bare-metal port always did, until a NoC message comes (a spawn or a wake-up: another thread
- * may have to run), the deadline passes, stop says so or, with other threads ready, WATCH_CYCLES
- * pass. Then it parks: the scheduler pops replies and hands each to its thread, and the core runs
- * the others meanwhile. An acquire whose caller parked invalidates the data cache when it has
- * its reply (other threads ran meanwhile); one that watched is clean as the port's comment says.
+ * See subutai_port.h: the caller parks until its reply, the core running its other threads (or
+ * waiting for an event) meanwhile.
  */
-SUBUTAI_HW_PATH bool subutai_port_wait_long(struct subutai_reply *reply, subutai_id_t id,
-					    unsigned int how, uint64_t deadline,
-					    struct subutai_stop *stop, unsigned int key,
-					    bool *invalidated, bool watched)
+uint32_t subutai_port_park(void)
+{
+	struct ult *self = core.current;
+
+	awaits_delivery(self);
+	while (!self->replied) {
+		block(self, ULT_FOR_REPLY, 0);
+	}
+	take_delivered(self, &subutai_port_core.parked);
+	return SUBUTAI_WINDOW_INFO_VALID | subutai_port_core.parked.status |
+	       (subutai_port_core.parked.value << SUBUTAI_WINDOW_INFO_VALUE_SHIFT);
+}
+
+/*
+ * A wait with a deadline or a stop (subutai_port.h). While the caller's reply is the next to come
+ * and nothing else is ready it watches the window in brief loads, as the bare-metal port always
+ * did, until a NoC message comes (another thread may have to run), the deadline passes or stop
+ * says so (asked every SUBUTAI_STOP_POLL_CYCLES); otherwise it parks, and wakes at the deadline or
+ * at the next time stop is to be asked. An acquire whose caller parked invalidates the data cache
+ * when it has its reply (other threads ran meanwhile).
+ */
+bool subutai_port_wait_long(struct subutai_reply *reply, subutai_id_t id, unsigned int how,
+			    uint64_t deadline, struct subutai_stop *stop, unsigned int key,
+			    bool *invalidated)
 {
 	struct ult *self = core.current;
 	bool acquire = (how & SUBUTAI_WAIT_ACQUIRE) != 0;
-	uint32_t start = subutai_cycles32();
-	uint32_t asked = start;
+	uint32_t asked = subutai_cycles32();
 	bool stopped = false;
 
-	if (subutai_port_replies_awaited == 0 && !self->awaits_reply && !self->replied) {
-		uint32_t info = 0;
+	if (!(irq_getmask() & SUBUTAI_PORT_MASK_SHARED) && !self->awaits_reply && !self->replied) {
+		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
+					: subutai_window_reply_brief();
 
-		if (!watched) {
-			info = acquire ? subutai_window_reply_brief_acquire(invalidated)
-				       : subutai_window_reply_brief();
-		}
-		while (!(info & SUBUTAI_WINDOW_INFO_VALID)) {
-			if ((irq_pending() & (1u << NI_INTERRUPT)) ||
-			    (core.head && subutai_cycles32() - start >= WATCH_CYCLES)) {
-				break;
-			}
+		while (!(info & SUBUTAI_WINDOW_INFO_VALID) &&
+		       !(irq_pending() & (1u << NI_INTERRUPT))) {
 			if (stop && stop->fn &&
 			    subutai_cycles32() - asked >= SUBUTAI_STOP_POLL_CYCLES) {
 				asked = subutai_cycles32();
@@ -512,22 +607,16 @@ SUBUTAI_HW_PATH bool subutai_port_wait_long(struct subutai_reply *reply, subutai
 			info = subutai_window_reply_brief();
 		}
 		if (info & SUBUTAI_WINDOW_INFO_VALID) {
-			subutai_window_take(info, (how & SUBUTAI_WAIT_FULL) != 0, id, self->slot,
-					    reply);
+			subutai_window_take(info, (how & SUBUTAI_WAIT_FULL) != 0, id, 0, reply);
 			subutai_port_unlock(key);
 			return true;
 		}
 	}
-	/* Parked: the reply comes through deliver(). */
-	if (!self->replied && !self->awaits_reply) {
-		self->awaits_reply = 1;
-		subutai_port_replies_awaited++;
-	}
+	awaits_delivery(self);
 	subutai_port_unlock(key);
 	for (;;) {
 		if (self->replied) {
-			self->replied = 0;
-			*reply = self->reply;
+			take_delivered(self, reply);
 			if (acquire) {
 				subutai_dcache_invalidate();
 				*invalidated = true;

@@ -4,7 +4,7 @@
  * another thread's. The contexts are in tile RAM, so a switch touches neither the shared memory
  * nor the data cache.
  */
-	.section .text.hot.ult_switch, "ax"
+	.section .text.ult_switch, "ax"
 
 	/* void ult_switch(struct ult_context *from, const struct ult_context *to) */
 	.global ult_switch
