@@ -343,6 +343,16 @@ def rwlock(d):
     return "read-write locks (`rwbench`), SW-only / Subutai cycles", "; ".join(parts), "make bench"
 
 
+def switch(d):
+    rows = _rows(d, "switch", "make bench-switch")
+    parts = [
+        f"{r['runtime']}, {r['backend']}: yield {r['yield, 2 threads (cycles)']} / "
+        f"{r['yield, 8 threads (cycles)']} (2 / 8 threads), handoff {r['handoff (cycles/turn)']}"
+        for r in rows
+    ]
+    return "switching threads on one core (`switchbench`), cycles", "; ".join(parts), "make bench-switch"
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -368,6 +378,7 @@ ROWS = [
     membw,
     prodcons,
     rwlock,
+    switch,
     apps,
     apps_links,
     zephyr_apps,
