@@ -144,7 +144,9 @@ void subutai_start(void)
 	}
 	subutai_release_cycle = subutai_cycles();
 	subutai_release_cores((1u << subutai_num_tiles()) - 1);
-	static char *argv[APP_ARGV_MAX + 1];
+	/* On this frame, which lives as long as main() runs: no static data that would move the
+	 * program's own. */
+	char *argv[APP_ARGV_MAX + 1];
 	int argc = app_argv(argv);
 
 	exit(main(argc, argv));
