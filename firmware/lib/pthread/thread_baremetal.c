@@ -10,7 +10,6 @@
  * free and big enough, on a stack from the heap otherwise; each has its TLS block (errno,
  * thread-specific data).
  */
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
