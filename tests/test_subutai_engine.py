@@ -255,7 +255,10 @@ def test_invalid_ids(s):
         (m, P.OP_BARRIER_WAIT, 0),
         (c, P.OP_TRYLOCK, 0),
         (m, P.OP_COND_BROADCAST, 0),
-        (m, 0x0C, 0),
+        (m, P.OP_RDLOCK, 0),
+        (c, P.OP_WRLOCK, 0),
+        (m, P.OP_RWUNLOCK, 0),
+        (m, 0x12, 0),
         (m, 0x80, 0),
         (m, 0xFF, 0),
         (0, 0, 0),  # unknown ops
@@ -364,6 +367,92 @@ def test_queue_exhaustion_eagain(s):
         owner = w
     assert post(s, m, P.OP_UNLOCK, *owner) == []
     for i in (m, b, c):
+        assert call(s, i, P.OP_FREE) == 0
+    cnt = s.counters()[TINY]
+    assert (cnt["free_queue"], cnt["free_ctrl"], cnt["queue_hwm"]) == (24, 8, 24)
+
+
+# Read-write locks ---------------------------------------------------------------------------------
+
+
+def test_rwlock_readers_together_writers_alone(s):
+    rw = alloc(s, 2, P.OP_ALLOC_RWLOCK)
+    assert P.id_kind(rw) == P.KIND_RWLOCK
+    R1, R2, R3, W1, W2 = (0, 1), (1, 1), (2, 7), (3, 9), (1, 4)
+    assert call(s, rw, P.OP_RDLOCK, *R1) == 0
+    assert call(s, rw, P.OP_RDLOCK, *R2) == 0  # readers together
+    assert call(s, rw, P.OP_TRYWRLOCK, *W1) == P.EBUSY
+    assert post(s, rw, P.OP_WRLOCK, *W1) == []  # waits for the readers
+    # Writers preferred: a reader arriving behind a waiting writer waits too, a try fails.
+    assert call(s, rw, P.OP_TRYRDLOCK, *R3) == P.EBUSY
+    assert post(s, rw, P.OP_RDLOCK, *R3) == []
+    assert post(s, rw, P.OP_WRLOCK, *W2) == []
+    assert post(s, rw, P.OP_RDLOCK, 0, 2) == []
+    assert call(s, rw, P.OP_FREE) == P.EBUSY
+    assert post(s, rw, P.OP_RWUNLOCK, *R1) == []  # one reader left
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *R2, reply=1)) == [(*W1, 0, 0, rw), (*R2, 0, 0, rw)]
+    assert call(s, rw, P.OP_RDLOCK, *W1) == P.EDEADLK
+    assert call(s, rw, P.OP_WRLOCK, *W1) == P.EDEADLK
+    assert call(s, rw, P.OP_RWUNLOCK, *R1, reply=1) == P.EPERM  # not the writer
+    # The writer leaves: the reader behind it is granted, up to the next writer.
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *W1)) == [(*R3, 0, 0, rw)]
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *R3)) == [(*W2, 0, 0, rw)]
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *W2)) == [(0, 2, 0, 0, rw)]
+    assert post(s, rw, P.OP_RWUNLOCK, 0, 2) == []
+    assert call(s, rw, P.OP_RWUNLOCK, 0, 2, reply=1) == P.EPERM  # free
+    assert call(s, rw, P.OP_TRYWRLOCK, *R3) == 0
+    assert call(s, rw, P.OP_FREE) == P.EBUSY
+    assert call(s, rw, P.OP_RWUNLOCK, *R3, reply=1) == 0
+    assert call(s, rw, P.OP_FREE) == 0
+    assert call(s, rw, P.OP_RDLOCK, *R1) == P.EINVAL  # freed
+    cnt = s.counters()[2]
+    assert cnt["grants"] == 7 and cnt["queue_hwm"] == 4 and cnt["free_queue"] == 192
+
+
+def test_rwlock_writer_releases_every_reader_in_order(s):
+    """A leaving writer grants the readers at the head of its queue in one request, in order,
+    and stops at the next writer; the readers count (the next writer waits for all of them)."""
+    rw = alloc(s, 0, P.OP_ALLOC_RWLOCK)
+    W, W2 = (3, 1), (2, 2)
+    readers = [(k % 4, 10 + k) for k in range(6)]
+    assert call(s, rw, P.OP_WRLOCK, *W) == 0
+    for r in readers:
+        assert post(s, rw, P.OP_RDLOCK, *r) == []
+    assert post(s, rw, P.OP_WRLOCK, *W2) == []
+    assert post(s, rw, P.OP_RDLOCK, 0, 99) == []
+    got = replies(post(s, rw, P.OP_RWUNLOCK, *W, reply=1))
+    assert got == [(*r, 0, 0, rw) for r in readers] + [(*W, 0, 0, rw)]
+    for r in readers[:-1]:
+        assert post(s, rw, P.OP_RWUNLOCK, *r) == []
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *readers[-1])) == [(*W2, 0, 0, rw)]
+    assert replies(post(s, rw, P.OP_RWUNLOCK, *W2)) == [(0, 99, 0, 0, rw)]
+    assert post(s, rw, P.OP_RWUNLOCK, 0, 99) == []
+    assert call(s, rw, P.OP_FREE) == 0
+
+
+def test_rwlock_errors_and_exhaustion(s):
+    rw = alloc(s, TINY, P.OP_ALLOC_RWLOCK)
+    m = alloc(s, TINY, P.OP_ALLOC_MUTEX)
+    c = alloc(s, TINY, P.OP_ALLOC_COND)
+    st, _, _ = s.call(TINY, request(P.alloc_target(TINY), P.OP_ALLOC_RWLOCK, 0, 1, 1))
+    assert st == P.EINVAL  # value must be 0
+    assert call(s, rw, P.OP_LOCK) == P.EINVAL and call(s, m, P.OP_RDLOCK) == P.EINVAL
+    # A condition wait with a read-write lock for its mutex is refused at the cond's host.
+    assert replies(post(s, c, P.OP_COND_WAIT, 0, 1, value=rw)) == [(0, 1, P.EINVAL, 0, c)]
+    assert call(s, rw, P.OP_WRLOCK, 0, 1) == 0
+    waiters = [(1 + k % 3, 100 + k) for k in range(24)]
+    for k, w in enumerate(waiters):
+        assert post(s, rw, P.OP_RDLOCK if k % 2 else P.OP_WRLOCK, *w) == []
+    assert call(s, rw, P.OP_RDLOCK, 2, 999) == P.EAGAIN
+    assert call(s, rw, P.OP_WRLOCK, 2, 999) == P.EAGAIN
+    # Turns alternate: each leaving writer grants the reader behind it, each leaving (last)
+    # reader the writer behind it.
+    owner = (0, 1)
+    for w in waiters:
+        assert replies(post(s, rw, P.OP_RWUNLOCK, *owner)) == [(*w, 0, 0, rw)]
+        owner = w
+    assert post(s, rw, P.OP_RWUNLOCK, *owner) == []
+    for i in (rw, m, c):
         assert call(s, i, P.OP_FREE) == 0
     cnt = s.counters()[TINY]
     assert (cnt["free_queue"], cnt["free_ctrl"], cnt["queue_hwm"]) == (24, 8, 24)

@@ -1,7 +1,8 @@
 #
 # Subutai-HW engine: the synchronization FSM and its scratchpad (SPM), one per network interface.
 #
-"""Subutai-HW engine (TPDS'21 §V): mutexes, barriers and condition variables in hardware.
+"""Subutai-HW engine (TPDS'21 §V): mutexes, barriers, condition variables and read-write locks in
+hardware.
 
 The engine serves one request at a time from ``sink`` and emits replies and engine-to-engine
 requests on ``source``; the surrounding NI routes both (see :mod:`gateware.subutai.protocol` for
@@ -23,12 +24,14 @@ index is implicit in the address and the NI id is the engine's)::
 
     bits  7:0  head       first queue element (0xff: empty queue)
          15:8  tail       last queue element
-        27:16  gen        generation (must match the id's)
-        29:28  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond
+        26:16  gen        generation (must match the id's)
+        29:27  kind       0 mutex, 1 error-checking mutex, 2 barrier, 3 cond, 4 rwlock
            30  alloc      the structure is allocated (TPDS'21's "F" bit)
         63:32  value      mutex:   owner thread [47:32], owner core [55:48], locked [56],
                                    released [57] (free, and [55:48] is the core that unlocked it
                                    last: its LOCK grant says GRANT_LOCAL)
+                          rwlock:  as a mutex's while a writer holds it (locked [56]), else the
+                                   readers holding it [47:32]
                           barrier: arrivals missing [47:32], count [63:48]
                           cond:    the waiters' mutex id (bit 63 clear: several mutexes)
                           free:    next free control structure [47:32] (0xffff: none)
@@ -39,7 +42,8 @@ a waiter from the middle of a queue, so "prev" would only cost writes)::
     bits  7:0  next       next element of the queue or of the free list (0xff: none)
          15:8  core       waiting thread's core
         31:16  thread     waiting thread's id
-        63:32  aux        condition waiters: the mutex id to requeue on (unused otherwise)
+        63:32  aux        condition waiters: the mutex id to requeue on; read-write lock
+                          waiters: 1 for a writer, 0 for a reader (unused otherwise)
 
 Free lists: control structures and queue elements each form a LIFO list whose head is a
 register; ``INIT`` builds both after reset (the paper leaves this to the driver).
@@ -126,7 +130,7 @@ class EngineScratchpad(LiteXModule):
 
         # Views of the read data: a control word, and a queue element.
         d = rd.dat_r
-        self.d_head, self.d_tail, self.d_gen, self.d_kind = d[0:8], d[8:16], d[16:28], d[28:30]
+        self.d_head, self.d_tail, self.d_gen, self.d_kind = d[0:8], d[8:16], d[16:27], d[27:30]
         self.d_alloc, self.d_val = d[30], d[32:64]
         self.qd_next, self.qd_core, self.qd_thread, self.qd_aux = d[0:8], d[8:16], d[16:32], d[32:64]
 
@@ -524,8 +528,8 @@ class SubutaiEngine(LiteXModule):
         # Latched control structure (fields) -----------------------------------------------------
         cw_head = Signal(8)
         cw_tail = Signal(8)
-        cw_gen = Signal(12)
-        cw_kind = Signal(2)
+        cw_gen = Signal(P.ID_GEN_BITS)
+        cw_kind = Signal(P.ID_KIND_BITS)
         cw_val = Signal(32)
         owner = cw_val[0:24]
         locked = cw_val[24]
@@ -534,6 +538,7 @@ class SubutaiEngine(LiteXModule):
         # wake-up always invalidates).
         grant_local = Signal()
         self.comb += grant_local.eq(released & (cw_val[16:24] == r_core) & (r_op != P.OP_LOCK_FOR))
+        readers = cw_val[0:16]  # Read-write lock: its readers (while no writer holds it).
         b_left = cw_val[0:16]  # Barrier: arrivals still missing in this round.
         b_max = cw_val[16:32]
 
@@ -602,18 +607,23 @@ class SubutaiEngine(LiteXModule):
         self.comb += id_ok.eq(
             id_f & (id_ni == ni_id) & (id_idx < n_ctrl) & d_alloc & (d_kind == id_kind) & (d_gen == id_gen)
         )
-        is_mutex = ~id_kind[1]
+        is_mutex = id_kind[1:] == 0
         is_barrier = id_kind == P.KIND_BARRIER
         is_cond = id_kind == P.KIND_COND
+        is_rwlock = id_kind == P.KIND_RWLOCK
         # A mutex id in r_value (condition waits) that can be routed.
         v_ni = r_value[P.ID_NI_SLICE]
         v_mutex_ok = Signal()
         v_cond_ok = Signal()
         self.comb += [
-            v_mutex_ok.eq(r_value[P.ID_F_BIT] & ~r_value[P.ID_KIND_SHIFT + 1] & (v_ni < n_tiles)),
+            v_mutex_ok.eq(
+                r_value[P.ID_F_BIT]
+                & (r_value[P.ID_KIND_SHIFT + 1 : P.ID_KIND_SHIFT + P.ID_KIND_BITS] == 0)
+                & (v_ni < n_tiles)
+            ),
             v_cond_ok.eq(
                 r_value[P.ID_F_BIT]
-                & (r_value[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + 2] == P.KIND_COND)
+                & (r_value[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + P.ID_KIND_BITS] == P.KIND_COND)
                 & (v_ni < n_tiles)
             ),
         ]
@@ -640,6 +650,7 @@ class SubutaiEngine(LiteXModule):
                 P.OP_COND_SIGNAL: op_ok.eq(id_ok & is_cond),
                 P.OP_COND_BROADCAST: op_ok.eq(id_ok & is_cond),
                 P.OP_BROADCAST_NEXT: op_ok.eq(id_ok & is_cond),
+                **{op: op_ok.eq(id_ok & is_rwlock) for op in P.RWLOCK_OPS},
                 "default": op_ok.eq(0),
             },
         )
@@ -658,6 +669,7 @@ class SubutaiEngine(LiteXModule):
             | (r_op == P.OP_COND_SIGNAL)
             | (r_op == P.OP_COND_BROADCAST)
             | (r_op == P.OP_BROADCAST_NEXT)
+            | (r_op == P.OP_RWUNLOCK)
             | ((r_op == P.OP_BARRIER_WAIT) & d_last)
         )
         # Broadcast fast path: every waiter waits with the same mutex (the cond's value field holds
@@ -667,7 +679,7 @@ class SubutaiEngine(LiteXModule):
         qsel = Signal(8)
         self.comb += qsel.eq(Mux(needs_head, d_head, qfree_head))
         # Allocation.
-        alloc_kind = Signal(2)
+        alloc_kind = Signal(P.ID_KIND_BITS)
         alloc_val = Signal(32)
         new_id = Signal(32)
         self.comb += [
@@ -676,18 +688,19 @@ class SubutaiEngine(LiteXModule):
                 {
                     P.OP_ALLOC_MUTEX: alloc_kind.eq(r_value[0]),
                     P.OP_ALLOC_BARRIER: alloc_kind.eq(P.KIND_BARRIER),
+                    P.OP_ALLOC_RWLOCK: alloc_kind.eq(P.KIND_RWLOCK),
                     "default": alloc_kind.eq(P.KIND_COND),
                 },
             ),
             # A barrier's count, twice (arrivals missing, count); for a mutex (r_value <= 1) an
             # owner that is neither locked nor released, for a cond a mutex id with no waiters:
-            # both unused until overwritten.
+            # both unused until overwritten; for a read-write lock (r_value = 0) no readers.
             alloc_val.eq(Cat(r_value[0:16], r_value[0:16])),
             new_id.eq(
                 Cat(ctrl_free_head[0 : P.ID_INDEX_BITS], cw_gen, alloc_kind, C(ni_id, P.ID_NI_BITS), C(1, 1))
             ),
         ]
-        gen_inc = Signal(12)
+        gen_inc = Signal(P.ID_GEN_BITS)
         self.comb += gen_inc.eq(cw_gen + 1)
         # Requests answered even when their reply flag is clear.
         want_reply = Signal()
@@ -774,6 +787,11 @@ class SubutaiEngine(LiteXModule):
                 "released": Cat(who.value, C(0, 1), C(1, 1)),
                 "barrier": Cat(b_max, b_max),
                 "req_value": r_value,
+                # Read-write locks: one reader more or less; no holder; a queued writer's aux.
+                "reader_in": Cat(readers + 1, C(0, 16)),
+                "reader_out": Cat(readers - 1, C(0, 16)),
+                "zero": 0,
+                "one": 1,
             },
         )
 
@@ -841,6 +859,9 @@ class SubutaiEngine(LiteXModule):
                     .Elif(free_ctrl == 0, *err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
                     P.OP_ALLOC_COND: If(free_ctrl == 0, *err(P.EAGAIN)).Else(NextState("ALLOC")),
+                    P.OP_ALLOC_RWLOCK: If(r_value != 0, *err(P.EINVAL))
+                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    .Else(NextState("ALLOC")),
                     P.OP_FREE: NextState("FREE"),
                     P.OP_LOCK: NextState("LOCK"),
                     P.OP_TRYLOCK: NextState("LOCK"),
@@ -854,6 +875,11 @@ class SubutaiEngine(LiteXModule):
                     P.OP_COND_SIGNAL: NextState("SIGNAL"),
                     P.OP_COND_BROADCAST: NextState("SIGNAL"),
                     P.OP_BROADCAST_NEXT: NextState("SIGNAL"),
+                    P.OP_RDLOCK: NextState("RDLOCK"),
+                    P.OP_TRYRDLOCK: NextState("RDLOCK"),
+                    P.OP_WRLOCK: NextState("WRLOCK"),
+                    P.OP_TRYWRLOCK: NextState("WRLOCK"),
+                    P.OP_RWUNLOCK: NextState("RWUNLOCK"),
                     "default": err(P.EINVAL),
                 },
             ),
@@ -872,7 +898,8 @@ class SubutaiEngine(LiteXModule):
             ),
         )
 
-        # FREE: refuse a structure in use; else bump its generation and push it on the free list.
+        # FREE: refuse a structure in use (waiters; a mutex or read-write lock held: kinds 0, 1
+        # and 4 have kind bit 1 clear); else bump its generation and push it on the free list.
         fsm.act(
             "FREE",
             If(
@@ -880,7 +907,7 @@ class SubutaiEngine(LiteXModule):
                 *err(P.EINVAL),
             ).Else(
                 If(
-                    (cw_head != QNIL) | (~cw_kind[1] & locked),
+                    (cw_head != QNIL) | (~cw_kind[1] & locked) | (cw_kind[2] & (readers != 0)),
                     *err(P.EBUSY),
                 ).Elif(
                     can_emit,
@@ -1263,6 +1290,159 @@ class SubutaiEngine(LiteXModule):
                     rd.adr.eq(qd_next),
                     NextValue(qptr, qd_next),
                 ),
+            ),
+        )
+
+        # Read-write locks (writers preferred). RDLOCK / TRYRDLOCK: one reader more while no
+        # writer holds the lock or waits for it; else wait in the queue (aux 0).
+        fsm.act(
+            "RDLOCK",
+            If(
+                ~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(
+                    locked & (owner == me),
+                    *err(P.EDEADLK),
+                )
+                .Elif(
+                    ~locked & (cw_head == QNIL),
+                    If(
+                        readers == P.MAX_READERS,
+                        *err(P.EAGAIN),
+                    ).Elif(
+                        can_emit,
+                        write_cw(value="reader_in"),
+                        reply(0),
+                        grant_inc.eq(1),
+                        NextState("IDLE"),
+                    ),
+                )
+                .Elif(
+                    r_op == P.OP_TRYRDLOCK,
+                    *err(P.EBUSY),
+                )
+                .Elif(
+                    free_queue == 0,
+                    *err(P.EAGAIN),
+                )
+                .Else(
+                    *enqueue("zero"),
+                ),
+            ),
+        )
+
+        # WRLOCK / TRYWRLOCK: the lock alone when nobody holds it (then nobody waits); else wait
+        # in the queue (aux 1).
+        fsm.act(
+            "WRLOCK",
+            If(
+                ~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(
+                    locked & (owner == me),
+                    *err(P.EDEADLK),
+                )
+                .Elif(
+                    ~locked & (readers == 0),
+                    If(
+                        can_emit,
+                        write_cw(value="owner"),
+                        reply(0),
+                        grant_inc.eq(1),
+                        NextState("IDLE"),
+                    ),
+                )
+                .Elif(
+                    r_op == P.OP_TRYWRLOCK,
+                    *err(P.EBUSY),
+                )
+                .Elif(
+                    free_queue == 0,
+                    *err(P.EAGAIN),
+                )
+                .Else(
+                    *enqueue("one"),
+                ),
+            ),
+        )
+
+        # RWUNLOCK: the writer's (only the owner's), or one reader's. The queue head (prefetched)
+        # is granted the lock when a writer leaves it, or the last reader: a writer alone (as a
+        # mutex's hand-over, FREE_ELEM ends it), or every reader up to the next writer (RW_READ).
+        # Waiting readers are always behind a writer, so the last reader's head is a writer.
+        fsm.act(
+            "RWUNLOCK",
+            If(
+                ~ok_r,
+                *err(P.EINVAL),
+            ).Else(
+                If(
+                    locked & (owner != me),
+                    *err(P.EPERM),
+                )
+                .Elif(
+                    ~locked & (readers == 0),
+                    *err(P.EPERM),
+                )
+                .Elif(
+                    (cw_head == QNIL) | (~locked & (readers != 1)),
+                    If(
+                        ~r_reply | can_emit,
+                        If(locked, write_cw(value="zero")).Else(write_cw(value="reader_out")),
+                        If(r_reply, reply(0)),
+                        NextState("IDLE"),
+                    ),
+                )
+                .Elif(
+                    ~locked | qd_aux[0],
+                    If(
+                        can_emit,
+                        write_cw(value="owner", head="qd_next"),
+                        reply(0, who="queue"),
+                        grant_inc.eq(1),
+                        NextState("FREE_ELEM"),
+                    ),
+                )
+                .Else(
+                    NextValue(cw_val, 0),
+                    NextState("RW_READ"),
+                ),
+            ),
+        )
+
+        # RW_READ: grant the reader at the queue head (its word in the read register), free its
+        # element, read the next one (RW_NEXT); RW_NEXT: another reader, or write the lock's word
+        # (its readers, the rest of its queue) and answer the unlocker if it asked.
+        fsm.act(
+            "RW_READ",
+            If(
+                can_emit,
+                reply(0, who="queue"),
+                grant_inc.eq(1),
+                write_next("qptr", "qfree_head"),
+                NextValue(qfree_head, qptr),
+                NextValue(free_queue, free_queue + 1),
+                NextValue(cw_val, Cat(readers + 1, C(0, 16))),
+                NextValue(cw_head, qd_next),
+                NextValue(qptr, qd_next),
+                rd.adr.eq(qd_next),
+                NextState("RW_NEXT"),
+            ),
+        )
+        fsm.act(
+            "RW_NEXT",
+            If(
+                (qptr == QNIL) | qd_aux[0],
+                If(
+                    ~r_reply | can_emit,
+                    write_cw(),
+                    If(r_reply, reply(0)),
+                    NextState("IDLE"),
+                ),
+            ).Else(
+                NextState("RW_READ"),
             ),
         )
 

@@ -146,6 +146,8 @@ class EngineModel:
             return P.EINVAL
         if op in P.COND_OPS and kind != P.KIND_COND:
             return P.EINVAL
+        if op in P.RWLOCK_OPS and kind != P.KIND_RWLOCK:
+            return P.EINVAL
         if op == P.OP_WAIT_CHECK and not self._routable(v, (P.KIND_COND,)):
             return P.EINVAL
         if op in (P.OP_COND_WAIT, P.OP_COND_ENQUEUE) and not self._routable(
@@ -160,14 +162,19 @@ class EngineModel:
             return P.EINVAL
         if op == P.OP_ALLOC_BARRIER and (v == 0 or v > P.MAX_BARRIER):
             return P.EINVAL
+        if op == P.OP_ALLOC_RWLOCK and v != 0:
+            return P.EINVAL
         if not self.ctrl_free:
             return P.EAGAIN
         idx = self.ctrl_free.pop()
         c = self.ctrl[idx]
         c.alloc = True
-        c.kind = {P.OP_ALLOC_MUTEX: v & 1, P.OP_ALLOC_BARRIER: P.KIND_BARRIER, P.OP_ALLOC_COND: P.KIND_COND}[
-            op
-        ]
+        c.kind = {
+            P.OP_ALLOC_MUTEX: v & 1,
+            P.OP_ALLOC_BARRIER: P.KIND_BARRIER,
+            P.OP_ALLOC_COND: P.KIND_COND,
+            P.OP_ALLOC_RWLOCK: P.KIND_RWLOCK,
+        }[op]
         c.locked, c.owner, c.count, c.queue, c.wmutex = False, (0, 0), 0, deque(), 0
         c.released_by = None
         c.max = v if op == P.OP_ALLOC_BARRIER else 0
@@ -176,7 +183,7 @@ class EngineModel:
         return 0
 
     def _free(self, req, c, out):
-        if c.queue or (P.is_mutex_kind(c.kind) and c.locked):
+        if c.queue or ((P.is_mutex_kind(c.kind) or c.kind == P.KIND_RWLOCK) and c.locked) or c.count:
             return P.EBUSY
         c.alloc = False
         c.gen = (c.gen + 1) & P.GEN_MASK
@@ -300,6 +307,73 @@ class EngineModel:
             out.append(self._reply(req))
         return 0
 
+    # Read-write locks: ``locked`` and ``owner`` are the writer, ``count`` the readers; a queue
+    # element's aux is 1 for a writer, 0 for a reader.
+
+    def _rdlock(self, req, c, out):
+        """RDLOCK and TRYRDLOCK: with no writer holding or waiting, one reader more."""
+        if c.locked and c.owner == (req.core, req.thread):
+            return P.EDEADLK
+        if not c.locked and not c.queue:
+            if c.count == P.MAX_READERS:
+                return P.EAGAIN
+            c.count += 1
+            self.counters["grants"] += 1
+            out.append(self._reply(req))
+            return 0
+        if req.op == P.OP_TRYRDLOCK:
+            return P.EBUSY
+        if self.free_queue == 0:
+            return P.EAGAIN
+        self._enqueue(c, req, aux=0)
+        return 0
+
+    def _wrlock(self, req, c, out):
+        """WRLOCK and TRYWRLOCK: the lock alone, when nobody holds it."""
+        if c.locked and c.owner == (req.core, req.thread):
+            return P.EDEADLK
+        if not c.locked and c.count == 0:
+            c.locked, c.owner = True, (req.core, req.thread)
+            self.counters["grants"] += 1
+            out.append(self._reply(req))
+            return 0
+        if req.op == P.OP_TRYWRLOCK:
+            return P.EBUSY
+        if self.free_queue == 0:
+            return P.EAGAIN
+        self._enqueue(c, req, aux=1)
+        return 0
+
+    def _rwunlock(self, req, c, out):
+        """The writer's unlock hands the lock to the next writer, or to every reader up to the
+        next writer; the last reader's to the writer at the head of the queue."""
+        if c.locked:
+            if c.owner != (req.core, req.thread):
+                return P.EPERM
+            c.locked, c.owner = False, (0, 0)
+            while c.queue and (c.count == 0 or not c.queue[0][2]):
+                core, thread, writer = c.queue.popleft()
+                self.free_queue += 1
+                self.counters["grants"] += 1
+                out.append(self._reply(req, core=core, thread=thread))
+                if writer:
+                    c.locked, c.owner = True, (core, thread)
+                    break
+                c.count += 1
+        elif c.count:
+            c.count -= 1
+            if c.count == 0 and c.queue:
+                core, thread, _ = c.queue.popleft()
+                self.free_queue += 1
+                c.locked, c.owner = True, (core, thread)
+                self.counters["grants"] += 1
+                out.append(self._reply(req, core=core, thread=thread))
+        else:
+            return P.EPERM
+        if req.reply:
+            out.append(self._reply(req))
+        return 0
+
     _handlers = {
         P.OP_FREE: _free,
         P.OP_LOCK: _lock,
@@ -314,6 +388,11 @@ class EngineModel:
         P.OP_COND_SIGNAL: _cond_signal,
         P.OP_COND_BROADCAST: _cond_signal,
         P.OP_BROADCAST_NEXT: _cond_signal,
+        P.OP_RDLOCK: _rdlock,
+        P.OP_TRYRDLOCK: _rdlock,
+        P.OP_WRLOCK: _wrlock,
+        P.OP_TRYWRLOCK: _wrlock,
+        P.OP_RWUNLOCK: _rwunlock,
     }
 
     # Introspection (tests) ------------------------------------------------------------------------

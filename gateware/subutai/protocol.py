@@ -19,10 +19,11 @@ bits    field     meaning
 31      ``F``     always 1 in an allocated id, so 0 (a static ``PTHREAD_*_INITIALIZER``)
                   is never valid and means "not allocated yet"
 30:24   ``ni``    id of the hosting tile/NI: every NI routes a request by these bits alone
-23:22   ``kind``  0 normal mutex, 1 error-checking mutex, 2 barrier, 3 condition variable
-21:10   ``gen``   generation of the control structure: incremented when it is freed, so a
+23:21   ``kind``  0 normal mutex, 1 error-checking mutex, 2 barrier, 3 condition variable,
+                  4 read-write lock
+20:10   ``gen``   generation of the control structure: incremented when it is freed, so a
                   stale id (used after FREE, or after the slot was re-allocated) is EINVAL
-                  unless the slot went through exactly a multiple of 4096 allocations since
+                  unless the slot went through exactly a multiple of 2048 allocations since
 9:0     ``index`` control-structure index in the host's scratchpad (the "self pointer")
 ======= ========= =========================================================================
 
@@ -63,6 +64,15 @@ OP_BARRIER_WAIT = 0x08  # blocks until the count-th arrival.
 OP_COND_WAIT = 0x09  # value: mutex id. Blocks; returns with the mutex held.
 OP_COND_SIGNAL = 0x0A  # posted.
 OP_COND_BROADCAST = 0x0B  # posted.
+# Read-write locks (Seed 003's legacy PThreads: pthread_rwlock_*). Writers are preferred: a reader
+# waits while a writer holds the lock or waits for it; a releasing writer hands the lock to the
+# next waiter, a writer alone or every reader up to the next writer together.
+OP_ALLOC_RWLOCK = 0x0C  # value: 0.                                 Reply: value = new id.
+OP_RDLOCK = 0x0D  # blocks: reply (grant) when the caller is one of the readers.
+OP_TRYRDLOCK = 0x0E  # replies at once: 0 or EBUSY.
+OP_WRLOCK = 0x0F  # blocks: reply (grant) when the lock is the caller's alone.
+OP_TRYWRLOCK = 0x10  # replies at once: 0 or EBUSY.
+OP_RWUNLOCK = 0x11  # posted: the writer's unlock (owner checked), or one reader's.
 
 # Engine-to-engine ops (on behalf of the thread (core, thread) blocked in a condition wait).
 OP_WAIT_CHECK = 0x21  # to the mutex host: does (core, thread) own mutex sync_id? value = cond.
@@ -88,6 +98,12 @@ OPS = {
     "COND_WAIT": OP_COND_WAIT,
     "COND_SIGNAL": OP_COND_SIGNAL,
     "COND_BROADCAST": OP_COND_BROADCAST,
+    "ALLOC_RWLOCK": OP_ALLOC_RWLOCK,
+    "RDLOCK": OP_RDLOCK,
+    "TRYRDLOCK": OP_TRYRDLOCK,
+    "WRLOCK": OP_WRLOCK,
+    "TRYWRLOCK": OP_TRYWRLOCK,
+    "RWUNLOCK": OP_RWUNLOCK,
     "WAIT_CHECK": OP_WAIT_CHECK,
     "COND_ENQUEUE": OP_COND_ENQUEUE,
     "UNLOCK_FOR": OP_UNLOCK_FOR,
@@ -96,13 +112,14 @@ OPS = {
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
 
-ALLOC_OPS = (OP_ALLOC_MUTEX, OP_ALLOC_BARRIER, OP_ALLOC_COND)
+ALLOC_OPS = (OP_ALLOC_MUTEX, OP_ALLOC_BARRIER, OP_ALLOC_COND, OP_ALLOC_RWLOCK)
 MUTEX_OPS = (OP_LOCK, OP_TRYLOCK, OP_UNLOCK, OP_WAIT_CHECK, OP_UNLOCK_FOR, OP_LOCK_FOR)
 BARRIER_OPS = (OP_BARRIER_WAIT,)
 COND_OPS = (OP_COND_WAIT, OP_COND_SIGNAL, OP_COND_BROADCAST, OP_COND_ENQUEUE, OP_BROADCAST_NEXT)
+RWLOCK_OPS = (OP_RDLOCK, OP_TRYRDLOCK, OP_WRLOCK, OP_TRYWRLOCK, OP_RWUNLOCK)
 # Posted ops: answered only when the request's reply flag is set (UNLOCK_FOR never is, by the
 # engines). An unknown op is treated as posted: it is answered (EINVAL) only if reply = 1.
-POSTED_OPS = (OP_UNLOCK, OP_COND_SIGNAL, OP_COND_BROADCAST, OP_UNLOCK_FOR, OP_BROADCAST_NEXT)
+POSTED_OPS = (OP_UNLOCK, OP_COND_SIGNAL, OP_COND_BROADCAST, OP_UNLOCK_FOR, OP_BROADCAST_NEXT, OP_RWUNLOCK)
 
 # Reply status: 0 or POSIX errno values (newlib/Linux numbering). ---------------------------------
 
@@ -129,23 +146,30 @@ SERIAL_VALUE = 0xFFFFFFFF  # PTHREAD_BARRIER_SERIAL_THREAD as the 32-bit reply v
 # an unlock, a condition wake-up's requeue, a mutex never released yet) has value 0.
 GRANT_LOCAL = 1
 
-# Primitive kinds (id bits 23:22). -----------------------------------------------------------------
+# Primitive kinds (id bits 23:21). -----------------------------------------------------------------
 
 KIND_MUTEX = 0  # normal mutex (PTHREAD_MUTEX_NORMAL / DEFAULT)
 KIND_MUTEX_EC = 1  # error-checking mutex (PTHREAD_MUTEX_ERRORCHECK)
 KIND_BARRIER = 2
 KIND_COND = 3
-KIND_NAMES = {KIND_MUTEX: "mutex", KIND_MUTEX_EC: "mutex-ec", KIND_BARRIER: "barrier", KIND_COND: "cond"}
+KIND_RWLOCK = 4  # read-write lock
+KIND_NAMES = {
+    KIND_MUTEX: "mutex",
+    KIND_MUTEX_EC: "mutex-ec",
+    KIND_BARRIER: "barrier",
+    KIND_COND: "cond",
+    KIND_RWLOCK: "rwlock",
+}
 
 # Synchronization id layout. -----------------------------------------------------------------------
 
 ID_F_BIT = 31
 ID_NI_SHIFT = 24
 ID_NI_BITS = 7
-ID_KIND_SHIFT = 22
-ID_KIND_BITS = 2
+ID_KIND_SHIFT = 21
+ID_KIND_BITS = 3
 ID_GEN_SHIFT = 10
-ID_GEN_BITS = 12
+ID_GEN_BITS = 11
 ID_INDEX_SHIFT = 0
 ID_INDEX_BITS = 10
 # The host (NI) field as a slice of a gateware signal: sync_id[ID_NI_SLICE].
@@ -155,6 +179,7 @@ MAX_TILES = 1 << ID_NI_BITS  # 128
 MAX_CTRL = 1 << ID_INDEX_BITS  # control structures per engine (index field)
 GEN_MASK = (1 << ID_GEN_BITS) - 1
 MAX_BARRIER = 0xFFFF  # largest barrier count (16-bit field of the control word)
+MAX_READERS = 0xFFFF  # most readers of a read-write lock at once (EAGAIN beyond)
 
 
 def make_id(ni, kind, gen, index):
@@ -204,7 +229,7 @@ def host_of(sync_id):
 def format_id(sync_id):
     if not id_f(sync_id):
         return f"0x{sync_id:08x}"
-    return f"{KIND_NAMES[id_kind(sync_id)]}@{id_ni(sync_id)}#{id_index(sync_id)}.g{id_gen(sync_id)}"
+    return f"{KIND_NAMES.get(id_kind(sync_id), f'kind{id_kind(sync_id)}')}@{id_ni(sync_id)}#{id_index(sync_id)}.g{id_gen(sync_id)}"
 
 
 # Packet layouts (LiteX stream payloads). ----------------------------------------------------------
@@ -274,6 +299,7 @@ def c_header(prefix="SUBUTAI"):
         ("MUTEX_EC", KIND_MUTEX_EC),
         ("BARRIER", KIND_BARRIER),
         ("COND", KIND_COND),
+        ("RWLOCK", KIND_RWLOCK),
     ):
         lines.append(f"#define {prefix}_KIND_{name:<10} {k}")
     lines += [

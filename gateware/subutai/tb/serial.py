@@ -84,7 +84,7 @@ class Serial:
 # Fuzzing -------------------------------------------------------------------------------------------
 
 ALL_OPS = list(P.OPS.values())
-ODD_OPS = [0x00, 0x0C, 0x1F, 0x20, 0x25, 0x3F, 0x7F, 0x80, 0x8B, 0xFF]
+ODD_OPS = [0x00, 0x12, 0x1F, 0x20, 0x25, 0x3F, 0x7F, 0x80, 0x8B, 0xFF]
 
 
 class Fuzzer:
@@ -110,7 +110,7 @@ class Fuzzer:
             return rng.choice(self.freed)
         if x < 0.95:
             return rng.getrandbits(32)
-        return P.make_id(rng.randrange(self.n), rng.randrange(4), rng.randrange(4), rng.randrange(70))
+        return P.make_id(rng.randrange(self.n), rng.randrange(5), rng.randrange(4), rng.randrange(70))
 
     def request(self):
         """Returns (engine, Request)."""
@@ -124,6 +124,7 @@ class Fuzzer:
                 P.OP_ALLOC_MUTEX: rng.choice([0, 1, 0, 1, 2, 0xFFFFFFFF]),
                 P.OP_ALLOC_BARRIER: rng.choice([1, 2, 2, 3, 4, 0, P.MAX_BARRIER + 1]),
                 P.OP_ALLOC_COND: rng.getrandbits(32),
+                P.OP_ALLOC_RWLOCK: rng.choice([0, 0, 0, 1, 0xFFFFFFFF]),
             }[op]
             return h, request(
                 P.alloc_target(h) | rng.getrandbits(24) * (rng.random() < 0.2),
@@ -143,6 +144,8 @@ class Fuzzer:
             sid = self._id((P.KIND_COND,))
         elif op in P.BARRIER_OPS:
             sid = self._id((P.KIND_BARRIER,))
+        elif op in P.RWLOCK_OPS:
+            sid = self._id((P.KIND_RWLOCK,))
         else:
             sid = self._id()
         if op in (P.OP_COND_WAIT, P.OP_COND_ENQUEUE):
@@ -174,6 +177,14 @@ def cleanup_requests(models, n_helper=0x8000):
             elif c.kind == P.KIND_COND:
                 if c.queue:
                     reqs.append((e, request(sid, P.OP_COND_BROADCAST, 0, 1)))
+                    continue
+            elif c.kind == P.KIND_RWLOCK:
+                # The writer's unlock, or one reader's: the queue is granted on the way.
+                if c.locked:
+                    reqs.append((e, request(sid, P.OP_RWUNLOCK, c.owner[0], c.owner[1])))
+                    continue
+                if c.count:
+                    reqs.append((e, request(sid, P.OP_RWUNLOCK, 0, 1)))
                     continue
             elif c.queue:
                 # Complete the round with helper threads (each needs a queue element except the
