@@ -56,6 +56,11 @@ static int slot_alloc(unsigned int core, uint32_t *gen)
 void rt_slot_free(unsigned int slot)
 {
 	subutai_atomic_store(RT_THREAD_GEN + slot, 0);
+#ifdef RT_SLOT_CORE
+	/* Bare metal: a core's load is the slots it holds, a thread that exited unjoined included,
+	 * so that a core rt_place() claims always has a free slot. Given back after the slot is. */
+	rt_unplace(RT_SLOT_CORE(slot));
+#endif
 }
 
 /* The slot of a live handle, or -1. */
@@ -165,6 +170,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
 	rt_threads[slot].start = start;
 	rt_threads[slot].arg = arg;
 	rt_threads[slot].retval = NULL;
+	rt_threads[slot].read_locks = 0;
 	rt_threads[slot].core = core;
 	rt_threads[slot].stacksize = attr && attr->stacksize ? attr->stacksize : rt_stack_default();
 	subutai_atomic_store(RT_THREAD_CORE + slot, core);
@@ -179,7 +185,9 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
 	if (err != 0) {
 		subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1);
 		rt_slot_free(slot);
+#ifndef RT_SLOT_CORE
 		rt_unplace(core);
+#endif
 	}
 	return err;
 }

@@ -134,7 +134,7 @@ SUBUTAI_SW_PATH void rt_wake(unsigned int slot, uint32_t what)
 	}
 }
 
-/* One more thread on core, if it has room. */
+/* One more thread on core, if it has a free slot (its load counts the slots it holds). */
 static bool claim(unsigned int core)
 {
 	if (subutai_atomic_fetch_add(RT_CORE_BUSY + core, 1) < RT_SLOT_COUNT) {
@@ -144,7 +144,8 @@ static bool claim(unsigned int core)
 	return false;
 }
 
-/* Pinned, or the least-loaded core: cores 1 to N-1, then 0 (the main thread's), lowest first. */
+/* Pinned, or the core holding the fewest slots: cores 1 to N-1, then 0 (the main thread's),
+ * lowest first. A thread that exited unjoined holds its slot (as a zombie does its process id). */
 int rt_place(const pthread_attr_t *attr)
 {
 	unsigned int n = subutai_num_tiles();
@@ -244,9 +245,8 @@ static void thread_exit(unsigned int slot, void *retval)
 	rt_keys_exit();
 	/* The stack is read before the slot may be reused (rt_thread_finish()). */
 	exited_stack[slot % RT_SLOT_COUNT] = rt_threads[slot].stack;
-	/* The core has room before the thread is seen gone: a thread created after a join finds
-	 * it. */
-	rt_unplace(rt_core());
+	/* The core's load drops when the slot is freed (rt_slot_free(): at the join, or now if
+	 * detached). */
 	rt_thread_finish(slot, retval);
 	/* The process ends with its last thread (the main thread may have exited already). */
 	if (subutai_atomic_fetch_add(RT_LIVE, (uint32_t)-1) == 1) {
