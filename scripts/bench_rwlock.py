@@ -94,8 +94,9 @@ def report(table, results_dir=RESULTS_DIR):
         "firmware/apps/rwbench: one thread per core, 64 operations each on a table of 8 words "
         "behind a pthread_rwlock_t (readers sum it, writers increment every word), the given share "
         "of them writes, 50 iterations of the thread's own work between two. Cycles from the start "
-        "barrier's release to the end barrier. The read-write lock is the library's: a mutex and two "
-        "conditions of the backend (in the engines with Subutai, in the atomic unit SW-only)."
+        "barrier's release to the end barrier. The read-write lock is the library's: in an engine "
+        "with Subutai (one request per lock, a posted unlock), a mutex and two conditions of the "
+        "atomic unit SW-only."
     )
     save_table(
         "rwlock",

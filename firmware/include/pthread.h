@@ -138,11 +138,14 @@ typedef struct {
 } __attribute__((aligned(SUBUTAI_PTHREAD_OBJECT_ALIGN))) pthread_barrier_t;
 
 /*
- * Read-write locks: a mutex and two conditions of the program's backend (so a Subutai program's
- * read-write locks queue in the engines), readers counted under the mutex. Writers are preferred:
- * a reader waits while a writer holds the lock or waits for it, so a thread that holds a read lock
- * and asks another while a writer waits deadlocks (POSIX leaves it to the implementation). A
- * zero magic marks PTHREAD_RWLOCK_INITIALIZER.
+ * Read-write locks: in a Subutai engine (the subutai backend, while an engine has room: one
+ * request per lock or unlock), else a mutex and two conditions of the program's backend with the
+ * readers counted under the mutex. Writers are preferred either way: a reader waits while a writer
+ * holds the lock or waits for it, so a thread that holds a read lock and asks another while a
+ * writer waits deadlocks (POSIX leaves it to the implementation). A zero magic marks
+ * PTHREAD_RWLOCK_INITIALIZER. An unlock by a thread that holds no read lock of any read-write
+ * lock and is not this one's writer is refused (EPERM); one by a thread holding a read lock of
+ * another is undefined, as POSIX says.
  */
 typedef struct {
 	uint32_t magic;
@@ -150,9 +153,11 @@ typedef struct {
 
 typedef struct {
 	uint32_t magic;
+	uint32_t handle;          /* the engine's read-write lock (impl: hardware) */
+	uint8_t impl;             /* which implementation holds it */
 	uint32_t readers;         /* read locks held */
 	uint32_t writers_waiting; /* writers blocked: new readers wait behind them */
-	uint32_t writer;          /* the write owner's pthread_t + 1, 0 if none */
+	uint32_t writer;          /* the write owner's pthread_t + 1, 0 if none (both) */
 	pthread_mutex_t lock;
 	pthread_cond_t readers_go;
 	pthread_cond_t writer_go;

@@ -139,6 +139,11 @@ int subutai_cond_alloc(unsigned int host, subutai_id_t *id)
 	return alloc(host, SUBUTAI_OP_ALLOC_COND, 0, id);
 }
 
+int subutai_rwlock_alloc(unsigned int host, subutai_id_t *id)
+{
+	return alloc(host, SUBUTAI_OP_ALLOC_RWLOCK, 0, id);
+}
+
 int subutai_free(subutai_id_t id)
 {
 	return request(id, SUBUTAI_OP_FREE, 0, 0, NULL, NULL);
@@ -168,6 +173,22 @@ SUBUTAI_HW_PATH static int mutex_acquire(subutai_id_t mutex, unsigned int op)
 	return status;
 }
 
+/*
+ * A read-write lock's grant (never GRANT_LOCAL). Not mutex_acquire(): the compiler sees which ops
+ * reach each (none posted) and builds neither a posted path.
+ */
+SUBUTAI_HW_PATH static int rwlock_acquire(subutai_id_t rwlock, unsigned int op)
+{
+	struct subutai_reply reply;
+	bool invalidated;
+
+	exchange(rwlock, op, 0, X_ACQUIRE, &reply, &invalidated);
+	if (reply.status == SUBUTAI_STATUS_OK) {
+		acquired(invalidated, false);
+	}
+	return status_to_errno(reply.status);
+}
+
 SUBUTAI_HW_PATH int subutai_mutex_lock(subutai_id_t mutex)
 {
 	return mutex_acquire(mutex, SUBUTAI_OP_LOCK);
@@ -184,6 +205,32 @@ SUBUTAI_HW_PATH int subutai_mutex_unlock(subutai_id_t mutex)
 	bool checked = SUBUTAI_ID_KIND(mutex) == SUBUTAI_KIND_MUTEX_EC;
 
 	return request(mutex, SUBUTAI_OP_UNLOCK, 0, checked ? X_REPLY : 0, NULL, NULL);
+}
+
+/* A read-write lock's grant is an acquire as a mutex's (never GRANT_LOCAL). */
+SUBUTAI_HW_PATH int subutai_rwlock_rdlock(subutai_id_t rwlock)
+{
+	return rwlock_acquire(rwlock, SUBUTAI_OP_RDLOCK);
+}
+
+SUBUTAI_HW_PATH int subutai_rwlock_tryrdlock(subutai_id_t rwlock)
+{
+	return rwlock_acquire(rwlock, SUBUTAI_OP_TRYRDLOCK);
+}
+
+SUBUTAI_HW_PATH int subutai_rwlock_wrlock(subutai_id_t rwlock)
+{
+	return rwlock_acquire(rwlock, SUBUTAI_OP_WRLOCK);
+}
+
+SUBUTAI_HW_PATH int subutai_rwlock_trywrlock(subutai_id_t rwlock)
+{
+	return rwlock_acquire(rwlock, SUBUTAI_OP_TRYWRLOCK);
+}
+
+SUBUTAI_HW_PATH void subutai_rwlock_unlock(subutai_id_t rwlock)
+{
+	request(rwlock, SUBUTAI_OP_RWUNLOCK, 0, 0, NULL, NULL);
 }
 
 SUBUTAI_HW_PATH int subutai_barrier_wait(subutai_id_t barrier)

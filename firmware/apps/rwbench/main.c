@@ -4,9 +4,9 @@
  * sums the table (every entry must be equal), a writer takes the write lock and increments every
  * entry; between two operations a thread works on its own for WORK iterations. Which operations
  * write comes from a hash of (thread, operation), WRITE_PCT of them in all, the same for both
- * backends. The read-write lock is the library's (pthread.h): a mutex and two conditions of the
- * program's backend, so the Subutai run queues in the engines and the SW-only run in the atomic
- * unit.
+ * backends. The read-write lock is the library's (pthread.h): the Subutai run's is an engine's
+ * (one request per lock, a posted unlock), the SW-only run's a mutex and two conditions in the
+ * atomic unit.
  *
  * Prints, per write share, @subutai {"program":"rwbench","backend":...,"tiles":N,"write_pct":W,
  * "ops":...,"writes":...,"cycles":...}: the cycles from the start barrier's release to the last

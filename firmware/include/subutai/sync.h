@@ -77,4 +77,16 @@ int subutai_cond_wait_stoppable(subutai_id_t cond, subutai_id_t mutex, uint64_t 
 int subutai_cond_signal(subutai_id_t cond);
 int subutai_cond_broadcast(subutai_id_t cond);
 
+/*
+ * Read-write locks in the engine (writers preferred: a reader waits while a writer holds the lock
+ * or waits for it). A lock is granted when it is the caller's; the unlock is the writer's (the
+ * engine checks the owner) or one reader's, posted: its errors are the engine's silent ones.
+ */
+int subutai_rwlock_alloc(unsigned int host, subutai_id_t *id);
+int subutai_rwlock_rdlock(subutai_id_t rwlock);
+int subutai_rwlock_tryrdlock(subutai_id_t rwlock);
+int subutai_rwlock_wrlock(subutai_id_t rwlock);
+int subutai_rwlock_trywrlock(subutai_id_t rwlock);
+void subutai_rwlock_unlock(subutai_id_t rwlock);
+
 #endif /* SUBUTAI_SYNC_H */

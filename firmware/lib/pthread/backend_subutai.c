@@ -40,6 +40,12 @@ static int alloc_barrier(unsigned int host, uint32_t count, uint32_t *id)
 	return subutai_barrier_alloc(host, count, id);
 }
 
+static int alloc_rwlock(unsigned int host, uint32_t unused, uint32_t *id)
+{
+	(void)unused;
+	return subutai_rwlock_alloc(host, id);
+}
+
 int rt_hw_mutex_init(uint32_t *handle, bool errorcheck)
 {
 	return alloc_anywhere(alloc_mutex, errorcheck, handle);
@@ -53,6 +59,11 @@ int rt_hw_cond_init(uint32_t *handle)
 int rt_hw_barrier_init(uint32_t *handle, unsigned int count)
 {
 	return alloc_anywhere(alloc_barrier, count, handle);
+}
+
+int rt_hw_rwlock_init(uint32_t *handle)
+{
+	return alloc_anywhere(alloc_rwlock, 0, handle);
 }
 
 const bool rt_backend_hw SUBUTAI_TIMED_CONST = true;

@@ -116,6 +116,11 @@ SUBUTAI_SYNC_PATH static int lazy_setup(uint32_t *magic, uint32_t want, int (*se
 	return err;
 }
 
+int rt_lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj)
+{
+	return lazy_setup(magic, want, setup, obj);
+}
+
 static int mutex_static_setup(void *m)
 {
 	return mutex_setup(m, PTHREAD_MUTEX_DEFAULT);
@@ -280,12 +285,12 @@ SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 #define TIMEDLOCK_NAP_MIN 64
 #define TIMEDLOCK_NAP_MAX 16384
 
-static int hw_mutex_timedlock(uint32_t handle, uint64_t deadline)
+int rt_hw_timedlock(uint32_t handle, uint64_t deadline, int (*trylock)(uint32_t handle))
 {
 	uint64_t nap = TIMEDLOCK_NAP_MIN;
 	int err;
 
-	while ((err = subutai_mutex_trylock(handle)) == EBUSY) {
+	while ((err = trylock(handle)) == EBUSY) {
 		uint64_t now = subutai_cycles();
 
 		if (now >= deadline) {
@@ -319,7 +324,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 		return ETIMEDOUT;
 	}
 	err = mutex->impl == RT_IMPL_HW
-		      ? hw_mutex_timedlock(mutex->handle, deadline)
+		      ? rt_hw_timedlock(mutex->handle, deadline, subutai_mutex_trylock)
 		      : sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
 	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();

@@ -48,7 +48,8 @@ struct rt_thread {
 	unsigned int core;
 	size_t stacksize;
 	struct __subutai_cleanup *cleanup; /* the thread's own: its innermost cleanup handler */
-	void *stack; /* bare metal: its stack from the heap (NULL: its core's own) */
+	void *stack;             /* bare metal: its stack from the heap (NULL: its core's own) */
+	unsigned int read_locks; /* read locks it holds of hardware read-write locks (rwlock.c) */
 };
 extern struct rt_thread rt_threads[RT_THREADS_MAX];
 
@@ -391,6 +392,23 @@ unsigned int sw_spin_owner_word(uint32_t handle);
 int rt_hw_mutex_init(uint32_t *handle, bool errorcheck) __attribute__((weak));
 int rt_hw_cond_init(uint32_t *handle) __attribute__((weak));
 int rt_hw_barrier_init(uint32_t *handle, unsigned int count) __attribute__((weak));
+#pragma weak subutai_rwlock_rdlock
+#pragma weak subutai_rwlock_tryrdlock
+#pragma weak subutai_rwlock_wrlock
+#pragma weak subutai_rwlock_trywrlock
+#pragma weak subutai_rwlock_unlock
+int rt_hw_rwlock_init(uint32_t *handle) __attribute__((weak));
+
+/*
+ * 0 when the object is ready, after setting up a statically initialized one (magic 0) with
+ * setup(obj) under the runtime lock; EINVAL for a destroyed or corrupt one (pthread_sync.c).
+ */
+int rt_lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj);
+/*
+ * A hardware lock taken by polling trylock(handle) until the deadline (cycles): the engine cannot
+ * take a waiter off its queue, so a timed wait never queues (pthread_sync.c).
+ */
+int rt_hw_timedlock(uint32_t handle, uint64_t deadline, int (*trylock)(uint32_t handle));
 
 /* Defined by each backend (and so pulling it in from the archive): does it use the hardware? */
 extern const bool rt_backend_hw;
