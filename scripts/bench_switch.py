@@ -6,8 +6,9 @@ firmware/lib/pthread/ult.c, Seed 003's hybrid thread library) beside Zephyr (its
 when a Zephyr tree is set up: ZEPHYR_BASE), both PThreads backends: sched_yield() among 2 and 8
 threads of one core (cycles per yield, the switch and the data-cache invalidation the visibility
 rule asks included; bare metal also without it, EXTRA_CFLAGS=-DSUBUTAI_PTHREAD_YIELD_INVALIDATES=0,
-to show what it costs), and a mutex-and-condition ping-pong between two threads of one core
-(cycles per turn). Results go to results/switch.{csv,md,png}; the whole capture to
+to show what it costs, and without it with every context saved and restored twice,
+-DSUBUTAI_ULT_SWITCH_TWICE=1: what that adds is the context switch's own cost, reported as a row of
+its own), and a mutex-and-condition ping-pong between two threads of one core (cycles per turn). Results go to results/switch.{csv,md,png}; the whole capture to
 results/switch_capture.txt.
 
 Usage: python scripts/bench_switch.py [--os baremetal zephyr] [--jobs N]
@@ -28,8 +29,15 @@ BACKENDS = ("swonly", "subutai")
 TILES = 2
 MAX_CYCLES = 50_000_000
 NO_INVALIDATION = "-DSUBUTAI_PTHREAD_YIELD_INVALIDATES=0"
+FLAGS = {"": "", "noinv": NO_INVALIDATION, "twice": NO_INVALIDATION + " -DSUBUTAI_ULT_SWITCH_TWICE=1"}
 # (os, backend, variant): what each run is called in the table.
-VARIANTS = {"": "", "noinv": " (sched_yield without its invalidation)"}
+VARIANTS = {
+    "": "",
+    "noinv": " (sched_yield without its invalidation)",
+    "twice": " (without the invalidation, each context saved and restored twice)",
+}
+# The row made of two runs: twice minus noinv, the context switch alone (ult_switch.S).
+SWITCH_ALONE = "bare metal, the context switch alone (ult_switch.S: twice minus once)"
 
 
 def log(msg):
@@ -40,7 +48,7 @@ def configs(oses):
     """The runs: every (os, backend), and bare metal's Subutai backend without the invalidation."""
     runs = [(o, b, "") for o in oses for b in BACKENDS]
     if "baremetal" in oses:
-        runs.append(("baremetal", "subutai", "noinv"))
+        runs += [("baremetal", "subutai", "noinv"), ("baremetal", "subutai", "twice")]
     return runs
 
 
@@ -49,7 +57,7 @@ def run_switchbench(oses, jobs=1):
     model = build_model(TILES, 1, log=log)
 
     def run(os_name, backend, variant):
-        flags = NO_INVALIDATION if variant else ""
+        flags = FLAGS[variant]
         if os_name == "zephyr":
             from soc.zephyr import build_app
 
@@ -116,13 +124,19 @@ def report(table, results_dir=RESULTS_DIR):
             raise CaptureError(f"{os_name}, {backend}: no measurement of {missing}")
         runtime = ("bare metal" if os_name == "baremetal" else "Zephyr") + VARIANTS[variant]
         rows.append([runtime, backend] + [m[c] for c in COLUMNS])
+    once, twice = table.get(("baremetal", "subutai", "noinv")), table.get(("baremetal", "subutai", "twice"))
+    if once and twice:
+        rows.append([SWITCH_ALONE, "subutai"] + [twice[c] - once[c] for c in COLUMNS])
     notes = (
         f"firmware/apps/switchbench on the last core of a {TILES}-tile SoC, which runs nothing else: "
         "sched_yield() 200 times by each of 2 or 8 threads (cycles per yield: the call, the switch "
         "to the next thread and, unless said otherwise, the data-cache invalidation of the "
         "visibility rule, pthread.h), and 200 turns each of two threads through a mutex and a "
         "condition variable (cycles per turn: the signal, the waiter made ready and the switch). "
-        "Bare metal: user-level threads (firmware/lib/pthread/ult.c); Zephyr: kernel threads."
+        "Bare metal: user-level threads (firmware/lib/pthread/ult.c); Zephyr: kernel threads. "
+        "The context switch alone: what saving and restoring every context twice adds to a yield "
+        "(15 stores and 15 loads of tile RAM, SUBUTAI_ULT_SWITCH_TWICE=1), the rest of a yield "
+        "being the call and the scheduler."
     )
     save_table(
         "switch",
@@ -147,7 +161,8 @@ def plot(table, results_dir):
     width = 0.8 / len(keys)
     for i, key in enumerate(keys):
         os_name, backend, variant = key
-        label = f"{'bare metal' if os_name == 'baremetal' else 'Zephyr'}, {backend}{', no invalidation' if variant else ''}"
+        short = {"": "", "noinv": ", no invalidation", "twice": ", no invalidation, contexts twice"}[variant]
+        label = f"{'bare metal' if os_name == 'baremetal' else 'Zephyr'}, {backend}{short}"
         ax.bar(
             [c + (i - (len(keys) - 1) / 2) * width for c in range(len(COLUMNS))],
             [table[key][c] for c in COLUMNS],

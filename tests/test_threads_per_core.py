@@ -72,10 +72,18 @@ def test_switch_report(tmp_path):
         for b in ("subutai", "swonly")
         for w, t in (("yield", 2), ("yield", 8), ("handoff", 2))
     ]
+    # Without the invalidation, once and twice: the difference is the context switch alone.
+    lines += [
+        _line("baremetal", "subutai", w, t, c + extra, variant)
+        for variant, extra in (("noinv", 0), ("twice", 45))
+        for (w, t), c in ((("yield", 2), 130), (("yield", 8), 140), (("handoff", 2), 1000))
+    ]
     table = report(measurements(lines), str(tmp_path))
     assert "bare metal" in table and "Zephyr" in table
     csv = (tmp_path / "switch.csv").read_text()
     assert "300" in csv and "700" in csv
+    alone = [row for row in csv.splitlines() if "context switch alone" in row]
+    assert len(alone) == 1 and alone[0].endswith(",45,45,45"), alone
     assert (tmp_path / "switch.png").stat().st_size > 0
     with pytest.raises(CaptureError, match="no measurement"):
         report(measurements(lines[:2]), str(tmp_path))

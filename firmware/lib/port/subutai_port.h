@@ -96,6 +96,14 @@ static inline void subutai_port_set_thread(unsigned int thread)
 		    (thread << SUBUTAI_PORT_MASK_THREAD_SHIFT));
 }
 
+/* The running thread's id and its "wake-ups counted" flag at once (one mask update per switch). */
+static inline void subutai_port_set_running(unsigned int thread, bool wakes)
+{
+	irq_setmask((irq_getmask() & ~(SUBUTAI_PORT_MASK_THREAD | SUBUTAI_PORT_MASK_WAKES)) |
+		    (thread << SUBUTAI_PORT_MASK_THREAD_SHIFT) |
+		    (wakes ? SUBUTAI_PORT_MASK_WAKES : 0));
+}
+
 /* Sets or clears a flag bit of the mask. */
 static inline void subutai_port_set_flag(unsigned int flag, bool set)
 {

@@ -63,9 +63,8 @@ struct ult_core {
 	struct ult *current; /* NULL in the idle context */
 	struct ult *head, *tail;
 	unsigned int timed; /* blocked threads with a deadline */
-	/* The thread that exited, and what gives back its stack once the core is off it. */
+	/* The thread that exited (its stack: ult_release_pending). */
 	unsigned int zombie;
-	void (*release)(unsigned int slot);
 	struct ult_context idle, gone;
 };
 
@@ -147,34 +146,33 @@ static struct ult *take_ready(void)
 	return t;
 }
 
-/* Gives back the stack of the thread that exited; the core is off it. */
-static void release_zombie(void)
-{
-	if (core.release) {
-		void (*release)(unsigned int) = core.release;
+/* What gives back the stack of the thread that exited, until the core is off it: checked by every
+ * switch (ult_switch.S), which calls ult_release_zombie() then. */
+void (*ult_release_pending)(unsigned int slot) __tile_bss;
 
-		core.release = NULL;
-		release(core.zombie);
-	}
+void ult_release_zombie(void)
+{
+	void (*release)(unsigned int) = ult_release_pending;
+
+	ult_release_pending = NULL;
+	release(core.zombie);
 }
 
 /* Where a thread's requests name it (the engine knows a mutex's owner by tile and thread). */
 static inline void running(struct ult *t)
 {
 	core.current = t;
-	subutai_port_set_thread(t->slot);
-	subutai_port_set_flag(SUBUTAI_PORT_MASK_WAKES, t->wakes != 0);
+	subutai_port_set_running(t->slot, t->wakes != 0);
 	subutai_port_core.owner = t->handle;
 #ifndef SUBUTAI_BACKEND_SWONLY
 	subutai_window_set_thread(t->slot);
 #endif
 }
 
-static void switch_to(struct ult *self, struct ult *next)
+static inline void switch_to(struct ult *self, struct ult *next)
 {
 	running(next);
 	ult_switch(&self->ctx, &next->ctx);
-	release_zombie();
 }
 
 void ult_create(unsigned int slot, uintptr_t stack_top)
@@ -192,10 +190,9 @@ void ult_create(unsigned int slot, uintptr_t stack_top)
 	make_ready(t);
 }
 
-/* The new thread's first C: the core is off the stack of the thread that exited before it. */
+/* The new thread's first C (the switch to it gave back the stack of a thread that exited). */
 void ult_begin(unsigned int slot)
 {
-	release_zombie();
 	ult_thread_main(slot);
 }
 
@@ -253,7 +250,7 @@ static void deliver(const struct subutai_reply *reply)
 
 /* Takes what arrived (messages, replies of parked threads, deadlines passed): their threads are
  * ready. */
-static void take_events(void)
+static void __attribute__((noinline)) take_events_now(void)
 {
 	struct subutai_ni_msg msg;
 
@@ -279,6 +276,24 @@ static void take_events(void)
 				make_ready(&ults[i]);
 			}
 		}
+	}
+}
+
+/*
+ * take_events_now() when there may be something to take: a message (the NI's line), a reply
+ * awaited, a deadline. Inline, so that a yield with nothing arrived saves no registers on the
+ * stack for it (stores through the write-through cache to shared RAM).
+ */
+static inline bool events_may_wait(void)
+{
+	return (irq_pending() & (1u << NI_INTERRUPT)) || subutai_port_core.replies_awaited != 0 ||
+	       subutai_port_core.timed != 0;
+}
+
+static inline void take_events(void)
+{
+	if (events_may_wait()) {
+		take_events_now();
 	}
 }
 
@@ -443,21 +458,46 @@ uint32_t subutai_port_yield(void)
 	return 0;
 }
 
-void ult_yield(void)
+/*
+ * The yielding thread takes the place of the ready queue's head, which runs: the ready count and
+ * the port's flags stay as they are (make_ready() and take_ready() would each update them).
+ */
+static inline void yield_to_head(void)
 {
 	struct ult *self = core.current;
+	struct ult *next = core.head;
 
-	take_events();
-	if (subutai_port_core.ready) {
-		make_ready(self);
-		switch_to(self, take_ready());
+	if (next) {
+		if (next == core.tail) {
+			core.head = self;
+		} else {
+			core.head = next->next;
+			core.tail->next = self;
+		}
+		core.tail = self;
+		switch_to(self, next);
+	}
+}
+
+static void __attribute__((noinline)) yield_after_events(void)
+{
+	take_events_now();
+	yield_to_head();
+}
+
+/* With nothing arrived, a yield calls nothing but the switch (a tail call): it keeps no frame. */
+void ult_yield(void)
+{
+	if (events_may_wait()) {
+		yield_after_events();
+	} else {
+		yield_to_head();
 	}
 }
 
 /* The idle context: runs on the boot stack until a thread is ready, never to come back. */
 static void idle_main(void)
 {
-	release_zombie();
 	for (;;) {
 		take_events();
 		struct ult *next = take_ready();
@@ -490,7 +530,7 @@ void ult_exit(void (*release)(unsigned int slot))
 
 	self->state = ULT_FREE;
 	core.zombie = self->slot;
-	core.release = release;
+	ult_release_pending = release;
 	take_events();
 	struct ult *next = take_ready();
 

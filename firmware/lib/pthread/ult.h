@@ -30,8 +30,14 @@ struct ult_context {
 	uint32_t s[12];
 };
 
-/* Switches from the calling context (saved in from) to to. */
+/*
+ * Switches from the calling context (saved in from) to to; on the way in, gives back the stack of
+ * a thread that exited if one waits (ult_release_pending, ult_release_zombie()), so that a switch
+ * needs no code after it and the functions ending in one can tail-call it.
+ */
 void ult_switch(struct ult_context *from, const struct ult_context *to);
+extern void (*ult_release_pending)(unsigned int slot);
+void ult_release_zombie(void);
 /* First instruction of a new thread: ult_thread_main(s0). */
 void ult_entry(void);
 /* What a new thread runs (thread_baremetal.c): its start routine, then its exit. */

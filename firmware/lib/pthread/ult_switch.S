@@ -2,14 +2,13 @@
  * Context switch of the bare-metal user-level threads (ult.h): QuickThreads' idea, the caller
  * saves what the ABI says survives a call (ra, sp, s0-s11) and tp, its TLS pointer, and takes
  * another thread's. The contexts are in tile RAM, so a switch touches neither the shared memory
- * nor the data cache.
+ * nor the data cache. ult_release_zombie() returns to the restored ra, as the switch would.
  */
 	.section .text.ult_switch, "ax"
 
-	/* void ult_switch(struct ult_context *from, const struct ult_context *to) */
-	.global ult_switch
-	.align 2
-ult_switch:
+	/* SUBUTAI_ULT_SWITCH_TWICE=1 (a measurement build, scripts/bench_switch.py) saves and restores
+	 * each context twice: what a yield costs more is the context switch's own cost. */
+	.macro	save_context
 	sw	ra,  0*4(a0)
 	sw	sp,  1*4(a0)
 	sw	tp,  2*4(a0)
@@ -25,6 +24,8 @@ ult_switch:
 	sw	s9, 12*4(a0)
 	sw	s10, 13*4(a0)
 	sw	s11, 14*4(a0)
+	.endm
+	.macro	restore_context
 	lw	ra,  0*4(a1)
 	lw	sp,  1*4(a1)
 	lw	tp,  2*4(a1)
@@ -40,6 +41,24 @@ ult_switch:
 	lw	s9, 12*4(a1)
 	lw	s10, 13*4(a1)
 	lw	s11, 14*4(a1)
+	.endm
+
+	/* void ult_switch(struct ult_context *from, const struct ult_context *to) */
+	.global ult_switch
+	.align 2
+ult_switch:
+	save_context
+#if SUBUTAI_ULT_SWITCH_TWICE
+	save_context
+#endif
+	restore_context
+#if SUBUTAI_ULT_SWITCH_TWICE
+	restore_context
+#endif
+	/* The stack of a thread that exited, given back now that the core is off it. */
+	lui	t0, %hi(ult_release_pending)
+	lw	t0, %lo(ult_release_pending)(t0)
+	bnez	t0, ult_release_zombie
 	ret
 
 	/* A new thread's first instruction (ult_create() put its slot in s0). */
