@@ -152,6 +152,27 @@ def scenarios(m):
     r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
     yield ("Barrier wait", "not last, waiters", "7m (best)", 7 * M, r[:3])
 
+    # Read-write locks (not in the paper: "-").
+    rw = m.alloc(e, P.OP_ALLOC_RWLOCK)
+    r = m.measure(e, request(rw, P.OP_RDLOCK, *me))
+    yield ("Rwlock rdlock", "no writer: granted", "-", "-", r[:3])
+    w = m.fresh()
+    r = m.measure(e, request(rw, P.OP_WRLOCK, *w))
+    yield ("Rwlock wrlock", "readers: queued", "-", "-", r[:3])
+    r = m.measure(e, request(rw, P.OP_RWUNLOCK, *me))
+    yield ("Rwlock unlock", "last reader: writer granted", "-", "-", r[:3])
+    for n in (1, 4):
+        readers = [m.fresh() for _ in range(n)]
+        for rd in readers:
+            m.do(e, request(rw, P.OP_RDLOCK, *rd))
+        r = m.measure(e, request(rw, P.OP_RWUNLOCK, *w))
+        yield ("Rwlock unlock", f"writer, {n} readers waiting: all granted", "-", "-", r[:3])
+        for rd in readers:
+            m.do(e, request(rw, P.OP_RWUNLOCK, *rd))
+        m.do(e, request(rw, P.OP_WRLOCK, *w))
+    m.do(e, request(rw, P.OP_RWUNLOCK, *w))
+    m.do(e, request(rw, P.OP_FREE, *me))
+
     # Condition variables: the cond on engine 0, the mutex on engine 0 (local: the whole chain
     # runs through self requests) or on engine 1 (remote: four requests on two engines).
     cid = m.alloc(e, P.OP_ALLOC_COND)
