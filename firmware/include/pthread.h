@@ -1,7 +1,8 @@
 /*
  * POSIX threads for the bare-metal Subutai runtime: user-level threads, several per core.
  *
- * pthread_create() places the new thread on the least-loaded core (cores 1, 2, ... before core 0,
+ * pthread_create() places the new thread on the core holding the fewest thread slots (a thread
+ * that exited unjoined holds its slot until joined; cores 1, 2, ... before core 0,
  * which runs main(): up to one thread per core each thread has a core of its own) or on the core
  * pinned with pthread_attr_setcore_np(), up to SUBUTAI_PTHREAD_THREADS_PER_CORE (<limits.h>) on
  * each. The threads of a core are multiplexed by the core's scheduler (firmware/lib/pthread/ult.c,
