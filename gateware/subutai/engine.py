@@ -721,6 +721,15 @@ class SubutaiEngine(LiteXModule):
         mw_empty = Signal()  # Its queue is empty (its tail goes to ``link``).
         mw_locked = Signal()
 
+        # Read-write lock requests: a writer's, and whether the lock is the caller's at once (a
+        # writer: nobody holds it; a reader: no writer holds it or waits for it).
+        rw_write = Signal()
+        rw_free = Signal()
+        self.comb += [
+            rw_write.eq((r_op == P.OP_WRLOCK) | (r_op == P.OP_TRYWRLOCK)),
+            rw_free.eq(~locked & Mux(rw_write, readers == 0, cw_head == QNIL)),
+        ]
+
         # INIT's word, from the last down to the first (see INIT).
         init_cnt = Signal(max=n_queue + n_ctrl, reset=n_queue + n_ctrl - 1)
 
@@ -791,7 +800,7 @@ class SubutaiEngine(LiteXModule):
                 "reader_in": Cat(readers + 1, C(0, 16)),
                 "reader_out": Cat(readers - 1, C(0, 16)),
                 "zero": 0,
-                "one": 1,
+                "rw_write": rw_write,  # A queued read-write lock waiter's aux: 1 for a writer.
             },
         )
 
@@ -875,10 +884,10 @@ class SubutaiEngine(LiteXModule):
                     P.OP_COND_SIGNAL: NextState("SIGNAL"),
                     P.OP_COND_BROADCAST: NextState("SIGNAL"),
                     P.OP_BROADCAST_NEXT: NextState("SIGNAL"),
-                    P.OP_RDLOCK: NextState("RDLOCK"),
-                    P.OP_TRYRDLOCK: NextState("RDLOCK"),
-                    P.OP_WRLOCK: NextState("WRLOCK"),
-                    P.OP_TRYWRLOCK: NextState("WRLOCK"),
+                    P.OP_RDLOCK: NextState("RWLOCK"),
+                    P.OP_TRYRDLOCK: NextState("RWLOCK"),
+                    P.OP_WRLOCK: NextState("RWLOCK"),
+                    P.OP_TRYWRLOCK: NextState("RWLOCK"),
                     P.OP_RWUNLOCK: NextState("RWUNLOCK"),
                     "default": err(P.EINVAL),
                 },
@@ -1294,9 +1303,10 @@ class SubutaiEngine(LiteXModule):
         )
 
         # Read-write locks (writers preferred). RDLOCK / TRYRDLOCK: one reader more while no
-        # writer holds the lock or waits for it; else wait in the queue (aux 0).
+        # writer holds the lock or waits for it; WRLOCK / TRYWRLOCK: the lock alone when nobody
+        # holds it (then nobody waits). Else wait in the queue, aux 1 for a writer.
         fsm.act(
-            "RDLOCK",
+            "RWLOCK",
             If(
                 ~ok_r,
                 *err(P.EINVAL),
@@ -1306,20 +1316,20 @@ class SubutaiEngine(LiteXModule):
                     *err(P.EDEADLK),
                 )
                 .Elif(
-                    ~locked & (cw_head == QNIL),
+                    rw_free,
                     If(
-                        readers == P.MAX_READERS,
+                        ~rw_write & (readers == P.MAX_READERS),
                         *err(P.EAGAIN),
                     ).Elif(
                         can_emit,
-                        write_cw(value="reader_in"),
+                        If(rw_write, write_cw(value="owner")).Else(write_cw(value="reader_in")),
                         reply(0),
                         grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
                 )
                 .Elif(
-                    r_op == P.OP_TRYRDLOCK,
+                    (r_op == P.OP_TRYRDLOCK) | (r_op == P.OP_TRYWRLOCK),
                     *err(P.EBUSY),
                 )
                 .Elif(
@@ -1327,43 +1337,7 @@ class SubutaiEngine(LiteXModule):
                     *err(P.EAGAIN),
                 )
                 .Else(
-                    *enqueue("zero"),
-                ),
-            ),
-        )
-
-        # WRLOCK / TRYWRLOCK: the lock alone when nobody holds it (then nobody waits); else wait
-        # in the queue (aux 1).
-        fsm.act(
-            "WRLOCK",
-            If(
-                ~ok_r,
-                *err(P.EINVAL),
-            ).Else(
-                If(
-                    locked & (owner == me),
-                    *err(P.EDEADLK),
-                )
-                .Elif(
-                    ~locked & (readers == 0),
-                    If(
-                        can_emit,
-                        write_cw(value="owner"),
-                        reply(0),
-                        grant_inc.eq(1),
-                        NextState("IDLE"),
-                    ),
-                )
-                .Elif(
-                    r_op == P.OP_TRYWRLOCK,
-                    *err(P.EBUSY),
-                )
-                .Elif(
-                    free_queue == 0,
-                    *err(P.EAGAIN),
-                )
-                .Else(
-                    *enqueue("one"),
+                    *enqueue("rw_write"),
                 ),
             ),
         )

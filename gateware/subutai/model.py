@@ -310,38 +310,27 @@ class EngineModel:
     # Read-write locks: ``locked`` and ``owner`` are the writer, ``count`` the readers; a queue
     # element's aux is 1 for a writer, 0 for a reader.
 
-    def _rdlock(self, req, c, out):
-        """RDLOCK and TRYRDLOCK: with no writer holding or waiting, one reader more."""
+    def _rwlock(self, req, c, out):
+        """RDLOCK, TRYRDLOCK, WRLOCK, TRYWRLOCK: a reader joins the readers while no writer holds
+        the lock or waits for it; a writer takes the lock when nobody holds it."""
+        write = req.op in (P.OP_WRLOCK, P.OP_TRYWRLOCK)
         if c.locked and c.owner == (req.core, req.thread):
             return P.EDEADLK
-        if not c.locked and not c.queue:
-            if c.count == P.MAX_READERS:
+        if not c.locked and (c.count == 0 if write else not c.queue):
+            if write:
+                c.locked, c.owner = True, (req.core, req.thread)
+            elif c.count == P.MAX_READERS:
                 return P.EAGAIN
-            c.count += 1
+            else:
+                c.count += 1
             self.counters["grants"] += 1
             out.append(self._reply(req))
             return 0
-        if req.op == P.OP_TRYRDLOCK:
+        if req.op in (P.OP_TRYRDLOCK, P.OP_TRYWRLOCK):
             return P.EBUSY
         if self.free_queue == 0:
             return P.EAGAIN
-        self._enqueue(c, req, aux=0)
-        return 0
-
-    def _wrlock(self, req, c, out):
-        """WRLOCK and TRYWRLOCK: the lock alone, when nobody holds it."""
-        if c.locked and c.owner == (req.core, req.thread):
-            return P.EDEADLK
-        if not c.locked and c.count == 0:
-            c.locked, c.owner = True, (req.core, req.thread)
-            self.counters["grants"] += 1
-            out.append(self._reply(req))
-            return 0
-        if req.op == P.OP_TRYWRLOCK:
-            return P.EBUSY
-        if self.free_queue == 0:
-            return P.EAGAIN
-        self._enqueue(c, req, aux=1)
+        self._enqueue(c, req, aux=int(write))
         return 0
 
     def _rwunlock(self, req, c, out):
@@ -388,10 +377,10 @@ class EngineModel:
         P.OP_COND_SIGNAL: _cond_signal,
         P.OP_COND_BROADCAST: _cond_signal,
         P.OP_BROADCAST_NEXT: _cond_signal,
-        P.OP_RDLOCK: _rdlock,
-        P.OP_TRYRDLOCK: _rdlock,
-        P.OP_WRLOCK: _wrlock,
-        P.OP_TRYWRLOCK: _wrlock,
+        P.OP_RDLOCK: _rwlock,
+        P.OP_TRYRDLOCK: _rwlock,
+        P.OP_WRLOCK: _rwlock,
+        P.OP_TRYWRLOCK: _rwlock,
         P.OP_RWUNLOCK: _rwunlock,
     }
 
