@@ -151,6 +151,30 @@ SUBUTAI_SYNC_PATH static int mutex_unlock_raw(pthread_mutex_t *m)
 				     : sw_mutex_unlock(m->handle, is_errorcheck(m));
 }
 
+/* A lock and an unlock the scheduler is told of (rt_cs_*; the raw ones above are the steps of a
+ * condition wait, through which the thread keeps the mutex as far as the scheduler sees). */
+#ifdef RT_CS_TRACKING
+SUBUTAI_SYNC_PATH static int mutex_lock_cs(pthread_mutex_t *m)
+{
+	rt_cs_wait();
+	int err = mutex_lock_raw(m);
+
+	rt_cs_enter(err);
+	return err;
+}
+
+SUBUTAI_SYNC_PATH static int mutex_unlock_cs(pthread_mutex_t *m)
+{
+	int err = mutex_unlock_raw(m);
+
+	rt_cs_exit(err);
+	return err;
+}
+#else
+#define mutex_lock_cs   mutex_lock_raw
+#define mutex_unlock_cs mutex_unlock_raw
+#endif
+
 int pthread_mutex_destroy(pthread_mutex_t *mutex)
 {
 	if (!mutex || (mutex->magic != RT_MAGIC_MUTEX && mutex->magic != 0)) {
@@ -201,7 +225,7 @@ static int mutex_unlock_slow(pthread_mutex_t *mutex);
 SUBUTAI_SYNC_PATH int pthread_mutex_lock(pthread_mutex_t *mutex)
 {
 	if (mutex_plain(mutex)) {
-		return mutex_lock_raw(mutex);
+		return mutex_lock_cs(mutex);
 	}
 	return mutex_lock_slow(mutex);
 }
@@ -209,7 +233,7 @@ SUBUTAI_SYNC_PATH int pthread_mutex_lock(pthread_mutex_t *mutex)
 SUBUTAI_SYNC_PATH int pthread_mutex_unlock(pthread_mutex_t *mutex)
 {
 	if (mutex_plain(mutex)) {
-		return mutex_unlock_raw(mutex);
+		return mutex_unlock_cs(mutex);
 	}
 	return mutex_unlock_slow(mutex);
 }
@@ -233,14 +257,14 @@ static __attribute__((noinline)) int mutex_lock_slow(pthread_mutex_t *mutex)
 			mutex->depth++;
 			return 0;
 		}
-		err = mutex_lock_raw(mutex);
+		err = mutex_lock_cs(mutex);
 		if (err == 0) {
 			mutex->owner = self;
 			mutex->depth = 1;
 		}
 		return err;
 	}
-	err = mutex_lock_raw(mutex);
+	err = mutex_lock_cs(mutex);
 	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();
 	}
@@ -265,6 +289,7 @@ SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 	}
 	err = mutex->impl == RT_IMPL_HW ? subutai_mutex_trylock(mutex->handle)
 					: sw_mutex_trylock(mutex->handle, is_errorcheck(mutex));
+	rt_cs_enter(err);
 	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();
 		mutex->depth = 1;
@@ -326,6 +351,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 	err = mutex->impl == RT_IMPL_HW
 		      ? rt_hw_timedlock(mutex->handle, deadline, subutai_mutex_trylock)
 		      : sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);
+	rt_cs_enter(err);
 	if (err == 0 && tracks_owner(mutex)) {
 		mutex->owner = pthread_self();
 		mutex->depth = 1;
@@ -353,7 +379,7 @@ static __attribute__((noinline)) int mutex_unlock_slow(pthread_mutex_t *mutex)
 		 * below). */
 		mutex->owner = 0;
 	}
-	return mutex_unlock_raw(mutex);
+	return mutex_unlock_cs(mutex);
 }
 
 /* Condition variables. */
@@ -546,6 +572,7 @@ cond_wait_cancellable(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t dea
 	}
 	struct subutai_stop stop = {.fn = rt_cancel_stop, .arg = slot};
 
+	rt_cs_wait();
 	if (!hw) {
 		err = sw_cond_wait(cond, mutex, deadline, slot);
 	} else if (mutex->impl != RT_IMPL_HW) {
@@ -556,6 +583,7 @@ cond_wait_cancellable(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t dea
 			err = 0; /* stopped by cancellation, acted on below */
 		}
 	}
+	rt_cs_woken();
 	owner_restore(mutex, owner);
 	cancel = rt_cancel_exit(slot);
 	if (cancel != 0) {
@@ -598,6 +626,7 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 	if (err != 0) {
 		return err;
 	}
+	rt_cs_wait();
 	if (cond->impl == RT_IMPL_HW) {
 		/* A hardware condition is only ever used with the hardware mutex it was made for.
 		 */
@@ -611,6 +640,7 @@ SUBUTAI_SYNC_PATH static int cond_wait(pthread_cond_t *cond, pthread_mutex_t *mu
 	} else {
 		err = sw_cond_wait(cond, mutex, deadline, RT_NO_SLOT);
 	}
+	rt_cs_woken();
 	owner_restore(mutex, owner);
 	return err;
 }

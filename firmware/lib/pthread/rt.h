@@ -160,6 +160,36 @@ static inline int rt_attr_getpshared(const uint32_t *magic, int *pshared)
 	return 0;
 }
 
+/*
+ * Critical sections, for a scheduler that knows them (TPDS'21 section VII, the critical-section-
+ * aware policy): the mutex paths say when the calling thread is about to wait for a mutex (a
+ * lock, or a condition wait: it holds the mutex again when woken), what its lock returned (0: it
+ * holds one more) and what its unlock returned. A port whose scheduler tracks them defines
+ * RT_CS_TRACKING (the Zephyr port, zephyr-app/lib/pthread/sched_zephyr.c); elsewhere they are
+ * nothing, and the mutex paths compile as without them.
+ */
+#ifdef RT_CS_TRACKING
+void rt_cs_wait(void);
+void rt_cs_enter(int err);
+void rt_cs_woken(void);
+void rt_cs_exit(int err);
+#else
+static inline void rt_cs_wait(void)
+{
+}
+static inline void rt_cs_enter(int err)
+{
+	(void)err;
+}
+static inline void rt_cs_woken(void)
+{
+}
+static inline void rt_cs_exit(int err)
+{
+	(void)err;
+}
+#endif
+
 static inline unsigned int rt_core(void)
 {
 	return subutai_tile_id();

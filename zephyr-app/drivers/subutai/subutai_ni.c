@@ -55,6 +55,10 @@ void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 	__ASSERT(id < CONFIG_SUBUTAI_THREADS_MAX, "waiter id %u out of range", id);
 	k_sem_init(&waiter->sem, 0, K_SEM_MAX_LIMIT);
 	waiter->id = id;
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	waiter->thread = k_current_get();
+	waiter->cs = (struct subutai_sched_cs){0};
+#endif
 	k_current_get()->custom_data = waiter;
 	ni_data.waiters[id] = waiter;
 }
@@ -82,6 +86,11 @@ void subutai_thread_runs(int change)
 	irq_unlock(key);
 }
 
+unsigned int subutai_threads_runnable(void)
+{
+	return ni_data.runnable;
+}
+
 /* Gives the waiter's semaphore; it can run again. Interrupts locked or in an interrupt. */
 SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
 {
@@ -89,6 +98,9 @@ SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
 		waiter->asleep = false;
 		ni_data.runnable++;
 	}
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	subutai_sched_waking(waiter);
+#endif
 	k_sem_give(&waiter->sem);
 }
 
@@ -102,6 +114,11 @@ SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_time
 		waiter->asleep = true;
 		ni_data.runnable--;
 	}
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	if (k_sem_count_get(&waiter->sem) == 0) {
+		subutai_sched_blocking(waiter);
+	}
+#endif
 	irq_unlock(key);
 	return k_sem_take(&waiter->sem, timeout);
 }

@@ -16,6 +16,19 @@
  * wake-ups of other cores. Its id (below CONFIG_SUBUTAI_THREADS_MAX) is the thread field of its
  * requests. Registered on its own core, in its k_thread's custom data.
  */
+/*
+ * A thread's critical sections as its core's scheduling policy sees them (CONFIG_SUBUTAI_SCHED_*,
+ * zephyr-app/lib/pthread/sched_zephyr.c): kept by the thread's own mutex calls and by its core's
+ * timeslot interrupt and wake-ups, so never touched by another core.
+ */
+struct subutai_sched_cs {
+	uint16_t depth; /* mutexes held */
+	bool waiting;   /* blocked for a mutex (a lock, or a condition wait: holds it when woken) */
+	bool boosted;   /* runs at the critical-section priority (CSA) */
+	bool expired;   /* held mutexes past CSALimit: round robin until it holds none */
+	uint32_t since; /* subutai_cycles32() when its critical section began (CSA) */
+};
+
 struct subutai_waiter {
 	struct k_sem sem;
 	struct subutai_reply reply;
@@ -23,6 +36,10 @@ struct subutai_waiter {
 	bool asleep;  /* in subutai_waiter_sleep() without a timeout: not runnable */
 	bool awaited; /* its reply comes through the reply interrupt (counted in the driver) */
 	unsigned int id;
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	struct k_thread *thread;
+	struct subutai_sched_cs cs;
+#endif
 };
 
 /* Makes the calling thread a waiter with this id (on this core). */
@@ -44,6 +61,18 @@ void subutai_waiter_spin(struct subutai_waiter *waiter);
 /* An application thread of this core is created (+1) or ends (-1): the count of threads that
  * can run, which decides whether a waiting thread may keep its core spinning. */
 void subutai_thread_runs(int change);
+
+/* Application threads of this core that can run (ready or running): ThrReady + ThrRun of
+ * TPDS'21 Eq. 2. */
+unsigned int subutai_threads_runnable(void);
+
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+/* The scheduling policy's (sched_zephyr.c), called by the driver with interrupts locked: a
+ * waiter's semaphore is about to be given, and its thread is about to block (a schedule
+ * request). */
+void subutai_sched_waking(struct subutai_waiter *waiter);
+void subutai_sched_blocking(struct subutai_waiter *waiter);
+#endif
 
 /*
  * Handler of the NoC messages of one type arriving at this core (normal class), called in the NI

@@ -348,28 +348,6 @@ static void service_main(void *p1, void *p2, void *p3)
 	}
 }
 
-#if CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS > 0
-/*
- * Round robin among the application's threads of this core, every period, in the timer
- * interrupt. Setting a ready thread's priority to the one it has requeues it behind the others of
- * that priority (the step Zephyr's own slicing takes when a slice ends); the interrupt's exit then
- * switches to the head of the queue, or back to the same thread when it is alone. Zephyr's
- * slicing does the same per slice but rearms a timeout at every context switch.
- */
-static void rotate(struct k_timer *timer)
-{
-	struct k_thread *running = k_current_get();
-
-	ARG_UNUSED(timer);
-	if (running->custom_data != NULL &&
-	    k_thread_priority_get(running) == CONFIG_SUBUTAI_PTHREAD_PRIORITY) {
-		k_thread_priority_set(running, CONFIG_SUBUTAI_PTHREAD_PRIORITY);
-	}
-}
-
-static K_TIMER_DEFINE(rotation, rotate, NULL);
-#endif
-
 /* Every kernel: serve spawns and wake-ups, then count itself ready. */
 static int subutai_pthread_init(void)
 {
@@ -379,10 +357,6 @@ static int subutai_pthread_init(void)
 			service_main, NULL, NULL, NULL, CONFIG_SUBUTAI_SERVICE_PRIORITY, 0,
 			K_NO_WAIT);
 	k_thread_name_set(&service_thread, "subutai_service");
-#if CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS > 0
-	k_timer_start(&rotation, K_MSEC(CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS),
-		      K_MSEC(CONFIG_SUBUTAI_PTHREAD_TIMESLICE_MS));
-#endif
 	subutai_atomic_fetch_add(RT_READY, 1);
 	return 0;
 }

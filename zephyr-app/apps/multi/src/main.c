@@ -1,0 +1,195 @@
+/*
+ * A set of applications sharing the cores (TPDS'21, Subutai, section VII): the launcher, the
+ * application's main (subutai_app_main) on core 0.
+ *
+ * Every instance of the set (src/instance.c, linked apart) runs in a main thread of its own,
+ * instance k's on core k mod n, and creates its threads as the program says, placed one per core.
+ * Under the policies rr and csa (Kconfig SUBUTAI_SCHED) the instances start together; under oat
+ * one at a time, in order. Each instance's start and end are cycles of the global counter; the
+ * set's makespan runs from just before the first start to the last end. With
+ * CONFIG_SUBUTAI_MULTI_DEADLINE_MS the launcher stops waiting then and reports what has not
+ * finished (a deadlocked application must not keep the others from finishing).
+ *
+ * Output, once every instance has ended (or the deadline passed), one "@subutai" record per
+ * instance ("multi_instance") and one for the set ("multi_set", with the schedule requests of
+ * Table VII counted while the set ran), then each instance's own output: its harness records with
+ * "instance" added, its other lines behind "[k] ".
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <subutai/sched.h>
+#include <subutai/soc.h>
+
+#include "multi.h"
+
+#define MULTI_MAX_INSTANCES 32
+
+struct run {
+	const struct multi_instance *instance;
+	pthread_t thread;
+	uint64_t start, end;
+	int exit_code;
+	bool done;
+};
+
+static struct run runs[MULTI_MAX_INSTANCES];
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int finished; /* under done_lock */
+
+static void *run_instance(void *arg)
+{
+	struct run *run = arg;
+
+	run->start = subutai_cycles();
+	run->exit_code = run->instance->main();
+	run->end = subutai_cycles();
+	pthread_mutex_lock(&done_lock);
+	run->done = true;
+	finished++;
+	pthread_cond_signal(&done_cond);
+	pthread_mutex_unlock(&done_lock);
+	return NULL;
+}
+
+static int start(struct run *run, unsigned int k)
+{
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setcore_np(&attr, k % subutai_num_tiles());
+	pthread_attr_setstacksize(&attr, CONFIG_SUBUTAI_MAIN_STACK_SIZE);
+	int err = pthread_create(&run->thread, &attr, run_instance, run);
+
+	if (err != 0) {
+		printf("multi: cannot start instance %u (%s): error %d\n", k, run->instance->program,
+		       err);
+	}
+	return err;
+}
+
+/* Waits until every started instance has finished or the deadline (cycles, 0: none) passed. */
+static void wait_finished(unsigned int count, uint64_t deadline)
+{
+	pthread_mutex_lock(&done_lock);
+	while (finished < count) {
+		if (deadline == 0) {
+			pthread_cond_wait(&done_cond, &done_lock);
+			continue;
+		}
+		struct timespec until = {
+			.tv_sec = deadline / CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC,
+			.tv_nsec = deadline % CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC *
+				   (1000000000ull / CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC),
+		};
+		if (pthread_cond_timedwait(&done_cond, &done_lock, &until) == ETIMEDOUT) {
+			break;
+		}
+	}
+	pthread_mutex_unlock(&done_lock);
+}
+
+static void print_output(unsigned int k, const struct multi_instance *instance)
+{
+	static const char record[] = "@subutai {";
+	const char *text = instance->output;
+	const char *end = text + *instance->output_len;
+
+	while (text < end) {
+		const char *eol = memchr(text, '\n', end - text);
+		int len = (int)((eol ? eol : end) - text);
+
+		if (len >= (int)sizeof(record) - 1 && memcmp(text, record, sizeof(record) - 1) == 0) {
+			printf("@subutai {\"instance\":%u,%.*s\n", k, len - (int)(sizeof(record) - 1),
+			       text + sizeof(record) - 1);
+		} else {
+			printf("[%u] %.*s\n", k, len, text);
+		}
+		text += len + 1;
+	}
+}
+
+int main(void)
+{
+	unsigned int count = multi_instance_count;
+	bool oat = IS_ENABLED(CONFIG_SUBUTAI_SCHED_OAT);
+	struct subutai_sched_counts before, after;
+	unsigned int started = 0;
+
+	if (count > MULTI_MAX_INSTANCES) {
+		printf("multi: %u instances, at most %d\n", count, MULTI_MAX_INSTANCES);
+		return 2;
+	}
+	subutai_sched_counts(&before);
+	uint64_t set_start = subutai_cycles();
+	uint64_t deadline = CONFIG_SUBUTAI_MULTI_DEADLINE_MS == 0
+				    ? 0
+				    : set_start + (uint64_t)CONFIG_SUBUTAI_MULTI_DEADLINE_MS *
+							  (CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC / 1000);
+
+	for (unsigned int k = 0; k < count; k++) {
+		runs[k].instance = multi_instances[k];
+		if (start(&runs[k], k) != 0) {
+			break;
+		}
+		started++;
+		if (oat) {
+			wait_finished(started, deadline);
+			if (!runs[k].done) {
+				break;
+			}
+		}
+	}
+	if (!oat) {
+		wait_finished(started, deadline);
+	}
+	uint64_t set_end = set_start;
+	unsigned int done = 0;
+
+	for (unsigned int k = 0; k < started; k++) {
+		if (runs[k].done) {
+			pthread_join(runs[k].thread, NULL);
+			done++;
+			set_end = runs[k].end > set_end ? runs[k].end : set_end;
+		}
+	}
+	subutai_sched_counts(&after);
+	for (unsigned int k = 0; k < count; k++) {
+		const struct run *run = &runs[k];
+
+		printf("@subutai {\"event\":\"multi_instance\",\"instance\":%u,\"program\":\"%s\","
+		       "\"threads\":%u,\"started\":%s,\"finished\":%s,\"start\":%lu,\"end\":%lu,"
+		       "\"exit\":%d}\n",
+		       k, multi_instances[k]->program, multi_instances[k]->threads,
+		       k < started ? "true" : "false", run->done ? "true" : "false",
+		       (unsigned long)(k < started ? run->start - set_start : 0),
+		       (unsigned long)(run->done ? run->end - set_start : 0), run->exit_code);
+	}
+	printf("@subutai {\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
+	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
+	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu}\n",
+	       subutai_sched_policy(), subutai_sched_timeslot_us(), pthread_backend_np,
+	       subutai_num_tiles(), count, done, (unsigned long)(set_end - set_start),
+	       (unsigned long)(after.outside_cs - before.outside_cs),
+	       (unsigned long)(after.cs_csa - before.cs_csa),
+	       (unsigned long)(after.cs_rr - before.cs_rr));
+	for (unsigned int k = 0; k < count; k++) {
+		print_output(k, multi_instances[k]);
+	}
+	if (done < count) {
+		printf("multi: %u of %u instances did not finish\n", count - done, count);
+		exit(3);
+	}
+	for (unsigned int k = 0; k < count; k++) {
+		if (runs[k].exit_code != 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
