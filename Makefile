@@ -23,7 +23,7 @@ BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
-	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench clean
+	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -76,6 +76,9 @@ help:
 	@echo "                           (TWISTER_ARGS=\"-s subutai.pthreadtest.swonly\" and other options)"
 	@echo "make zephyr-bench          prodcons and the benchmark programs under Zephyr, both backends:"
 	@echo "                           results/zephyr_prodcons.* and results/zephyr_apps.*"
+	@echo "make bench-multi           several applications sharing the cores under Zephyr (TPDS'21 VII):"
+	@echo "                           OAT, RR and CSA at three timeslots, both backends, 8 tiles:"
+	@echo "                           results/multi.* (MULTI_ARGS=\"--tiles 16\": results/multi_16.*)"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
 
 setup:
@@ -188,6 +191,9 @@ zephyr-twister: | $(PYTHON)
 zephyr-bench: | $(PYTHON)
 	$(PYTHON) scripts/bench.py --os zephyr $(JOBS_ARG)
 	$(PYTHON) scripts/bench_apps.py --os zephyr --tiles 1 2 4 8 16 $(JOBS_ARG)
+
+bench-multi: | $(PYTHON)
+	$(PYTHON) scripts/bench_multi.py $(MULTI_ARGS) $(JOBS_ARG)
 
 clean:
 	rm -rf build

@@ -350,9 +350,15 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
             f.write("".join(f"{w:08x}\n" for w in content))
 
 
-def model_dir(mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None):
+#: Main RAM of a simulated SoC unless asked otherwise.
+DEFAULT_MAIN_RAM_SIZE = 1 * MiB
+
+
+def model_dir(mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None, main_ram_size=DEFAULT_MAIN_RAM_SIZE):
     default = mem_banks is None or mem_banks == default_mem_banks(mesh_x * mesh_y)
     suffix = "" if default else f"_mem{mem_banks}"
+    if main_ram_size != DEFAULT_MAIN_RAM_SIZE:
+        suffix += f"_ram{main_ram_size // MiB}m" if main_ram_size % MiB == 0 else f"_ram{main_ram_size // KiB}k"
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
@@ -362,7 +368,9 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None
     :func:`default_mem_banks`; 0: one RAM on the shared SoC bus)."""
     if mem_banks is None:
         mem_banks = default_mem_banks(mesh_x * mesh_y)
-    output_dir = output_dir or model_dir(mesh_x, mesh_y, cpu_variant, mem_banks)
+    output_dir = output_dir or model_dir(
+        mesh_x, mesh_y, cpu_variant, mem_banks, kwargs.get("main_ram_size", DEFAULT_MAIN_RAM_SIZE)
+    )
     kwargs["mem_banks"] = mem_banks
     with build_lock(output_dir):
         return _build_model(mesh_x, mesh_y, cpu_variant, output_dir=output_dir, **kwargs)
@@ -373,7 +381,7 @@ def _build_model(
     mesh_y=2,
     cpu_variant=SIM_CPU_VARIANT,
     tile_ram_size=16 * KiB,
-    main_ram_size=1 * MiB,
+    main_ram_size=DEFAULT_MAIN_RAM_SIZE,
     mem_banks=None,
     registered_uplinks=None,
     output_dir=None,

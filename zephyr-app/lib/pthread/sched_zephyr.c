@@ -91,6 +91,7 @@ static void count(enum request_kind kind)
 {
 	struct subutai_sched_counts *c = &shared_counts[rt_core()].counts;
 
+	c->requests++;
 	if (kind == REQUEST_OUTSIDE_CS) {
 		c->outside_cs++;
 	} else if (kind == REQUEST_CS_CSA) {
@@ -114,6 +115,7 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->outside_cs += c->outside_cs;
 		sum->cs_csa += c->cs_csa;
 		sum->cs_rr += c->cs_rr;
+		sum->requests += c->requests;
 	}
 #endif
 }
@@ -212,10 +214,17 @@ void subutai_sched_blocking(struct subutai_waiter *waiter)
 #endif /* CONFIG_SUBUTAI_SCHED_TRACK_CS */
 
 #if TS_US > 0
-/* The end of a timeslot on this core, in the timer interrupt. */
+/*
+ * The end of a timeslot on this core, in the timer interrupt. The running thread is the
+ * scheduler's, not k_current_get()'s: with CONFIG_CURRENT_THREAD_USE_TLS that is a thread-local
+ * copy a new thread sets in its first instructions (z_thread_entry()), so an interrupt that
+ * comes before would read a null thread (a load from address 0x74: no device answers there, and
+ * the core and the shared bus stalled until LiteX's bus timeout, a million cycles a word, 16 M
+ * cycles in all).
+ */
 static void timeslot_end(struct k_timer *timer)
 {
-	struct k_thread *running = k_current_get();
+	struct k_thread *running = k_sched_current_thread_query();
 	struct subutai_waiter *waiter = running->custom_data;
 	int prio = k_thread_priority_get(running);
 

@@ -173,12 +173,13 @@ int main(void)
 	}
 	printf("@subutai {\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
 	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
-	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu}\n",
+	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu,\"requests\":%lu}\n",
 	       subutai_sched_policy(), subutai_sched_timeslot_us(), pthread_backend_np,
 	       subutai_num_tiles(), count, done, (unsigned long)(set_end - set_start),
 	       (unsigned long)(after.outside_cs - before.outside_cs),
 	       (unsigned long)(after.cs_csa - before.cs_csa),
-	       (unsigned long)(after.cs_rr - before.cs_rr));
+	       (unsigned long)(after.cs_rr - before.cs_rr),
+	       (unsigned long)(after.requests - before.requests));
 	for (unsigned int k = 0; k < count; k++) {
 		print_output(k, multi_instances[k]);
 	}

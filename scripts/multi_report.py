@@ -1,0 +1,527 @@
+#!/usr/bin/env python3
+"""Reports of application sets sharing the cores (make bench-multi): TPDS'21 (Subutai) section VII.
+
+Reads the captures of zephyr-app/apps/multi (one run per set, backend, policy and timeslot: its
+``multi_set`` and ``multi_instance`` records, each instance's harness records and checksum line)
+and computes, per run, the makespan, each application's turnaround and slowdown, the unfairness
+(Eq. 1), the weighted speed-up (seed 002's throughput metric) and Table VII's schedule requests.
+
+An application's time alone is its own duration in the one-application-at-a-time (oat) run of the
+same set and backend: the same image runs it with the machine to itself.
+
+Usage: python scripts/multi_report.py [results/multi_capture.txt] rewrites results/multi.* from a
+capture.
+"""
+
+import json
+import os
+import re
+import statistics
+import sys
+
+from scripts.capture import CaptureError, parse_lines
+from scripts.apps_report import CHECKSUM_RE
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+
+#: Sets of TPDS'21 Fig. 13 scaled to the tile count: {tiles: {set: [program, ...]}}; the mix keeps
+#: the paper's order (bodytrack, x264, streamcluster) and shares (3/2/3 of eight).
+SETS = {
+    8: {
+        "bodytrack": ["bodytrack"] * 4,
+        "streamcluster": ["streamcluster"] * 4,
+        "x264": ["x264"] * 4,
+        "mix": ["bodytrack", "x264", "streamcluster", "streamcluster"],
+    },
+    16: {
+        "bodytrack": ["bodytrack"] * 8,
+        "streamcluster": ["streamcluster"] * 8,
+        "x264": ["x264"] * 8,
+        "mix": ["bodytrack"] * 3 + ["x264"] * 2 + ["streamcluster"] * 3,
+    },
+}
+POLICIES = ("oat", "rr", "csa", "csa-nolimit")
+BACKEND_NAMES = {"swonly": "SW-only", "subutai": "Subutai"}
+
+#: TPDS'21 Fig. 13 (lines a, c): Subutai over SW-only under OAT, and CSA over OAT (Subutai), per set
+#: of eight 64-thread applications on 64 cores.
+PAPER_SUBUTAI_OVER_SWONLY_OAT = {"bodytrack": 1.86, "streamcluster": 2.13, "x264": 1.07, "mix": 1.91}
+PAPER_CSA_OVER_OAT = {"bodytrack": 1.58, "streamcluster": 2.69, "x264": 4.61, "mix": 2.09}
+#: TPDS'21 Table X: unfairness, {set: (SW-only RR, SW-only CSA, Subutai RR, Subutai CSA)}.
+PAPER_UNFAIRNESS = {
+    "bodytrack": (1.04, 1.04, 1.16, 1.15),
+    "streamcluster": (1.11, 1.11, 1.19, 1.19),
+    "x264": (1.27, 1.24, 1.12, 1.20),
+    "mix": (2.00, 1.71, 1.88, 1.83),
+}
+#: TPDS'21 Table VII (1 ms timeslot): schedule requests outside critical sections, inside them
+#: under CSA, inside them under RR after CSALimit.
+PAPER_TABLE_VII = {"bodytrack x4": (305517, 15267, 1558), "bodytrack x8": (323379, 15274, 1274)}
+
+CSV_FIELDS = [
+    "set",
+    "tiles",
+    "backend",
+    "policy",
+    "ts_ms",
+    "makespan",
+    "unfairness",
+    "weighted_speedup",
+    "req_outside_cs",
+    "req_cs_csa",
+    "req_cs_rr",
+    "checksums_ok",
+    "instances",
+    "finished",
+    "speedup_over_oat",
+]
+APP_FIELDS = [
+    "set",
+    "tiles",
+    "backend",
+    "policy",
+    "ts_ms",
+    "instance",
+    "program",
+    "threads",
+    "start",
+    "turnaround",
+    "alone",
+    "slowdown",
+    "checksum",
+    "checksum_ok",
+]
+
+#: Goal: CSA's makespan never more than this much above RR's (percent).
+CSA_OVER_RR_GOAL = 2.0
+#: Goal: Subutai + CSA over SW-only + RR on the mix.
+MIX_GOAL = 2.0
+
+
+def set_runs(lines):
+    """The runs of a capture, in order: each {"set": record, "instances": [record, ...], "output":
+    {instance: {"checksum": (program, value), "run": record}}, "label": {...}}. A run starts at a
+    ``multi_label`` record the benchmark adds before each run's output."""
+    runs, current = [], None
+    instance_line = re.compile(r"^\[(\d+)\] (.*)$")
+    for number, line in enumerate(lines, 1):
+        m = instance_line.match(line)
+        if m:
+            c = CHECKSUM_RE.match(m.group(2))
+            if c and current is not None:
+                current["output"].setdefault(int(m.group(1)), {})["checksum"] = (c.group(1), c.group(2))
+            continue
+        if "@subutai " not in line:
+            continue
+        try:
+            (record,) = parse_lines([line])
+        except CaptureError as e:
+            raise CaptureError(f"line {number}: {e}") from None
+        event = record.get("event")
+        if event == "multi_label":
+            current = {"label": record, "set": None, "instances": [], "output": {}}
+            runs.append(current)
+        elif current is None:
+            raise CaptureError(f"line {number}: a record before any run's label: {line.strip()}")
+        elif event == "multi_instance":
+            current["instances"].append(record)
+        elif event == "multi_set":
+            current["set"] = record
+        elif event == "run" and "instance" in record:
+            current["output"].setdefault(record["instance"], {})["run"] = record
+    for run in runs:
+        if run["set"] is None:
+            raise CaptureError(f"run {run['label']}: no multi_set record (the run did not end)")
+    return runs
+
+
+def label_record(set_name, tiles, backend, policy, ts_us):
+    """The line the benchmark writes before a run's output in the capture."""
+    return "@subutai " + json.dumps(
+        {
+            "event": "multi_label",
+            "set": set_name,
+            "tiles": tiles,
+            "backend": backend,
+            "policy": policy,
+            "ts_us": ts_us,
+        },
+        separators=(",", ":"),
+    )
+
+
+def alone_times(runs):
+    """{(set, tiles, backend): {program: cycles}}: each program's mean duration in the oat run."""
+    alone = {}
+    for run in runs:
+        label = run["label"]
+        if label["policy"] != "oat":
+            continue
+        durations = {}
+        for inst in run["instances"]:
+            if inst["finished"]:
+                durations.setdefault(inst["program"], []).append(inst["end"] - inst["start"])
+        alone[(label["set"], label["tiles"], label["backend"])] = {
+            p: statistics.mean(d) for p, d in durations.items()
+        }
+    return alone
+
+
+def metrics(runs, reference):
+    """(rows, app_rows) of multi.csv and multi_apps.csv. ``reference`` {program: checksum} is the
+    host build's; a missing oat run of a set and backend is an error (no time alone)."""
+    alone = alone_times(runs)
+    oat_makespan = {
+        (r["label"]["set"], r["label"]["tiles"], r["label"]["backend"]): r["set"]["makespan"]
+        for r in runs
+        if r["label"]["policy"] == "oat"
+    }
+    rows, app_rows = [], []
+    for run in runs:
+        label, record = run["label"], run["set"]
+        key = (label["set"], label["tiles"], label["backend"])
+        if key not in alone:
+            raise CaptureError(f"{label}: no oat run of this set and backend (the times alone)")
+        ts_ms = label["ts_us"] / 1000
+        slowdowns, weighted, all_ok = [], 0.0, record["finished"] == record["instances"]
+        for inst in run["instances"]:
+            k, program = inst["instance"], inst["program"]
+            out = run["output"].get(k, {})
+            checksum = out.get("checksum", (None, None))[1]
+            ok = (
+                inst["finished"]
+                and inst["exit"] == 0
+                and checksum is not None
+                and checksum == reference.get(program)
+            )
+            all_ok = all_ok and ok
+            turnaround = inst["end"] if inst["finished"] else None
+            t_alone = alone[key].get(program)
+            slowdown = turnaround / t_alone if turnaround and t_alone else None
+            if slowdown:
+                slowdowns.append(slowdown)
+                weighted += 1 / slowdown
+            app_rows.append(
+                [
+                    label["set"],
+                    label["tiles"],
+                    label["backend"],
+                    label["policy"],
+                    f"{ts_ms:g}",
+                    k,
+                    program,
+                    inst["threads"],
+                    inst["start"],
+                    turnaround if turnaround is not None else "",
+                    round(t_alone) if t_alone else "",
+                    f"{slowdown:.3f}" if slowdown else "",
+                    checksum or "",
+                    "yes" if ok else "no",
+                ]
+            )
+        unfairness = max(slowdowns) / min(slowdowns) if slowdowns else None
+        rows.append(
+            [
+                label["set"],
+                label["tiles"],
+                label["backend"],
+                label["policy"],
+                f"{ts_ms:g}",
+                record["makespan"],
+                f"{unfairness:.3f}" if unfairness else "",
+                f"{weighted:.3f}",
+                record["req_outside_cs"],
+                record["req_cs_csa"],
+                record["req_cs_rr"],
+                "yes" if all_ok else "no",
+                record["instances"],
+                record["finished"],
+                f"{oat_makespan[key] / record['makespan']:.3f}",
+            ]
+        )
+    return rows, app_rows
+
+
+def _row(rows, **match):
+    index = {f: i for i, f in enumerate(CSV_FIELDS)}
+    found = [r for r in rows if all(str(r[index[k]]) == str(v) for k, v in match.items())]
+    return found[0] if found else None
+
+
+def _val(row, field):
+    return None if row is None or row[CSV_FIELDS.index(field)] == "" else float(row[CSV_FIELDS.index(field)])
+
+
+def goals(rows, tiles):
+    """Rows of the goal table: per set, Subutai + CSA against SW-only + RR, CSA against RR."""
+    out, met = [], True
+    sets = [s for s in SETS[tiles] if any(r[0] == s and r[1] == tiles for r in rows)]
+    ts_values = sorted({r[4] for r in rows if r[1] == tiles and r[3] == "rr"}, key=float)
+    for s in sets:
+        for ts in ts_values:
+            sw_rr = _row(rows, set=s, tiles=tiles, backend="swonly", policy="rr", ts_ms=ts)
+            for backend in ("subutai", "swonly"):
+                rr = _row(rows, set=s, tiles=tiles, backend=backend, policy="rr", ts_ms=ts)
+                csa = _row(rows, set=s, tiles=tiles, backend=backend, policy="csa", ts_ms=ts)
+                if rr is None or csa is None:
+                    continue
+                over_sw = (
+                    _val(sw_rr, "makespan") / _val(csa, "makespan")
+                    if sw_rr and backend == "subutai"
+                    else None
+                )
+                worse = 100 * (_val(csa, "makespan") / _val(rr, "makespan") - 1)
+                unfair_ok = _val(csa, "unfairness") <= _val(rr, "unfairness")
+                need = MIX_GOAL if s == "mix" else 1.0
+                ok = (over_sw is None or over_sw > need or (s != "mix" and over_sw > 1.0)) and (
+                    worse <= CSA_OVER_RR_GOAL and unfair_ok
+                )
+                met = met and ok
+                out.append(
+                    [
+                        s,
+                        ts,
+                        BACKEND_NAMES[backend],
+                        f"{over_sw:.2f}×" if over_sw else "",
+                        f"{worse:+.1f} %",
+                        f"{_val(rr, 'unfairness'):.3f} / {_val(csa, 'unfairness'):.3f}",
+                        "yes" if ok else "**no**",
+                    ]
+                )
+    return out, met
+
+
+def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
+    """Write results/<name>.{csv,md,png} and <name>_apps.csv; return the console table."""
+    rows, app_rows = metrics(runs, reference)
+    save_csv(name, CSV_FIELDS, rows, results_dir)
+    save_csv(f"{name}_apps", APP_FIELDS, app_rows, results_dir)
+    tiles_list = sorted({r[1] for r in rows})
+    header = [
+        "set",
+        "tiles",
+        "backend",
+        "policy",
+        "TS (ms)",
+        "makespan",
+        "over OAT",
+        "unfairness",
+        "weighted speed-up",
+        "req. not CS",
+        "req. CS (CSA)",
+        "req. CS (RR)",
+        "checksums",
+    ]
+    table = [
+        [
+            r[0],
+            r[1],
+            BACKEND_NAMES[r[2]],
+            r[3],
+            r[4],
+            r[5],
+            f"{float(r[14]):.2f}×",
+            r[6],
+            r[7],
+            r[8],
+            r[9],
+            r[10],
+            r[11],
+        ]
+        for r in rows
+    ]
+    lines = [
+        "# Several applications at once: OAT, RR and CSA scheduling (TPDS'21 section VII)\n",
+        "Zephyr on every tile, each application one thread per tile (a set of N puts N threads on "
+        "every core), programs at `-i simsmall -s 1`. Times in cycles at 100 MHz (1 ms = 100,000 "
+        "cycles). Makespan: from the set's start to its last application's end; an application's "
+        "time alone is its own duration in the OAT run of the same set and backend; slowdown = "
+        "turnaround / time alone; unfairness = largest / smallest slowdown (Eq. 1); weighted "
+        "speed-up = sum of time alone / turnaround. Schedule requests (Table VII): a timeslot's end "
+        "while an application thread runs, and each block of one, by what it held.\n",
+        "## All runs (Fig. 13's makespans)\n",
+        markdown_table(header, table),
+    ]
+    for tiles in tiles_list:
+        goal_rows, met = goals(rows, tiles)
+        lines += [
+            f"\n## Goals, {tiles} tiles\n",
+            "Subutai + CSA over SW-only + RR in makespan (goal: faster on every set, at least "
+            f"{MIX_GOAL:g}× on the mix); CSA's makespan against RR's (goal: at most +{CSA_OVER_RR_GOAL:g} %); "
+            "unfairness RR / CSA (goal: CSA's at most RR's).\n",
+            markdown_table(
+                [
+                    "set",
+                    "TS (ms)",
+                    "backend",
+                    "Subutai+CSA over SW-only+RR",
+                    "CSA vs RR makespan",
+                    "unfairness RR / CSA",
+                    "met",
+                ],
+                goal_rows,
+            ),
+            f"\nAll goals met at {tiles} tiles: {'yes' if met else 'no'}.\n",
+        ]
+        paper = []
+        for s in SETS[tiles]:
+            oat_sw = _val(_row(rows, set=s, tiles=tiles, backend="swonly", policy="oat"), "makespan")
+            oat_hw = _val(_row(rows, set=s, tiles=tiles, backend="subutai", policy="oat"), "makespan")
+            csa = [
+                _val(r, "makespan")
+                for r in rows
+                if r[0] == s and r[1] == tiles and r[2] == "subutai" and r[3] == "csa"
+            ]
+            if not (oat_sw and oat_hw and csa):
+                continue
+            paper.append(
+                [
+                    s,
+                    f"{oat_sw / oat_hw:.2f}×",
+                    f"{PAPER_SUBUTAI_OVER_SWONLY_OAT[s]:.2f}×",
+                    f"{oat_hw / min(csa):.2f}×",
+                    f"{PAPER_CSA_OVER_OAT[s]:.2f}×",
+                ]
+            )
+        lines += [
+            f"\n## Fig. 13 beside the paper's, {tiles} tiles\n",
+            "The paper: sets of eight 64-thread applications on 64 cores, simulated from traces; CSA "
+            "over OAT with Subutai (ours: the best timeslot).\n",
+            markdown_table(
+                ["set", "Subutai over SW-only, OAT", "paper", "CSA over OAT (Subutai)", "paper"], paper
+            ),
+        ]
+        unfair = []
+        for s in SETS[tiles]:
+            ts_values = sorted(
+                {r[4] for r in rows if r[0] == s and r[1] == tiles and r[3] == "csa"}, key=float
+            )
+            for ts in ts_values:
+                vals = [
+                    _val(_row(rows, set=s, tiles=tiles, backend=b, policy=p, ts_ms=ts), "unfairness")
+                    for b in ("swonly", "subutai")
+                    for p in ("rr", "csa")
+                ]
+                unfair.append(
+                    [s, ts]
+                    + [f"{v:.3f}" if v else "" for v in vals]
+                    + [" / ".join(f"{v:.2f}" for v in PAPER_UNFAIRNESS[s])]
+                )
+        lines += [
+            f"\n## Table X: unfairness, {tiles} tiles\n",
+            markdown_table(
+                [
+                    "set",
+                    "TS (ms)",
+                    "SW-only RR",
+                    "SW-only CSA",
+                    "Subutai RR",
+                    "Subutai CSA",
+                    "paper (same order)",
+                ],
+                unfair,
+            ),
+        ]
+        requests = []
+        for r in rows:
+            if r[1] == tiles and r[3] in ("csa", "csa-nolimit"):
+                total = r[8] + r[9] + r[10]
+                requests.append(
+                    [
+                        r[0],
+                        BACKEND_NAMES[r[2]],
+                        r[3],
+                        r[4],
+                        r[8],
+                        r[9],
+                        r[10],
+                        f"{100 * (r[9] + r[10]) / total:.1f} %" if total else "",
+                    ]
+                )
+        lines += [
+            f"\n## Table VII: schedule requests under CSA, {tiles} tiles\n",
+            "Paper (64 cores, 1 ms): "
+            + "; ".join(f"{k}: {a:,} / {b:,} / {c:,}" for k, (a, b, c) in PAPER_TABLE_VII.items())
+            + " (not CS / CS under CSA / CS under RR).\n",
+            markdown_table(
+                ["set", "backend", "policy", "TS (ms)", "not CS", "CS (CSA)", "CS (RR)", "share in CS"],
+                requests,
+            ),
+        ]
+    with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
+        f.write("\n".join(lines))
+    plot(rows, os.path.join(results_dir, f"{name}.png"))
+    return console_table(header, table)
+
+
+def plot(rows, path):
+    """Fig. 13's form: makespan per set, policy (and timeslot) and backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tiles_list = sorted({r[1] for r in rows})
+    sets = [s for s in ("bodytrack", "streamcluster", "x264", "mix") if any(r[0] == s for r in rows)]
+    fig, axes = plt.subplots(
+        len(tiles_list), len(sets), figsize=(4 * len(sets), 3.6 * len(tiles_list)), squeeze=False
+    )
+    for i, tiles in enumerate(tiles_list):
+        for j, s in enumerate(sets):
+            ax = axes[i][j]
+            mine = [r for r in rows if r[0] == s and r[1] == tiles]
+            configs = []
+            for r in mine:
+                c = (POLICIES.index(r[3]), float(r[4]), r[3] if r[3] == "oat" else f"{r[3]}\n{r[4]} ms")
+                if c not in configs:
+                    configs.append(c)
+            configs.sort()
+            width = 0.4
+            for k, backend in enumerate(("swonly", "subutai")):
+                ys = [
+                    _val(
+                        _row(
+                            rows,
+                            set=s,
+                            tiles=tiles,
+                            backend=backend,
+                            policy=c[2].split("\n")[0],
+                            ts_ms=f"{c[1]:g}",
+                        ),
+                        "makespan",
+                    )
+                    or 0
+                    for c in configs
+                ]
+                ax.bar(
+                    [x + (k - 0.5) * width for x in range(len(configs))],
+                    [y / 1e6 for y in ys],
+                    width,
+                    label=BACKEND_NAMES[backend],
+                )
+            ax.set_xticks(range(len(configs)))
+            ax.set_xticklabels([c[2] for c in configs], fontsize=6)
+            ax.set_title(f"{s} ×{len(SETS[tiles][s])}, {tiles} tiles", fontsize=9)
+            ax.set_ylabel("makespan (M cycles)")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "multi_capture.txt")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    from scripts import host_programs
+
+    reference = {}
+    for name, exe in host_programs.build(["bodytrack", "streamcluster", "x264"]).items():
+        reference[name] = host_programs.checksum(host_programs.run(exe, "-t 1 -i simsmall -s 1"), name)
+    try:
+        print(report(set_runs(lines), reference, os.path.dirname(os.path.abspath(path))))
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Several applications sharing the cores under Zephyr (zephyr-app/apps/multi, the scheduling
+policies of zephyr-app/lib/pthread/sched_zephyr.c; TPDS'21 section VII).
+
+A small set (two instances each of two programs on 2x2 tiles) under every policy with both
+backends: every instance's checksum equals the host build's, and the schedule requests add up;
+a deadlocked application (tests/programs/cs_spin: a thread spinning in its critical section for
+ever) does not keep the other application of its set from finishing under CSA, because CSALimit
+sends the spinner back to round robin, and does keep it from finishing without the limit. The
+report's metrics are checked on a capture of known figures. Builds need a Zephyr tree
+(ZEPHYR_BASE); without one those tests are skipped with the reason.
+"""
+
+import os
+
+import pytest
+
+from gateware.build import ROOT
+from scripts import host_programs
+from scripts.capture import CaptureError, parse_lines
+from scripts.multi_report import CSV_FIELDS, label_record, metrics, set_runs
+from tests.test_zephyr import needs_zephyr
+
+pytestmark = pytest.mark.zephyr
+
+SMALL_SET = ["bodytrack", "streamcluster", "bodytrack", "streamcluster"]
+TEST_ARGS = "-i test -s 1"
+CS_SPIN = os.path.join(ROOT, "tests", "programs", "cs_spin")
+#: Timeslot of the tests (us): short beside the test input's runs, so threads rotate many times.
+TS_US = 100
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """Checksums of the host build for the test input."""
+    exes = host_programs.build(["bodytrack", "streamcluster"])
+    return {
+        p: host_programs.checksum(host_programs.run(exe, f"-t 1 {TEST_ARGS}"), p) for p, exe in exes.items()
+    }
+
+
+def run_set(sim, programs, backend, policy, ts_us=TS_US, extra_conf=(), max_cycles=60_000_000):
+    from scripts.bench_multi import build_set
+
+    model = sim.model(2, 2)
+    image = build_set(model, programs, backend, policy, ts_us, TEST_ARGS, extra_conf)
+    result = model.run(image, max_cycles=max_cycles)
+    lines = [label_record("test", 4, backend, policy, ts_us)] + result.output.splitlines()
+    return result, set_runs(lines)[0]
+
+
+def checksums(run):
+    return {k: o.get("checksum", (None, None)) for k, o in run["output"].items()}
+
+
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+@pytest.mark.parametrize("policy", ["oat", "rr", "csa", "csa-nolimit"])
+def test_small_set_under_every_policy(sim, reference, backend, policy):
+    result, run = run_set(sim, SMALL_SET, backend, policy)
+    assert result.exit_code == 0, result.output[-3000:]
+    record = run["set"]
+    assert record["policy"] == policy and record["ts_us"] == TS_US and record["backend"] == backend
+    assert record["finished"] == record["instances"] == len(SMALL_SET)
+    for k, (program, value) in checksums(run).items():
+        assert program == SMALL_SET[k] and value == reference[program], (k, program, value)
+    assert len(checksums(run)) == len(SMALL_SET)
+    # Every request is in exactly one of Table VII's columns (the total is counted apart).
+    counts = record["req_outside_cs"], record["req_cs_csa"], record["req_cs_rr"]
+    assert sum(counts) == record["requests"] > 0
+    if policy in ("oat", "rr"):
+        assert record["req_cs_csa"] == 0
+    if policy == "csa-nolimit":
+        assert record["req_cs_rr"] == 0
+    instances = run["instances"]
+    starts = sorted(i["start"] for i in instances)
+    if policy == "oat":
+        # One at a time, in order: each starts once the one before has ended.
+        for a, b in zip(instances, instances[1:]):
+            assert b["start"] >= a["end"]
+    else:
+        # Together: every instance starts before any ends.
+        assert starts[-1] < min(i["end"] for i in instances)
+    assert record["makespan"] == max(i["end"] for i in instances)
+
+
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+def test_csa_limit_returns_a_spinning_holder_to_round_robin(sim, reference, backend):
+    """cs_spin's main thread holds its mutex for ever on core 1, beside a thread of streamcluster:
+    CSA keeps it on the core for CSALimit = (2 - 1) x 2 x TS, then round robin lets streamcluster
+    run, so it finishes; the launcher's deadline ends the run with cs_spin unfinished (exit 3)."""
+    conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=40"]
+    result, run = run_set(sim, ["streamcluster", CS_SPIN], backend, "csa", extra_conf=conf)
+    assert result.exit_code == 3, result.output[-3000:]
+    stream, spin = run["instances"]
+    assert stream["finished"] and stream["exit"] == 0
+    assert checksums(run)[0] == ("streamcluster", reference["streamcluster"])
+    assert not spin["finished"]
+    record = run["set"]
+    assert record["finished"] == 1
+    # The spinner passed its limit: its later timeslots ended under round robin.
+    assert record["req_cs_rr"] > 0
+    assert record["req_cs_csa"] > 0
+
+
+@needs_zephyr
+def test_without_the_limit_a_deadlocked_application_stops_the_others(sim):
+    conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=40"]
+    result, run = run_set(sim, ["streamcluster", CS_SPIN], "subutai", "csa-nolimit", extra_conf=conf)
+    assert result.exit_code == 3, result.output[-3000:]
+    assert [i["finished"] for i in run["instances"]] == [False, False]
+    assert run["set"]["req_cs_rr"] == 0
+
+
+@needs_zephyr
+def test_round_robin_also_lets_the_others_finish(sim, reference):
+    conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=40"]
+    result, run = run_set(sim, ["streamcluster", CS_SPIN], "subutai", "rr", extra_conf=conf)
+    assert result.exit_code == 3, result.output[-3000:]
+    assert [i["finished"] for i in run["instances"]] == [True, False]
+    assert checksums(run)[0] == ("streamcluster", reference["streamcluster"])
+
+
+# Always: the report's metrics from a capture of known figures ------------------------------------
+
+
+def _capture(policy, ends, starts=None, set_name="mix", makespan=None, checksum="0x00000001"):
+    programs = ["bodytrack", "x264"]
+    starts = starts or [0, 0]
+    lines = [label_record(set_name, 8, "subutai", policy, 500)]
+    for k, (p, s, e) in enumerate(zip(programs, starts, ends)):
+        lines.append(
+            '@subutai {"event":"multi_instance","instance":%d,"program":"%s","threads":8,"started":true,'
+            '"finished":true,"start":%d,"end":%d,"exit":0}' % (k, p, s, e)
+        )
+    lines.append(
+        '@subutai {"event":"multi_set","policy":"%s","ts_us":500,"backend":"subutai","tiles":8,"instances":2,'
+        '"finished":2,"makespan":%d,"req_outside_cs":10,"req_cs_csa":2,"req_cs_rr":1,"requests":13}'
+        % (policy, makespan or max(ends))
+    )
+    for k, p in enumerate(programs):
+        lines.append(f"[{k}] {p}: checksum {checksum}")
+    return lines
+
+
+def test_metrics_of_a_known_capture():
+    # Alone (oat): bodytrack 100, x264 200 (one after the other).
+    lines = _capture("oat", [100, 300], starts=[0, 100]) + _capture("rr", [150, 400])
+    rows, app_rows = metrics(set_runs(lines), {"bodytrack": "0x00000001", "x264": "0x00000001"})
+    f = {name: i for i, name in enumerate(CSV_FIELDS)}
+    oat, rr = rows
+    assert oat[f["makespan"]] == 300 and rr[f["makespan"]] == 400
+    # rr: slowdowns 150/100 = 1.5 and 400/200 = 2: unfairness 2/1.5, weighted speed-up 1/1.5 + 1/2.
+    assert float(rr[f["unfairness"]]) == pytest.approx(2 / 1.5, abs=1e-3)
+    assert float(rr[f["weighted_speedup"]]) == pytest.approx(1 / 1.5 + 0.5, abs=1e-3)
+    assert float(rr[f["speedup_over_oat"]]) == pytest.approx(0.75, abs=1e-3)
+    assert rr[f["checksums_ok"]] == "yes" and rr[f["ts_ms"]] == "0.5"
+    assert (rr[f["req_outside_cs"]], rr[f["req_cs_csa"]], rr[f["req_cs_rr"]]) == (10, 2, 1)
+    assert len(app_rows) == 4
+    # A wrong checksum is reported, not passed.
+    rows, _ = metrics(set_runs(lines), {"bodytrack": "0x00000002", "x264": "0x00000001"})
+    assert rows[1][f["checksums_ok"]] == "no"
+
+
+def test_a_run_without_its_set_record_is_an_error():
+    lines = _capture("oat", [100, 300])[:-3]
+    with pytest.raises(CaptureError, match="did not end"):
+        set_runs(lines)
+    with pytest.raises(CaptureError, match="no oat run"):
+        metrics(set_runs(_capture("rr", [100, 300])), {})
+    assert parse_lines(lines[:1])[0]["event"] == "multi_label"
