@@ -6,6 +6,7 @@
 #   python3 boards/zephyr.py --tiles 4 --app pthreadtest                 # every primitive
 #   python3 boards/zephyr.py --tiles 4 --app program --program x264 --args "-i test"
 #   python3 boards/zephyr.py --tiles 4 --app program --program prodcons --backend swonly
+#   python3 boards/zephyr.py --tiles 8 --app multi --set "bodytrack x264" --policy csa --ts-us 500
 #
 # Needs a Zephyr tree (ZEPHYR_BASE, e.g. a west workspace's zephyr/) and a RISC-V toolchain: the
 # Zephyr SDK (ZEPHYR_SDK_INSTALL_DIR) or, by default, Debian's riscv64-unknown-elf-gcc through
@@ -18,7 +19,14 @@ import sys
 from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
-from soc.zephyr import build_app, require_zephyr, zephyr_apps
+from soc.zephyr import (
+    MULTI_MAIN_RAM_SIZE,
+    SCHED_POLICIES,
+    build_app,
+    build_multi,
+    require_zephyr,
+    zephyr_apps,
+)
 
 
 def main():
@@ -44,6 +52,19 @@ def main():
     )
     parser.add_argument(
         "--args", default="", metavar="'ARGS'", help="Arguments of a benchmark program after '-t <tiles>'."
+    )
+    parser.add_argument(
+        "--set",
+        default=None,
+        metavar="'P1 P2 ...'",
+        help="With --app multi: the applications of the set (programs of firmware/programs/, each "
+        "optionally :threads; --args are their arguments).",
+    )
+    parser.add_argument(
+        "--policy", choices=SCHED_POLICIES, default="rr", help="With --app multi: scheduling policy."
+    )
+    parser.add_argument(
+        "--ts-us", type=int, default=1000, help="With --app multi: timeslot in microseconds (default 1000)."
     )
     parser.add_argument("--backend", choices=BACKENDS, default="subutai", help="PThreads backend.")
     parser.add_argument(
@@ -81,8 +102,12 @@ def main():
             f"--program {args.program}: give a program of firmware/programs/ "
             f"({', '.join(benchmark_programs())}) or an application of firmware/apps/"
         )
-    if args.app != "program" and (args.program or args.args):
-        parser.error("--program and --args only apply to --app program")
+    if args.app == "multi" and not args.set:
+        parser.error("--app multi needs --set 'P1 P2 ...' (programs of firmware/programs/)")
+    if args.app != "multi" and args.set:
+        parser.error("--set only applies to --app multi")
+    if args.app not in ("program", "multi") and (args.program or args.args):
+        parser.error("--program and --args only apply to --app program (--args also to --app multi)")
     if "'" in args.args or '"' in args.args:
         parser.error("--args: no quotes allowed")
     for c in args.conf:
@@ -90,11 +115,23 @@ def main():
             parser.error(f"--conf {c}: expected CONFIG_NAME=VALUE")
     require_zephyr()
 
-    model = build_model(mesh_x, mesh_y)
     try:
-        image = build_app(
-            model, args.app, args.backend, args.program, args.args, args.conf, program_dir=args.program_dir
-        )
+        if args.app == "multi":
+            model = build_model(mesh_x, mesh_y, main_ram_size=MULTI_MAIN_RAM_SIZE)
+            image = build_multi(
+                model, args.set.split(), args.backend, args.policy, args.ts_us, args.args, args.conf
+            )
+        else:
+            model = build_model(mesh_x, mesh_y)
+            image = build_app(
+                model,
+                args.app,
+                args.backend,
+                args.program,
+                args.args,
+                args.conf,
+                program_dir=args.program_dir,
+            )
     except (RuntimeError, ValueError) as e:
         sys.exit(f"error: {e}")
     if args.build_only:

@@ -23,7 +23,6 @@ from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import build_model, stop_runs_on_sigterm
-from soc.subutai_soc import MiB
 from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.capture import CaptureError
@@ -31,8 +30,6 @@ from scripts.jobs import add_jobs_argument, run_all
 from scripts.multi_report import SETS, label_record, report, set_runs
 from scripts.results import RESULTS_DIR, save_capture
 
-#: Main RAM of the sets' SoCs: 8 applications of 17 threads (8 KiB stacks) and their data.
-MAIN_RAM_SIZE = 4 * MiB
 MAX_CYCLES = 400_000_000
 DEFAULT_TS_MS = (0.1, 0.5, 2.0)
 PROGRAM_ARGS = "-i simsmall -s 1"
@@ -40,24 +37,6 @@ PROGRAM_ARGS = "-i simsmall -s 1"
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def policy_conf(policy, ts_us):
-    """Kconfig settings of a policy and timeslot (zephyr-app/lib/Kconfig, SUBUTAI_SCHED)."""
-    conf = [f"CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US={ts_us}"]
-    if policy == "csa-nolimit":
-        return conf + ["CONFIG_SUBUTAI_SCHED_CSA=y", "CONFIG_SUBUTAI_SCHED_CSA_LIMIT=n"]
-    return conf + [f"CONFIG_SUBUTAI_SCHED_{policy.upper()}=y"]
-
-
-def build_set(model, programs, backend, policy, ts_us, program_args=PROGRAM_ARGS, extra_conf=()):
-    """The image of a set (a list of programs or program directories) for one policy and timeslot."""
-    from soc.zephyr import build_app
-
-    conf = [f"MULTI_SET={' '.join(programs)}", f"MULTI_ARGS={program_args}"]
-    return build_app(
-        model, "multi", backend, conf=conf + policy_conf(policy, ts_us) + list(extra_conf), log=log
-    )
 
 
 def configurations(ts_ms):
@@ -74,11 +53,13 @@ def configurations(ts_ms):
 
 def run_sets(tiles, sets, backends, ts_ms, jobs):
     """Run every set with every backend and configuration; return the capture's lines."""
-    model = build_model(*mesh_shape(tiles), SIM_CPU_VARIANT, main_ram_size=MAIN_RAM_SIZE, log=log)
+    from soc.zephyr import MULTI_MAIN_RAM_SIZE, build_multi
+
+    model = build_model(*mesh_shape(tiles), SIM_CPU_VARIANT, main_ram_size=MULTI_MAIN_RAM_SIZE, log=log)
 
     def run(set_name, backend, policy, ts_us):
         programs = SETS[tiles][set_name]
-        image = build_set(model, programs, backend, policy, ts_us)
+        image = build_multi(model, programs, backend, policy, ts_us, PROGRAM_ARGS, log=log)
         what = f"{set_name} x{len(programs)}, {backend}, {policy} TS {ts_us / 1000:g} ms, {tiles} tiles"
         lines = run_checked(model, image, what, MAX_CYCLES, "bench-multi")
         return [label_record(set_name, tiles, backend, policy, ts_us)] + lines

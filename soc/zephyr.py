@@ -153,3 +153,34 @@ def _run(cmd, env, out_dir, stage):
         with open(log_path) as f:
             tail = "".join(f.readlines()[-25:])
         raise RuntimeError(f"Zephyr {stage} failed (log: {log_path}):\n{tail}")
+
+
+#: Scheduling policies of an application set (zephyr-app/lib/Kconfig, SUBUTAI_SCHED).
+SCHED_POLICIES = ("oat", "rr", "csa", "csa-nolimit")
+#: Main RAM of the SoCs that run application sets: up to 8 applications of 17 threads (8 KiB
+#: stacks) and their data.
+MULTI_MAIN_RAM_SIZE = 4 * 1024 * 1024
+
+
+def sched_conf(policy, ts_us):
+    """Kconfig settings of a scheduling policy and timeslot (microseconds)."""
+    if policy not in SCHED_POLICIES:
+        raise ValueError(f"scheduling policy {policy!r}: one of {', '.join(SCHED_POLICIES)}")
+    if not 1 <= ts_us <= 1_000_000 or 1_000_000 % ts_us:
+        raise ValueError(f"timeslot {ts_us} us: 1 us to 1 s, dividing a second")
+    conf = [f"CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US={ts_us}"]
+    if policy == "csa-nolimit":
+        return conf + ["CONFIG_SUBUTAI_SCHED_CSA=y", "CONFIG_SUBUTAI_SCHED_CSA_LIMIT=n"]
+    return conf + [f"CONFIG_SUBUTAI_SCHED_{policy.upper()}=y"]
+
+
+def build_multi(model, programs, backend, policy, ts_us, program_args="", conf=(), log=print):
+    """Build zephyr-app/apps/multi for a set of applications (programs of firmware/programs/ or
+    directories of a plain PThreads program, each optionally ":threads"), one policy and
+    timeslot; return its zephyr.bin."""
+    for entry in programs:
+        name = entry.split(":")[0]
+        if "/" not in name and name not in benchmark_programs():
+            raise ValueError(f"application {entry!r}: no such program ({', '.join(benchmark_programs())})")
+    set_conf = [f"MULTI_SET={' '.join(programs)}", f"MULTI_ARGS={program_args}"]
+    return build_app(model, "multi", backend, conf=set_conf + sched_conf(policy, ts_us) + list(conf), log=log)

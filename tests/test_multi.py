@@ -39,10 +39,10 @@ def reference():
 
 
 def run_set(sim, programs, backend, policy, ts_us=TS_US, extra_conf=(), max_cycles=60_000_000):
-    from scripts.bench_multi import build_set
+    from soc.zephyr import build_multi
 
     model = sim.model(2, 2)
-    image = build_set(model, programs, backend, policy, ts_us, TEST_ARGS, extra_conf)
+    image = build_multi(model, programs, backend, policy, ts_us, TEST_ARGS, extra_conf)
     result = model.run(image, max_cycles=max_cycles)
     lines = [label_record("test", 4, backend, policy, ts_us)] + result.output.splitlines()
     return result, set_runs(lines)[0]

@@ -6,7 +6,8 @@
  * were renamed to at link time:
  *
  * - its output goes to a buffer the launcher prints once the set is over, each line marked with
- *   the instance (the cores would otherwise mix their characters on the one UART);
+ *   the instance (printing would otherwise hold the printing thread on the UART while the set
+ *   runs, and two instances of one program print the same lines);
  * - exit() prints the buffer, then ends the whole run (one program's failure is the set's);
  * - the threads it creates without a core of their own are placed one per core, from the core
  *   after its main thread's: the instance's n threads on n tiles cover every core once, whatever
