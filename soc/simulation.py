@@ -354,11 +354,15 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
 DEFAULT_MAIN_RAM_SIZE = 1 * MiB
 
 
-def model_dir(mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None, main_ram_size=DEFAULT_MAIN_RAM_SIZE):
+def model_dir(
+    mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None, main_ram_size=DEFAULT_MAIN_RAM_SIZE
+):
     default = mem_banks is None or mem_banks == default_mem_banks(mesh_x * mesh_y)
     suffix = "" if default else f"_mem{mem_banks}"
     if main_ram_size != DEFAULT_MAIN_RAM_SIZE:
-        suffix += f"_ram{main_ram_size // MiB}m" if main_ram_size % MiB == 0 else f"_ram{main_ram_size // KiB}k"
+        suffix += (
+            f"_ram{main_ram_size // MiB}m" if main_ram_size % MiB == 0 else f"_ram{main_ram_size // KiB}k"
+        )
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 

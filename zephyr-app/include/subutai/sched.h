@@ -11,9 +11,9 @@
  * and each time one blocks, by what the thread held then. */
 struct subutai_sched_counts {
 	uint32_t outside_cs; /* it held no mutex */
-	uint32_t cs_csa;     /* it held one, under the critical-section-aware policy (kept its core) */
-	uint32_t cs_rr;      /* it held one, under round robin (CSA's limit passed, or rr/oat) */
-	uint32_t requests;   /* all of them, counted apart (each is in exactly one of the above) */
+	uint32_t cs_csa; /* it held one, under the critical-section-aware policy (kept its core) */
+	uint32_t cs_rr;  /* it held one, under round robin (CSA's limit passed, or rr/oat) */
+	uint32_t requests; /* all of them, counted apart (each is in exactly one of the above) */
 };
 
 /* The policy's name as results give it: "oat", "rr", "csa" or "csa-nolimit". */

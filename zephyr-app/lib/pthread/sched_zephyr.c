@@ -35,14 +35,14 @@
 
 #include "rt.h"
 
-#define PRIO    CONFIG_SUBUTAI_PTHREAD_PRIORITY
-#define PRIO_CS (CONFIG_SUBUTAI_PTHREAD_PRIORITY - 1)
-#define TS_US   CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US
+#define PRIO      CONFIG_SUBUTAI_PTHREAD_PRIORITY
+#define PRIO_CS   (CONFIG_SUBUTAI_PTHREAD_PRIORITY - 1)
+#define TS_US     CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US
 /* TS in cycles of the global counter (the kernels' clock). */
 #define TS_CYCLES ((uint64_t)CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC * TS_US / 1000000)
 
 #if TS_US > 0
-BUILD_ASSERT((uint64_t)TS_US * CONFIG_SYS_CLOCK_TICKS_PER_SEC % 1000000 == 0,
+BUILD_ASSERT((uint64_t)TS_US *CONFIG_SYS_CLOCK_TICKS_PER_SEC % 1000000 == 0,
 	     "the kernel's tick must divide the timeslot (CONFIG_SYS_CLOCK_TICKS_PER_SEC)");
 #endif
 #ifdef CONFIG_SUBUTAI_SCHED_CSA
@@ -191,7 +191,7 @@ void subutai_sched_waking(struct subutai_waiter *waiter)
 	struct subutai_sched_cs *cs = &waiter->cs;
 
 	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_CSA) && cs->waiting) {
-		/* It holds the mutex when it runs (or takes it then): its critical section begins. */
+		/* Its critical section begins: it holds the mutex once it runs (or takes it). */
 		cs->since = subutai_cycles32();
 		cs->expired = false;
 		if (!cs->boosted) {

@@ -68,8 +68,8 @@ static int start(struct run *run, unsigned int k)
 	int err = pthread_create(&run->thread, &attr, run_instance, run);
 
 	if (err != 0) {
-		printf("multi: cannot start instance %u (%s): error %d\n", k, run->instance->program,
-		       err);
+		printf("multi: cannot start instance %u (%s): error %d\n", k,
+		       run->instance->program, err);
 	}
 	return err;
 }
@@ -105,9 +105,10 @@ static void print_output(unsigned int k, const struct multi_instance *instance)
 		const char *eol = memchr(text, '\n', end - text);
 		int len = (int)((eol ? eol : end) - text);
 
-		if (len >= (int)sizeof(record) - 1 && memcmp(text, record, sizeof(record) - 1) == 0) {
-			printf("@subutai {\"instance\":%u,%.*s\n", k, len - (int)(sizeof(record) - 1),
-			       text + sizeof(record) - 1);
+		if (len >= (int)sizeof(record) - 1 &&
+		    memcmp(text, record, sizeof(record) - 1) == 0) {
+			printf("@subutai {\"instance\":%u,%.*s\n", k,
+			       len - (int)(sizeof(record) - 1), text + sizeof(record) - 1);
 		} else {
 			printf("[%u] %.*s\n", k, len, text);
 		}
@@ -128,10 +129,11 @@ int main(void)
 	}
 	subutai_sched_counts(&before);
 	uint64_t set_start = subutai_cycles();
-	uint64_t deadline = CONFIG_SUBUTAI_MULTI_DEADLINE_MS == 0
-				    ? 0
-				    : set_start + (uint64_t)CONFIG_SUBUTAI_MULTI_DEADLINE_MS *
-							  (CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC / 1000);
+	uint64_t deadline =
+		CONFIG_SUBUTAI_MULTI_DEADLINE_MS == 0
+			? 0
+			: set_start + (uint64_t)CONFIG_SUBUTAI_MULTI_DEADLINE_MS *
+					      (CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC / 1000);
 
 	for (unsigned int k = 0; k < count; k++) {
 		runs[k].instance = multi_instances[k];
@@ -171,7 +173,8 @@ int main(void)
 		       (unsigned long)(k < started ? run->start - set_start : 0),
 		       (unsigned long)(run->done ? run->end - set_start : 0), run->exit_code);
 	}
-	printf("@subutai {\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
+	printf("@subutai "
+	       "{\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
 	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
 	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu,\"requests\":%lu}\n",
 	       subutai_sched_policy(), subutai_sched_timeslot_us(), pthread_backend_np,
