@@ -128,6 +128,9 @@ def set_runs(lines):
             current["set"] = record
         elif event == "run" and "instance" in record:
             current["output"].setdefault(record["instance"], {})["run"] = record
+        elif event == "sync" and "instance" in record:
+            ops = current["output"].setdefault(record["instance"], {}).setdefault("sync", {})
+            ops[(record["primitive"], record["op"])] = record
     for run in runs:
         if run["set"] is None:
             raise CaptureError(f"run {run['label']}: no multi_set record (the run did not end)")
@@ -447,10 +450,50 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
                 requests,
             ),
         ]
+    lines += [
+        "\n## Where the time goes: synchronization calls under sharing\n",
+        "Cycles per call of every instance of a run, waiting included (the benchmark harness's "
+        "counts): a hardware mutex is handed to the next waiter in its queue, which may be "
+        "waiting for its core while the mutex waits for it; a software mutex goes to whichever "
+        "thread runs first.\n",
+        markdown_table(
+            ["set", "tiles", "backend", "policy", "TS (ms)", "mutex lock", "cond wait", "barrier wait"],
+            sync_costs(runs),
+        ),
+    ]
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(lines))
     plot(rows, os.path.join(results_dir, f"{name}.png"))
     return console_table(header, table)
+
+
+def sync_costs(runs):
+    """Rows of the synchronization table: cycles per lock, condition wait and barrier wait."""
+    out = []
+    for run in runs:
+        label, totals = run["label"], {}
+        for output in run["output"].values():
+            for key, record in output.get("sync", {}).items():
+                count, time = totals.get(key, (0, 0))
+                totals[key] = (count + record["count"], time + record["time"])
+
+        def per_call(key):
+            count, time = totals.get(key, (0, 0))
+            return f"{time / count:,.0f}" if count else ""
+
+        out.append(
+            [
+                label["set"],
+                label["tiles"],
+                BACKEND_NAMES[label["backend"]],
+                label["policy"],
+                f"{label['ts_us'] / 1000:g}",
+                per_call(("mutex", "lock")),
+                per_call(("cond", "wait")),
+                per_call(("barrier", "wait")),
+            ]
+        )
+    return out
 
 
 def plot(rows, path):
