@@ -17,9 +17,10 @@
  * is the core's runnable application threads at the timeslot's end): the thread then goes back
  * to round robin until it holds no mutex (SUBUTAI_SCHED_CSA_LIMIT=n removes the limit, which
  * lets a thread that never leaves its critical section keep its core for ever). A raised thread
- * goes back to the common priority at its next timeslot's end or its next wake-up once it holds
- * none. The PThreads layer says when a thread takes and leaves mutexes (rt.h, rt_cs_*), in both
- * backends; the programs are not changed.
+ * goes back to the common priority when it holds no mutex any more (its unlock requeues it behind
+ * the threads of that priority, so the thread it preempted runs on), or at its next timeslot's
+ * end or wake-up once it holds none (a lock that failed). The PThreads layer says when a thread
+ * takes and leaves mutexes (rt.h, rt_cs_*), in both backends; the programs are not changed.
  *
  * Schedule requests (Table VII) are a timeslot's end while an application thread runs and each
  * time one blocks, counted per core by what the thread held then, in shared RAM so that a
@@ -157,6 +158,12 @@ SUBUTAI_SYNC_PATH void rt_cs_exit(int err)
 
 	if (err == 0 && cs->depth > 0 && --cs->depth == 0) {
 		cs->expired = false;
+		if (cs->boosted) {
+			/* Its critical section is over: back to round robin, behind the threads of
+			 * its priority (the one it preempted runs next). */
+			cs->boosted = false;
+			k_thread_priority_set(k_current_get(), PRIO);
+		}
 	}
 }
 
