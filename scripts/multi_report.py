@@ -222,6 +222,8 @@ def metrics(runs, reference):
                 ]
             )
         unfairness = max(slowdowns) / min(slowdowns) if slowdowns else None
+        finished = record["finished"] == record["instances"]
+        makespan = record["makespan"] if finished else ""
         rows.append(
             [
                 label["set"],
@@ -229,16 +231,16 @@ def metrics(runs, reference):
                 label["backend"],
                 label["policy"],
                 f"{ts_ms:g}",
-                record["makespan"],
-                f"{unfairness:.3f}" if unfairness else "",
-                f"{weighted:.3f}",
+                makespan,
+                f"{unfairness:.3f}" if unfairness and finished else "",
+                f"{weighted:.3f}" if finished else "",
                 record["req_outside_cs"],
                 record["req_cs_csa"],
                 record["req_cs_rr"],
                 "yes" if all_ok else "no",
                 record["instances"],
                 record["finished"],
-                f"{oat_makespan[key] / record['makespan']:.3f}",
+                f"{oat_makespan[key] / makespan:.3f}" if finished else "",
             ]
         )
     return rows, app_rows

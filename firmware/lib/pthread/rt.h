@@ -198,7 +198,12 @@ static inline unsigned int rt_core(void)
 /* Short internal critical sections only (a few atomic-unit accesses): users of the
  * synchronization objects never spin, they sleep.
  */
-#ifdef SUBUTAI_ZEPHYR
+/* Loads of a taken word between two yields. */
+#define RT_SPINS_PER_YIELD 64
+
+#if defined(SUBUTAI_ZEPHYR) && !defined(RT_CS_TRACKING)
+/* Zephyr, round robin: a holder preempted on the spinner's core runs at the spinner's next
+ * timeslot's end at the latest. */
 static inline void rt_spin_lock(unsigned int word)
 {
 	while (subutai_atomic_test_and_set(word) != 0) {
@@ -206,9 +211,26 @@ static inline void rt_spin_lock(unsigned int word)
 		}
 	}
 }
+#elif defined(SUBUTAI_ZEPHYR)
+/*
+ * Zephyr with a critical-section-aware scheduler: a spinner that holds a mutex keeps its core at
+ * its timeslot's end, so it yields now and then to a holder of its core preempted meanwhile (the
+ * lazy initialization of an object holds RT_LOCK across its allocation request to an engine,
+ * which may sleep); without the limit it would otherwise spin for ever.
+ */
+void rt_yield(void);
+
+static inline void rt_spin_lock(unsigned int word)
+{
+	while (subutai_atomic_test_and_set(word) != 0) {
+		for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
+			if (spins % RT_SPINS_PER_YIELD == 0) {
+				rt_yield();
+			}
+		}
+	}
+}
 #else
-/* Loads of a taken word between two yields. */
-#define RT_SPINS_PER_YIELD 64
 
 /*
  * Bare metal: the core's other threads run now and then while the word is taken (the holder may
