@@ -353,36 +353,6 @@ def switch(d):
     return "switching threads on one core (`switchbench`), cycles", "; ".join(parts), "make bench-switch"
 
 
-def multi(d):
-    rows = _rows(d, "multi", "make bench-multi")
-
-    def makespan(s, backend, policy, ts):
-        for r in rows:
-            if (r["set"], r["backend"], r["policy"], r["ts_ms"]) == (s, backend, policy, ts):
-                return _int(r["makespan"])
-        raise FiguresError(
-            f"results/multi.csv has no {s} {backend} {policy} {ts} ms run: run `make bench-multi`"
-        )
-
-    parts = []
-    for s in dict.fromkeys(r["set"] for r in rows):
-        (ts,) = {
-            r["ts_ms"] for r in rows if r["set"] == s and r["policy"] == "oat" and r["backend"] == "subutai"
-        }
-        csa = makespan(s, "subutai", "csa", ts)
-        parts.append(
-            f"{s} {makespan(s, 'swonly', 'rr', ts) / csa:.2f}× (CSA over OAT "
-            f"{makespan(s, 'subutai', 'oat', ts) / csa:.2f}×)"
-        )
-    tiles = rows[0]["tiles"]
-    return (
-        f"several applications at once (Zephyr, {tiles} tiles, TS {ts} ms): makespan of SW-only + RR "
-        "over Subutai + CSA",
-        "; ".join(parts),
-        "make bench-multi",
-    )
-
-
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -413,7 +383,6 @@ ROWS = [
     apps_links,
     zephyr_apps,
     zephyr_prodcons,
-    multi,
     simspeed,
 ]
 
