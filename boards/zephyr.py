@@ -20,7 +20,7 @@ from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
-    MULTI_MAIN_RAM_SIZE,
+    MULTI_SOC,
     SCHED_POLICIES,
     build_app,
     build_multi,
@@ -117,7 +117,7 @@ def main():
 
     try:
         if args.app == "multi":
-            model = build_model(mesh_x, mesh_y, main_ram_size=MULTI_MAIN_RAM_SIZE)
+            model = build_model(mesh_x, mesh_y, **MULTI_SOC)
             image = build_multi(
                 model, args.set.split(), args.backend, args.policy, args.ts_us, args.args, args.conf
             )

@@ -16,7 +16,7 @@ import os
 import re
 
 
-from scripts.capture import PREFIX, CaptureError, parse_lines, report_main
+from scripts.capture import CaptureError, numbered_lines, report_main
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
 
 NAME = "apps"
@@ -100,17 +100,13 @@ def app_runs(lines):
     interleaved capture is reported instead of being half counted.
     """
     runs, checksums, current = [], {}, {}
-    for number, line in enumerate(lines, 1):
+    for number, line, record in numbered_lines(lines):
         m = CHECKSUM_RE.match(line)
         if m:
             checksums[m.group(1)] = m.group(2)
             continue
-        if PREFIX not in line:
+        if record is None:
             continue
-        try:
-            (record,) = parse_lines([line])
-        except CaptureError as e:
-            raise CaptureError(f"line {number}: {e}") from None
         event = record.get("event")
         if event == "run" and "roi" in record:
             _check_fields(record, RUN_FIELDS, number)

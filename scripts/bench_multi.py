@@ -54,9 +54,9 @@ def configurations(ts_ms):
 
 def run_sets(tiles, sets, backends, ts_ms, jobs):
     """Run every set with every backend and configuration; return the capture's lines."""
-    from soc.zephyr import MULTI_MAIN_RAM_SIZE, build_multi
+    from soc.zephyr import MULTI_SOC, build_multi
 
-    model = build_model(*mesh_shape(tiles), SIM_CPU_VARIANT, main_ram_size=MULTI_MAIN_RAM_SIZE, log=log)
+    model = build_model(*mesh_shape(tiles), SIM_CPU_VARIANT, log=log, **MULTI_SOC)
 
     def run(set_name, backend, policy, ts_us):
         programs = SETS[tiles][set_name]

@@ -27,17 +27,18 @@ class CaptureError(ValueError):
     """A capture that cannot be read or parsed; the message says what and where."""
 
 
-def parse_lines(lines):
-    """Records of every line holding the prefix, in order.
+def numbered_lines(lines):
+    """(line number from 1, line, record or None) of every line: the record of a line holding the
+    prefix, None for the others (a program's own output).
 
     The prefix is searched anywhere in the line because output of several cores (or a UART
     glitch) may put text before it; a malformed record is an error rather than skipped, so a
     corrupted capture cannot silently lose a measurement.
     """
-    records = []
     for number, line in enumerate(lines, 1):
         at = line.find(PREFIX)
         if at < 0:
+            yield number, line, None
             continue
         text = line[at + len(PREFIX) :].strip()
         try:
@@ -46,8 +47,12 @@ def parse_lines(lines):
             raise CaptureError(f"line {number}: malformed JSON ({e.msg}): {line.rstrip()}") from None
         if not isinstance(record, dict):
             raise CaptureError(f"line {number}: expected a JSON object: {line.rstrip()}")
-        records.append(record)
-    return records
+        yield number, line, record
+
+
+def parse_lines(lines):
+    """Records of every line holding the prefix, in order (see :func:`numbered_lines`)."""
+    return [record for _, _, record in numbered_lines(lines) if record is not None]
 
 
 def read_capture(source, baud=115200, timeout=None):

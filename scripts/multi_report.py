@@ -19,7 +19,7 @@ import re
 import statistics
 import sys
 
-from scripts.capture import CaptureError, parse_lines
+from scripts.capture import CaptureError, numbered_lines
 from scripts.apps_report import CHECKSUM_RE
 from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
 
@@ -103,19 +103,15 @@ def set_runs(lines):
     ``multi_label`` record the benchmark adds before each run's output."""
     runs, current = [], None
     instance_line = re.compile(r"^\[(\d+)\] (.*)$")
-    for number, line in enumerate(lines, 1):
+    for number, line, record in numbered_lines(lines):
         m = instance_line.match(line)
         if m:
             c = CHECKSUM_RE.match(m.group(2))
             if c and current is not None:
                 current["output"].setdefault(int(m.group(1)), {})["checksum"] = (c.group(1), c.group(2))
             continue
-        if "@subutai " not in line:
+        if record is None:
             continue
-        try:
-            (record,) = parse_lines([line])
-        except CaptureError as e:
-            raise CaptureError(f"line {number}: {e}") from None
         event = record.get("event")
         if event == "multi_label":
             current = {"label": record, "set": None, "instances": [], "output": {}}

@@ -352,10 +352,17 @@ def write_ram_init(image, run_dir, mem_banks=0, line_bytes=32, size=None):
 
 #: Main RAM of a simulated SoC unless asked otherwise.
 DEFAULT_MAIN_RAM_SIZE = 1 * MiB
+#: Words of the atomic unit (the software-only baseline's objects) unless asked otherwise.
+DEFAULT_ATOMIC_WORDS = 2048
 
 
 def model_dir(
-    mesh_x, mesh_y, cpu_variant=SIM_CPU_VARIANT, mem_banks=None, main_ram_size=DEFAULT_MAIN_RAM_SIZE
+    mesh_x,
+    mesh_y,
+    cpu_variant=SIM_CPU_VARIANT,
+    mem_banks=None,
+    main_ram_size=DEFAULT_MAIN_RAM_SIZE,
+    atomic_words=DEFAULT_ATOMIC_WORDS,
 ):
     default = mem_banks is None or mem_banks == default_mem_banks(mesh_x * mesh_y)
     suffix = "" if default else f"_mem{mem_banks}"
@@ -363,6 +370,8 @@ def model_dir(
         suffix += (
             f"_ram{main_ram_size // MiB}m" if main_ram_size % MiB == 0 else f"_ram{main_ram_size // KiB}k"
         )
+    if atomic_words != DEFAULT_ATOMIC_WORDS:
+        suffix += f"_aw{atomic_words}"
     return os.path.join(BUILD_DIR, f"sim_{mesh_x}x{mesh_y}_{cpu_variant}{suffix}")
 
 
@@ -373,7 +382,12 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None
     if mem_banks is None:
         mem_banks = default_mem_banks(mesh_x * mesh_y)
     output_dir = output_dir or model_dir(
-        mesh_x, mesh_y, cpu_variant, mem_banks, kwargs.get("main_ram_size", DEFAULT_MAIN_RAM_SIZE)
+        mesh_x,
+        mesh_y,
+        cpu_variant,
+        mem_banks,
+        kwargs.get("main_ram_size", DEFAULT_MAIN_RAM_SIZE),
+        kwargs.get("atomic_words", DEFAULT_ATOMIC_WORDS),
     )
     kwargs["mem_banks"] = mem_banks
     with build_lock(output_dir):
@@ -386,6 +400,7 @@ def _build_model(
     cpu_variant=SIM_CPU_VARIANT,
     tile_ram_size=16 * KiB,
     main_ram_size=DEFAULT_MAIN_RAM_SIZE,
+    atomic_words=DEFAULT_ATOMIC_WORDS,
     mem_banks=None,
     registered_uplinks=None,
     output_dir=None,
@@ -412,6 +427,8 @@ def _build_model(
         pgo=pgo,
         digest=_source_digest(),
     )
+    if atomic_words != DEFAULT_ATOMIC_WORDS:
+        params["atomic_words"] = atomic_words
     if registered_uplinks is not None:
         # Not the default of its memory system (the board's: registered uplinks on the shared bus).
         params["registered_uplinks"] = registered_uplinks
@@ -441,6 +458,7 @@ def _build_model(
             cpu_variant=cpu_variant,
             tile_ram_size=tile_ram_size,
             main_ram_size=main_ram_size,
+            atomic_words=atomic_words,
             mem_banks=mem_banks,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}),
         )

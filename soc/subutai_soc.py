@@ -42,6 +42,8 @@ class SubutaiSoC(SoCCore):
     more per store and uncached load): the boards set it, where the answer of a slave of the
     shared SoC bus, gated by its arbiter's grant, would otherwise run combinationally across the
     device into every core's data cache.
+    ``atomic_words`` sizes the atomic unit of the software-only baseline
+    (:class:`gateware.atomic.AtomicUnit`): its runtime words and its objects, 8 words each.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
 
@@ -73,6 +75,7 @@ class SubutaiSoC(SoCCore):
         noc_buffer_depth=2,
         ni_fifo_depth=16,
         spm_bytes=2048,
+        atomic_words=2048,
         mem_banks=0,
         line_bytes=32,
         registered_uplinks=True,
@@ -124,7 +127,7 @@ class SubutaiSoC(SoCCore):
         self.cores = CoreControl(n_tiles)
 
         # Atomic unit of the software-only baseline (uncached I/O).
-        self.atomic = AtomicUnit()
+        self.atomic = AtomicUnit(n_words=atomic_words)
         atomic_region = SoCRegion(origin=self.mem_map["atomic"], size=self.atomic.size, cached=False)
         self.bus.add_slave("atomic", self.atomic.bus, atomic_region)
         self.add_constant("ATOMIC_WORDS", self.atomic.n_words)

@@ -157,9 +157,12 @@ def _run(cmd, env, out_dir, stage):
 
 #: Scheduling policies of an application set (zephyr-app/lib/Kconfig, SUBUTAI_SCHED).
 SCHED_POLICIES = ("oat", "rr", "csa", "csa-nolimit")
-#: Main RAM of the SoCs that run application sets: up to 8 applications of 17 threads (8 KiB
-#: stacks) and their data.
-MULTI_MAIN_RAM_SIZE = 4 * 1024 * 1024
+#: The SoC options of the models that run application sets (``build_model(**MULTI_SOC)``): main
+#: RAM for up to 8 applications of 17 threads (8 KiB stacks) and their data, and an atomic unit
+#: of 4096 words, since the software-only backend's objects live there (8 words each) and four
+#: x264s alone initialize 192 mutexes and condition variables, more than the 180 a 2048-word unit
+#: keeps after the runtime's words.
+MULTI_SOC = dict(main_ram_size=4 * 1024 * 1024, atomic_words=4096)
 
 
 def sched_conf(policy, ts_us):
