@@ -73,6 +73,8 @@ CSV_FIELDS = [
     "instances",
     "finished",
     "speedup_over_oat",
+    "busy_cycles",
+    "busy",
 ]
 APP_FIELDS = [
     "set",
@@ -237,6 +239,10 @@ def metrics(runs, reference):
                 record["instances"],
                 record["finished"],
                 f"{oat_makespan[key] / makespan:.3f}" if finished else "",
+                record.get("busy", ""),
+                f"{record['busy'] / (label['tiles'] * makespan):.3f}"
+                if finished and "busy" in record
+                else "",
             ]
         )
     return rows, app_rows
@@ -291,6 +297,22 @@ def goals(rows, tiles):
     return out, met
 
 
+def busy_table(rows):
+    """Rows of the busy-cores table: per set, tiles, timeslot and policy, both backends side by
+    side (runs without the count are left out)."""
+    out = []
+    # In the runs' order (set, then its configurations), each once.
+    keys = list(dict.fromkeys((r[0], r[1], r[4], r[3]) for r in rows if r[16] != ""))
+    for s, tiles, ts, policy in keys:
+        cells = []
+        for backend in ("swonly", "subutai"):
+            r = _row(rows, set=s, tiles=tiles, backend=backend, policy=policy, ts_ms=ts)
+            ok = r is not None and r[16] != ""
+            cells += [f"{float(r[16]):.1%}" if ok else "", f"{r[15] / 1e6:.1f}" if ok else ""]
+        out.append([s, tiles, ts, policy] + cells)
+    return out
+
+
 def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
     """Write results/<name>.{csv,md,png} and <name>_apps.csv; return the console table."""
     rows, app_rows = metrics(runs, reference)
@@ -307,6 +329,7 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
         "over OAT",
         "unfairness",
         "weighted speed-up",
+        "busy",
         "req. not CS",
         "req. CS (CSA)",
         "req. CS (RR)",
@@ -323,6 +346,7 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
             f"{float(r[14]):.2f}×",
             r[6],
             r[7],
+            r[16],
             r[8],
             r[9],
             r[10],
@@ -448,6 +472,28 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
                 requests,
             ),
         ]
+    lines += [
+        "\n## What bounds the makespan: the cores' work\n",
+        "Busy: the share of the cores' cycles over the makespan that they did not sleep in their "
+        "idle threads (timed around each core's wait for an interrupt); work: those cycles, "
+        "millions of core-cycles (the set's instructions, its synchronization calls, switches and "
+        "stalls, and the spin of a waiter alone on its core, which waits for its wake-up without "
+        "sleeping). Once the cores are nearly always busy, no policy can end a set much before "
+        "work / tiles, and a backend shortens the makespan only by the work it saves.\n",
+        markdown_table(
+            [
+                "set",
+                "tiles",
+                "TS (ms)",
+                "policy",
+                "SW-only busy",
+                "SW-only work",
+                "Subutai busy",
+                "Subutai work",
+            ],
+            busy_table(rows),
+        ),
+    ]
     lines += [
         "\n## Where the time goes: synchronization calls under sharing\n",
         "Cycles per call of every instance of a run, waiting included (the benchmark harness's "

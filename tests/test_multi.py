@@ -119,6 +119,14 @@ def test_round_robin_also_lets_the_others_finish(sim, reference):
     assert result.exit_code == 3, result.output[-3000:]
     assert [i["finished"] for i in run["instances"]] == [True, False]
     assert checksums(run)[0] == ("streamcluster", reference["streamcluster"])
+    # Up to the deadline (40 ms, 4 M cycles of 100 MHz) the spinner kept its core busy; once
+    # streamcluster had ended, at least one core had nothing to run and slept (the cs_spin
+    # waiter and the launcher, each alone on its core, spin for their wake-ups): its cycles are
+    # not counted busy.
+    deadline_cycles, record = 40 * 100_000, run["set"]
+    assert (
+        deadline_cycles < record["busy"] < 4 * deadline_cycles - (deadline_cycles - record["makespan"]) // 2
+    )
 
 
 # Always: the report's metrics from a capture of known figures ------------------------------------
@@ -135,8 +143,8 @@ def _capture(policy, ends, starts=None, set_name="mix", makespan=None, checksum=
         )
     lines.append(
         '@subutai {"event":"multi_set","policy":"%s","ts_us":500,"backend":"subutai","tiles":8,"instances":2,'
-        '"finished":2,"makespan":%d,"req_outside_cs":10,"req_cs_csa":2,"req_cs_rr":1,"requests":13}'
-        % (policy, makespan or max(ends))
+        '"finished":2,"makespan":%d,"req_outside_cs":10,"req_cs_csa":2,"req_cs_rr":1,"requests":13,'
+        '"busy":%d}' % (policy, makespan or max(ends), 6 * (makespan or max(ends)))
     )
     for k, p in enumerate(programs):
         lines.append(f"[{k}] {p}: checksum {checksum}")
@@ -156,6 +164,8 @@ def test_metrics_of_a_known_capture():
     assert float(rr[f["speedup_over_oat"]]) == pytest.approx(0.75, abs=1e-3)
     assert rr[f["checksums_ok"]] == "yes" and rr[f["ts_ms"]] == "0.5"
     assert (rr[f["req_outside_cs"]], rr[f["req_cs_csa"]], rr[f["req_cs_rr"]]) == (10, 2, 1)
+    # The cores were busy 6 of 8 tiles' cycles over the makespan.
+    assert rr[f["busy_cycles"]] == 2400 and float(rr[f["busy"]]) == pytest.approx(0.75)
     assert len(app_rows) == 4
     # A wrong checksum is reported, not passed.
     rows, _ = metrics(set_runs(lines), {"bodytrack": "0x00000002", "x264": "0x00000001"})

@@ -14,6 +14,7 @@ struct subutai_sched_counts {
 	uint32_t cs_csa; /* it held one, under the critical-section-aware policy (kept its core) */
 	uint32_t cs_rr;  /* it held one, under round robin (CSA's limit passed, or rr/oat) */
 	uint32_t requests; /* all of them, counted apart (each is in exactly one of the above) */
+	uint32_t idle;     /* cycles the cores slept in their idle threads (wfi), to the reading */
 };
 
 /* The policy's name as results give it: "oat", "rr", "csa" or "csa-nolimit". */

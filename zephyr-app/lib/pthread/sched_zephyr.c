@@ -75,7 +75,8 @@ unsigned int subutai_sched_timeslot_us(void)
  * invalidation. */
 struct core_counts {
 	struct subutai_sched_counts counts;
-	uint32_t pad[8 - sizeof(struct subutai_sched_counts) / 4];
+	uint32_t idle_since; /* subutai_cycles32() when its wfi began, 0 when not asleep */
+	uint32_t pad[7 - sizeof(struct subutai_sched_counts) / 4];
 };
 
 static struct core_counts shared_counts[SCHED_CORES_MAX]
@@ -105,6 +106,43 @@ static void count(enum request_kind kind)
 #define count(kind) ((void)0)
 #endif
 
+#ifdef CONFIG_SUBUTAI_SCHED_STATS
+/*
+ * The idle thread's wait for an interrupt, timed (CONFIG_ARCH_HAS_CUSTOM_CPU_IDLE replaces the
+ * architecture's): what a core slept is what it had nothing to run, so a set's busy cycles are
+ * the cores' cycles less these. Two reads of the tile's cycle counter a sleep; Zephyr's thread
+ * usage statistics would time every context switch instead, with the LiteX timer's latch and
+ * eight CSR reads each.
+ */
+void arch_cpu_idle(void)
+{
+	volatile struct core_counts *mine = &shared_counts[rt_core()];
+	uint32_t since = subutai_cycles32() | 1; /* never 0: 0 means awake */
+
+	mine->idle_since = since;
+	__asm__ volatile("wfi");
+	mine->counts.idle += subutai_cycles32() - since;
+	mine->idle_since = 0;
+	irq_unlock(MSTATUS_IEN);
+}
+
+/* A core's idle cycles to now, its sleep in progress included. Its core ends a sleep with two
+ * stores, interrupts locked (idle, then idle_since): two readings that agree, each after an
+ * invalidation, are not between them. */
+static uint32_t core_idle(const volatile struct core_counts *c)
+{
+	uint32_t since, idle;
+
+	do {
+		subutai_dcache_invalidate();
+		since = c->idle_since;
+		idle = c->counts.idle;
+		subutai_dcache_invalidate();
+	} while (c->idle_since != since || c->counts.idle != idle);
+	return since != 0 ? idle + (subutai_cycles32() - since) : idle;
+}
+#endif
+
 void subutai_sched_counts(struct subutai_sched_counts *sum)
 {
 	*sum = (struct subutai_sched_counts){0};
@@ -117,6 +155,7 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->cs_csa += c->cs_csa;
 		sum->cs_rr += c->cs_rr;
 		sum->requests += c->requests;
+		sum->idle += core_idle(&shared_counts[core]);
 	}
 #endif
 }
