@@ -164,3 +164,42 @@ def test_program_calling_what_the_library_lacks_is_a_clear_error(sim, tmp_path):
         "the C library provides: pthread_kill"
     ) in p.stderr
     assert "did not build" in p.stderr and "Traceback" not in p.stderr
+
+
+def _ep_reference(pairs, seed):
+    """(accepted, annulus counts) of ep's pairs in floating point: NPB EP's method on the
+    program's random numbers (workload.h's wl_hash32)."""
+    import math
+
+    def hash32(a, b):
+        m = 0xFFFFFFFF
+        h = (a ^ (b * 0x9E3779B9)) & m
+        h ^= h >> 16
+        h = (h * 0x85EBCA6B) & m
+        h ^= h >> 13
+        h = (h * 0xC2B2AE35) & m
+        return h ^ (h >> 16)
+
+    def q31(v):
+        return (v - (1 << 32) if v >= 1 << 31 else v) / 2**31
+
+    q = [0] * 10
+    for i in range(pairs):
+        x, y = q31(hash32(seed, 2 * i)), q31(hash32(seed, 2 * i + 1))
+        t = x * x + y * y
+        if t > 1 or t < 2**-30:
+            continue
+        f = math.sqrt(-2 * math.log(t) / t)
+        q[min(int(max(abs(x * f), abs(y * f))), 9)] += 1
+    return sum(q), q
+
+
+@pytest.mark.parametrize("input_class, pairs", [("test", 512), ("simsmall", 8192)])
+def test_ep_counts_gaussian_pairs_as_floating_point_does(host, input_class, pairs):
+    """ep's fixed-point annulus test (no libm, the same on every machine) puts every pair where
+    the polar method in floating point does."""
+    out = host_programs.run(host["ep"], f"-t 3 -i {input_class} -s 7")
+    accepted, q = _ep_reference(pairs, 7)
+    assert f"ep: {accepted} of {pairs} pairs accepted; annuli {' '.join(map(str, q))}" in out
+    # A Gaussian pair's largest deviate is below 1 with probability 0.683^2, below 2 with 0.954^2.
+    assert abs(q[0] / accepted - 0.683**2) < 0.05 and abs((q[0] + q[1]) / accepted - 0.954**2) < 0.03

@@ -39,6 +39,8 @@ enum __parsec_benchmark {
 	__splash2_volrend,
 	__splash2_water_nsquared,
 	__splash2_water_spatial,
+	/* Beyond PARSEC's list: the NAS Parallel Benchmarks' EP (programs/ep). */
+	__npb_ep,
 };
 
 void __parsec_bench_begin(enum __parsec_benchmark benchmark);
