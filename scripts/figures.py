@@ -353,6 +353,40 @@ def switch(d):
     return "switching threads on one core (`switchbench`), cycles", "; ".join(parts), "make bench-switch"
 
 
+def multi(d):
+    def parts(rows, name):
+        def makespan(s, backend, policy, ts):
+            for r in rows:
+                if (r["set"], r["backend"], r["policy"], r["ts_ms"]) == (s, backend, policy, ts):
+                    return _int(r["makespan"])
+            raise FiguresError(
+                f"results/{name}.csv has no {s} {backend} {policy} {ts} ms run: run `make bench-multi`"
+            )
+
+        out = []
+        for s in dict.fromkeys(r["set"] for r in rows):
+            (ts,) = {
+                r["ts_ms"]
+                for r in rows
+                if r["set"] == s and r["policy"] == "oat" and r["backend"] == "subutai"
+            }
+            csa = makespan(s, "subutai", "csa", ts)
+            out.append(
+                f"{s} {makespan(s, 'swonly', 'rr', ts) / csa:.2f}× (CSA over OAT "
+                f"{makespan(s, 'subutai', 'oat', ts) / csa:.2f}×)"
+            )
+        return f"{rows[0]['tiles']} tiles, TS {ts} ms: " + ", ".join(out)
+
+    text = [parts(_rows(d, "multi", "make bench-multi"), "multi")]
+    if os.path.exists(os.path.join(d, "multi_16.csv")):
+        text.append(parts(_rows(d, "multi_16", "make bench-multi MULTI_ARGS='--tiles 16'"), "multi_16"))
+    return (
+        "several applications at once (Zephyr): makespan of SW-only + RR over Subutai + CSA",
+        "; ".join(text),
+        "make bench-multi",
+    )
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -383,6 +417,7 @@ ROWS = [
     apps_links,
     zephyr_apps,
     zephyr_prodcons,
+    multi,
     simspeed,
 ]
 
