@@ -607,7 +607,9 @@ def main():
     for name, exe in host_programs.build(["bodytrack", "streamcluster", "x264"]).items():
         reference[name] = host_programs.checksum(host_programs.run(exe, "-t 1 -i simsmall -s 1"), name)
     try:
-        print(report(set_runs(lines), reference, os.path.dirname(os.path.abspath(path))))
+        # results/<name>_capture.txt gives results/<name>.* (multi, multi_16).
+        name = os.path.basename(path).removesuffix("_capture.txt")
+        print(report(set_runs(lines), reference, os.path.dirname(os.path.abspath(path)), name))
     except CaptureError as e:
         raise SystemExit(f"error: {e}")
 
