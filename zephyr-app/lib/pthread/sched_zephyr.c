@@ -112,7 +112,7 @@ static void count(enum request_kind kind)
  * architecture's): what a core slept is what it had nothing to run, so a set's busy cycles are
  * the cores' cycles less these. Two reads of the tile's cycle counter a sleep; Zephyr's thread
  * usage statistics would time every context switch instead, with the LiteX timer's latch and
- * eight CSR reads each.
+ * a 64-bit CSR read (two words) each.
  */
 void arch_cpu_idle(void)
 {
