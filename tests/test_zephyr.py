@@ -251,7 +251,7 @@ def _checksum(output, program):
 
 @needs_zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
-@pytest.mark.parametrize("program", ["streamcluster", "bodytrack", "x264", "radix"])
+@pytest.mark.parametrize("program", ["streamcluster", "bodytrack", "x264", "radix", "ep"])
 def test_programs_match_bare_metal(sim, zephyr, program, backend):
     args = "-i test"
     bare = sim.run(2, 2, program, backend, args)
