@@ -117,12 +117,13 @@ def run_prodcons(
     return [line for lines in run_all(tasks, jobs) for line in lines]
 
 
-def run_checked(model, image, what, max_cycles, tag):
-    """Run an image on a model with progress lines; return its output lines, exit on a failure."""
+def run_checked(model, image, what, max_cycles, tag, exit_codes=(0,)):
+    """Run an image on a model with progress lines; return its output lines, exit on a failure
+    (an exit code not in ``exit_codes``)."""
     log(f"[{tag}] {what}: running...")
     result = model.run(image, max_cycles=max_cycles)
     log(f"[{tag}] {what}: {result.cycles:,} cycles in {result.seconds:.1f} s")
-    if result.exit_code != 0:
+    if result.exit_code not in exit_codes:
         sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
         raise SystemExit(f"error: {what} exited with {result.exit_code}")
     return result.output.splitlines()

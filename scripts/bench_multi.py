@@ -24,6 +24,7 @@ from soc.firmware import BACKENDS
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import build_model, stop_runs_on_sigterm
 from scripts import host_programs
+from scripts.bench import run_checked
 from scripts.capture import CaptureError
 from scripts.jobs import add_jobs_argument, run_all
 from scripts.multi_report import SETS, label_record, report, set_runs
@@ -63,15 +64,11 @@ def run_sets(tiles, sets, backends, ts_ms, jobs):
         deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={DEADLINE_MS[tiles]}"]
         image = build_multi(model, programs, backend, policy, ts_us, PROGRAM_ARGS, deadline, log=log)
         what = f"{set_name} x{len(programs)}, {backend}, {policy} TS {ts_us / 1000:g} ms, {tiles} tiles"
-        log(f"[bench-multi] {what}: running...")
-        result = model.run(image, max_cycles=MAX_CYCLES)
-        log(f"[bench-multi] {what}: {result.cycles:,} cycles in {result.seconds:.1f} s")
         # Without CSALimit a thread that keeps its critical section may keep its core: such a
         # run ends at the launcher's deadline, its unfinished applications reported (exit 3).
-        if result.exit_code != 0 and not (policy == "csa-nolimit" and result.exit_code == 3):
-            sys.stderr.write(result.output[-2000:] + result.stderr[-1000:])
-            raise SystemExit(f"error: {what} exited with {result.exit_code}")
-        return [label_record(set_name, tiles, backend, policy, ts_us)] + result.output.splitlines()
+        exit_codes = (0, 3) if policy == "csa-nolimit" else (0,)
+        lines = run_checked(model, image, what, MAX_CYCLES, "bench-multi", exit_codes)
+        return [label_record(set_name, tiles, backend, policy, ts_us)] + lines
 
     order = [(s, b, p, t) for s in sets for b in backends for p, t in configurations(ts_ms)]
     return [line for lines in run_all([lambda o=o: run(*o) for o in order], jobs) for line in lines]
