@@ -23,7 +23,7 @@ BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
-	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi clean
+	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -79,6 +79,9 @@ help:
 	@echo "make bench-multi           several applications sharing the cores under Zephyr (TPDS'21 VII):"
 	@echo "                           OAT, RR and CSA at three timeslots, both backends, 8 tiles:"
 	@echo "                           results/multi.* (MULTI_ARGS=\"--tiles 16\": results/multi_16.*)"
+	@echo "make bench-tidon           Tidon's time-donating barrier beside spin, block and spin-then-block"
+	@echo "                           (seed 002): streamcluster/bodytrack with ep, both backends, 8 tiles:"
+	@echo "                           results/tidon.* (TIDON_ARGS=\"--workloads bodytrack\" and others)"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
 
 setup:
@@ -194,6 +197,9 @@ zephyr-bench: | $(PYTHON)
 
 bench-multi: | $(PYTHON)
 	$(PYTHON) scripts/bench_multi.py $(MULTI_ARGS) $(JOBS_ARG)
+
+bench-tidon: | $(PYTHON)
+	$(PYTHON) scripts/bench_tidon.py $(TIDON_ARGS) $(JOBS_ARG)
 
 clean:
 	rm -rf build

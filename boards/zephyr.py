@@ -20,6 +20,7 @@ from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
+    BARRIER_POLICIES,
     MULTI_SOC,
     SCHED_POLICIES,
     build_app,
@@ -62,6 +63,12 @@ def main():
     )
     parser.add_argument(
         "--policy", choices=SCHED_POLICIES, default="rr", help="With --app multi: scheduling policy."
+    )
+    parser.add_argument(
+        "--barrier",
+        choices=BARRIER_POLICIES,
+        default=BARRIER_POLICIES[0],
+        help="With --app multi: barrier waiting policy (tidon: seed 002's time-donating barrier).",
     )
     parser.add_argument(
         "--ts-us", type=int, default=1000, help="With --app multi: timeslot in microseconds (default 1000)."
@@ -119,7 +126,14 @@ def main():
         if args.app == "multi":
             model = build_model(mesh_x, mesh_y, **MULTI_SOC)
             image = build_multi(
-                model, args.set.split(), args.backend, args.policy, args.ts_us, args.args, args.conf
+                model,
+                args.set.split(),
+                args.backend,
+                args.policy,
+                args.ts_us,
+                args.args,
+                args.conf,
+                barrier=args.barrier,
             )
         else:
             model = build_model(mesh_x, mesh_y)

@@ -177,13 +177,29 @@ def sched_conf(policy, ts_us):
     return conf + [f"CONFIG_SUBUTAI_SCHED_{policy.upper()}=y"]
 
 
-def build_multi(model, programs, backend, policy, ts_us, program_args="", conf=(), log=print):
+#: Barrier waiting policies (zephyr-app/lib/Kconfig, SUBUTAI_BARRIER_WAIT); the default first.
+BARRIER_POLICIES = ("spin-then-block", "spin", "block", "tidon")
+
+
+def barrier_conf(policy):
+    """Kconfig setting of a barrier waiting policy."""
+    if policy not in BARRIER_POLICIES:
+        raise ValueError(f"barrier policy {policy!r}: one of {', '.join(BARRIER_POLICIES)}")
+    return [f"CONFIG_SUBUTAI_BARRIER_WAIT_{policy.upper().replace('-', '_')}=y"]
+
+
+def build_multi(
+    model, programs, backend, policy, ts_us, program_args="", conf=(), log=print, barrier=BARRIER_POLICIES[0]
+):
     """Build zephyr-app/apps/multi for a set of applications (programs of firmware/programs/ or
-    directories of a plain PThreads program, each optionally ":threads"), one policy and
-    timeslot; return its zephyr.bin."""
+    directories of a plain PThreads program, each optionally ":threads"), one scheduling policy,
+    timeslot and barrier waiting policy; return its zephyr.bin."""
     for entry in programs:
         name = entry.split(":")[0]
         if "/" not in name and name not in benchmark_programs():
             raise ValueError(f"application {entry!r}: no such program ({', '.join(benchmark_programs())})")
     set_conf = [f"MULTI_SET={' '.join(programs)}", f"MULTI_ARGS={program_args}"]
-    return build_app(model, "multi", backend, conf=set_conf + sched_conf(policy, ts_us) + list(conf), log=log)
+    # The default policy adds no setting: its images are the ones built before the others existed.
+    wait_conf = barrier_conf(barrier) if barrier != BARRIER_POLICIES[0] else []
+    conf = set_conf + sched_conf(policy, ts_us) + wait_conf + list(conf)
+    return build_app(model, "multi", backend, conf=conf, log=log)

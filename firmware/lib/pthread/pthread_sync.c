@@ -762,8 +762,12 @@ SUBUTAI_SYNC_PATH int pthread_barrier_wait(pthread_barrier_t *barrier)
 	if (!barrier || barrier->magic != RT_MAGIC_BARRIER) {
 		return EINVAL;
 	}
-	return barrier->impl == RT_IMPL_HW ? subutai_barrier_wait(barrier->handle)
-					   : sw_barrier_wait(barrier->handle);
+	rt_barrier_arrive(barrier);
+	int ret = barrier->impl == RT_IMPL_HW ? subutai_barrier_wait(barrier->handle)
+					      : sw_barrier_wait(barrier->handle);
+
+	rt_barrier_leave();
+	return ret;
 }
 
 /* Reports. */

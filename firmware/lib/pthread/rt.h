@@ -90,8 +90,10 @@ pthread_t rt_current(void);
 void rt_fatal(const char *what) __attribute__((noreturn));
 
 /* NoC message types of the runtime (normal class). */
-#define RT_MSG_SPAWN 0xf0 /* payload: thread slot */
-#define RT_MSG_WAKE  0xf1 /* payload: the waiter (rt_waiter()) */
+#define RT_MSG_SPAWN    0xf0 /* payload: thread slot */
+#define RT_MSG_WAKE     0xf1 /* payload: the waiter (rt_waiter()) */
+/* Zephyr, Tidon barrier policy: run the laggards of a barrier (sched_zephyr.c). */
+#define RT_MSG_LAGGARDS 0xf2 /* payload: the BAPS of a waiter at the barrier */
 
 /* Makes a set-up object valid: its magic is stored after every other field (the compiler may not
  * sink those stores below it; the core's write-through stores reach memory in order), so a core
@@ -187,6 +189,26 @@ static inline void rt_cs_woken(void)
 static inline void rt_cs_exit(int err)
 {
 	(void)err;
+}
+#endif
+
+/*
+ * Barrier participation status (seed 002, Tidon): pthread_barrier_wait() says when the calling
+ * thread arrives at a barrier and when it leaves it, so that the port's scheduler knows which
+ * threads wait at a barrier and which of its siblings lag. A port that keeps it defines
+ * RT_BARRIER_TRACKING (the Zephyr port with a barrier waiting policy other than spin-then-block);
+ * elsewhere these are nothing.
+ */
+#ifdef RT_BARRIER_TRACKING
+void rt_barrier_arrive(const void *barrier);
+void rt_barrier_leave(void);
+#else
+static inline void rt_barrier_arrive(const void *barrier)
+{
+	(void)barrier;
+}
+static inline void rt_barrier_leave(void)
+{
 }
 #endif
 

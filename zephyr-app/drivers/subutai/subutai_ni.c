@@ -45,6 +45,47 @@ struct subutai_ni_data {
 
 static struct subutai_ni_data ni_data;
 
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX]
+	__attribute__((section(".subutai_shared_bss.baps"), aligned(32)));
+#endif
+
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+/* Each core's runnable count, as its own kernel keeps it (ni_data.runnable), for the others. */
+volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX]
+	__attribute__((section(".subutai_shared_bss.runnable"), aligned(32)));
+
+/* Interrupts locked or in an interrupt. */
+static inline void runnable_add(int change)
+{
+	ni_data.runnable += change;
+	subutai_core_runnable[subutai_tile_id()] = ni_data.runnable;
+}
+#else
+static inline void runnable_add(int change)
+{
+	ni_data.runnable += change;
+}
+#endif
+
+/*
+ * Whether a waiter may spin before it sleeps (CONFIG_SUBUTAI_BARRIER_WAIT_*): at a barrier under
+ * the block policy it sleeps at once, even alone on its core; every other wait spins first.
+ */
+SUBUTAI_SYNC_PATH static inline bool may_spin(const struct subutai_waiter *waiter)
+{
+	return !IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_BLOCK) || !subutai_waiter_at_barrier(waiter);
+}
+
+/*
+ * Whether a waiter alone on its core spins until its wait ends: not at a barrier under Tidon,
+ * whose step comes after the brief spin (subutai_waiter_sleep(); alone, it spins after it).
+ */
+SUBUTAI_SYNC_PATH static inline bool spins_alone(const struct subutai_waiter *waiter)
+{
+	return !IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || !subutai_waiter_at_barrier(waiter);
+}
+
 /* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
  * While there are none, the next reply of this core is the one of the thread that runs. Kernel
  * data (tile RAM), read by the request path (subutai_port_wait()). */
@@ -61,6 +102,9 @@ void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 #endif
 	k_current_get()->custom_data = waiter;
 	ni_data.waiters[id] = waiter;
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+	subutai_baps[id] = 0;
+#endif
 }
 
 void subutai_waiter_unregister(struct subutai_waiter *waiter)
@@ -69,8 +113,16 @@ void subutai_waiter_unregister(struct subutai_waiter *waiter)
 
 	if (waiter->id < CONFIG_SUBUTAI_THREADS_MAX && ni_data.waiters[waiter->id] == waiter) {
 		ni_data.waiters[waiter->id] = NULL;
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+		subutai_baps[waiter->id] = 0; /* no laggard of any barrier any more */
+#endif
 	}
 	irq_unlock(key);
+}
+
+struct subutai_waiter *subutai_waiter_local(unsigned int id)
+{
+	return id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
 }
 
 SUBUTAI_SYNC_PATH struct subutai_waiter *subutai_waiter_current(void)
@@ -82,7 +134,7 @@ void subutai_thread_runs(int change)
 {
 	unsigned int key = irq_lock();
 
-	ni_data.runnable += change;
+	runnable_add(change);
 	irq_unlock(key);
 }
 
@@ -96,7 +148,7 @@ SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
 {
 	if (waiter->asleep) {
 		waiter->asleep = false;
-		ni_data.runnable++;
+		runnable_add(1);
 	}
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	subutai_sched_waking(waiter);
@@ -106,13 +158,26 @@ SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
 
 SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_timeout_t timeout)
 {
+	if (K_TIMEOUT_EQ(timeout, K_FOREVER) && subutai_waiter_at_barrier(waiter)) {
+		if (IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_SPIN)) {
+			/* Spin: poll, interrupts on (the wake-up or the reply gives the semaphore;
+			 * the timeslot's end preempts), so the take below does not block. */
+			while (k_sem_count_get(&waiter->sem) == 0) {
+			}
+		}
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+		/* Tidon's step, if the wait came here without it (replies of other threads were
+		 * awaited); at most a message per laggard and round. */
+		subutai_sched_barrier_sleeping(waiter);
+#endif
+	}
 	unsigned int key = irq_lock();
 
 	/* Only an untimed wait is sure to end with a give of this file (a timeout would not say).
 	 */
 	if (K_TIMEOUT_EQ(timeout, K_FOREVER) && k_sem_count_get(&waiter->sem) == 0) {
 		waiter->asleep = true;
-		ni_data.runnable--;
+		runnable_add(-1);
 	}
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	if (k_sem_count_get(&waiter->sem) == 0) {
@@ -127,10 +192,23 @@ SUBUTAI_SW_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 {
 	uint32_t start = subutai_cycles32();
 
+	if (!may_spin(waiter)) {
+		return;
+	}
+	bool alone_spins = spins_alone(waiter);
+
 	while (k_sem_count_get(&waiter->sem) == 0 &&
-	       (ni_data.runnable <= 1 ||
+	       ((alone_spins && ni_data.runnable <= 1) ||
 		subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
 	}
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	if (!alone_spins && k_sem_count_get(&waiter->sem) == 0) {
+		/* Tidon's step after the brief spin; alone on its core, it spins on. */
+		subutai_sched_barrier_sleeping(waiter);
+		while (k_sem_count_get(&waiter->sem) == 0 && ni_data.runnable <= 1) {
+		}
+	}
+#endif
 }
 
 SUBUTAI_SW_PATH void subutai_waiter_wake(unsigned int id)
@@ -216,7 +294,9 @@ SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter,
 	bool mine = k_sem_count_get(&waiter->sem) != 0 &&
 		    k_sem_take(&waiter->sem, K_NO_WAIT) == 0 && take_given(waiter, reply, woken);
 
-	while (!mine && subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES) {
+	uint32_t spin = may_spin(waiter) ? CONFIG_SUBUTAI_REPLY_SPIN_CYCLES : 0;
+
+	while (!mine && subutai_cycles32() - start < spin) {
 		if (!subutai_window_reply_waits()) {
 			continue;
 		}
@@ -347,6 +427,8 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 	/* Read before an invalidation: the waiter is in the shared heap. */
 	unsigned int thread = waiter->id;
 	uint32_t start = subutai_cycles32();
+	bool spins = may_spin(waiter);
+	bool alone_spins = spins_alone(waiter);
 
 	*invalidated = false;
 	for (;;) {
@@ -357,8 +439,8 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 		uint32_t info = acquire ? subutai_window_reply_brief_acquire(invalidated)
 					: subutai_window_reply_brief();
 
-		while (!(info & SUBUTAI_WINDOW_INFO_VALID) && !other_interrupt_pending() &&
-		       (ni_data.runnable <= 1 ||
+		while (!(info & SUBUTAI_WINDOW_INFO_VALID) && !other_interrupt_pending() && spins &&
+		       ((alone_spins && ni_data.runnable <= 1) ||
 			subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
 			info = subutai_window_reply_brief();
 		}
@@ -369,11 +451,26 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 		}
 		/* Other code runs before the reply: the cache is invalidated after it. */
 		*invalidated = false;
-		if (!other_interrupt_pending()) {
+		bool step = IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) && !alone_spins;
+
+		if (!other_interrupt_pending() && !step) {
 			return sleep_for_reply(waiter, reply, 0, key, stop, false, false);
 		}
 		awaits_delivery(waiter);
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+		if (step) {
+			/* Tidon's step after the brief spin (its donations run other threads, so
+			 * the reply is delivered meanwhile); then, alone on its core, it watches
+			 * on. */
+			irq_unlock(key);
+			subutai_sched_barrier_sleeping(waiter);
+			alone_spins = true;
+		} else {
+			let_interrupts_in(key);
+		}
+#else
 		let_interrupts_in(key);
+#endif
 		key = irq_lock();
 		bool woken = false;
 		bool mine = take_delivered(waiter, reply, &woken);

@@ -15,10 +15,20 @@ struct subutai_sched_counts {
 	uint32_t cs_rr;  /* it held one, under round robin (CSA's limit passed, or rr/oat) */
 	uint32_t requests; /* all of them, counted apart (each is in exactly one of the above) */
 	uint32_t idle;     /* cycles the cores slept in their idle threads (wfi), to the reading */
+	/* Tidon (CONFIG_SUBUTAI_BARRIER_WAIT_TIDON): laggards a barrier waiter ran on its own core,
+	 * waiters raised as a barrier released them (the next round's first laggards), laggards
+	 * raised on a message of another core's waiter, and those messages. */
+	uint32_t donated_local;
+	uint32_t donated_release;
+	uint32_t donated_remote;
+	uint32_t laggard_messages;
 };
 
 /* The policy's name as results give it: "oat", "rr", "csa" or "csa-nolimit". */
 const char *subutai_sched_policy(void);
+/* The barrier waiting policy (Kconfig SUBUTAI_BARRIER_WAIT): "spin", "block", "spin-then-block"
+ * or "tidon". */
+const char *subutai_barrier_policy(void);
 /* The timeslot TS, in microseconds (0: none). */
 unsigned int subutai_sched_timeslot_us(void);
 /*

@@ -26,6 +26,8 @@ struct subutai_sched_cs {
 	bool waiting;   /* blocked for a mutex (a lock, or a condition wait: holds it when woken) */
 	bool boosted;   /* runs at the critical-section priority (CSA) */
 	bool expired;   /* held mutexes past CSALimit: round robin until it holds none */
+	bool donated;   /* runs raised on time a barrier waiter donated (Tidon), until its
+			 * timeslot ends or it blocks */
 	uint32_t since; /* subutai_cycles32() when its critical section began (CSA) */
 };
 
@@ -72,6 +74,52 @@ unsigned int subutai_threads_runnable(void);
  * request). */
 void subutai_sched_waking(struct subutai_waiter *waiter);
 void subutai_sched_blocking(struct subutai_waiter *waiter);
+#endif
+
+/*
+ * Barrier participation status (BAPS, seed 002 Tidon) of every thread, by waiter id, in shared
+ * memory: written by the thread itself (pthread_barrier_wait()), read without a lock by its
+ * core's scheduler and, after an invalidation, by the threads of other cores.
+ *
+ *   0                          it has not waited at a barrier (or its slot is free)
+ *   key << 8 | seq << 1        it takes part in the barrier of that key and is not waiting at it:
+ *                              a laggard while its siblings wait there
+ *   key << 8 | seq << 1 | 1    it waits at that barrier (arrived)
+ *
+ * seq counts the thread's arrivals (7 bits), so that every wait gives a new value.
+ */
+#define SUBUTAI_BAPS_ARRIVED   1u
+#define SUBUTAI_BAPS_SEQ_MASK  0xfeu
+#define SUBUTAI_BAPS_KEY(baps) ((baps) >> 8)
+
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+extern volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX];
+
+/* Whether the waiter's thread waits at a barrier now. */
+static inline bool subutai_waiter_at_barrier(const struct subutai_waiter *waiter)
+{
+	return (subutai_baps[waiter->id] & SUBUTAI_BAPS_ARRIVED) != 0;
+}
+#else
+static inline bool subutai_waiter_at_barrier(const struct subutai_waiter *waiter)
+{
+	ARG_UNUSED(waiter);
+	return false;
+}
+#endif
+
+/* The waiter of this id if its thread is on this core, else NULL. */
+struct subutai_waiter *subutai_waiter_local(unsigned int id);
+
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+/* Cores whose counts the shared tables hold (an 8x8 mesh). */
+#define SUBUTAI_CORES_MAX 64
+/* subutai_threads_runnable() of every core, in shared memory (each core writes its own). */
+extern volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX];
+
+/* Tidon's step (sched_zephyr.c), before a barrier waiter of this core sleeps: it donates its
+ * core to preempted laggards of its barrier here, and asks the other cores to run theirs. */
+void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter);
 #endif
 
 /*

@@ -67,6 +67,17 @@ unsigned int subutai_sched_timeslot_us(void)
 	return TS_US;
 }
 
+const char *subutai_barrier_policy(void)
+{
+	if (IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_SPIN)) {
+		return "spin";
+	}
+	if (IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_BLOCK)) {
+		return "block";
+	}
+	return IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) ? "tidon" : "spin-then-block";
+}
+
 #ifdef CONFIG_SUBUTAI_SCHED_STATS
 /* Cores whose counts fit (a 8x8 mesh). */
 #define SCHED_CORES_MAX 64
@@ -76,7 +87,7 @@ unsigned int subutai_sched_timeslot_us(void)
 struct core_counts {
 	struct subutai_sched_counts counts;
 	uint32_t idle_since; /* subutai_cycles32() when its wfi began, 0 when not asleep */
-	uint32_t pad[7 - sizeof(struct subutai_sched_counts) / 4];
+	uint32_t pad[15 - sizeof(struct subutai_sched_counts) / 4]; /* two lines */
 };
 
 static struct core_counts shared_counts[SCHED_CORES_MAX]
@@ -102,8 +113,12 @@ static void count(enum request_kind kind)
 		c->cs_rr++;
 	}
 }
+
+/* Adds to a count of this core's (interrupts locked or in an interrupt). */
+#define count_add(field, n) (shared_counts[rt_core()].counts.field += (n))
 #else
-#define count(kind) ((void)0)
+#define count(kind)         ((void)0)
+#define count_add(field, n) ((void)0)
 #endif
 
 #ifdef CONFIG_SUBUTAI_SCHED_STATS
@@ -156,6 +171,10 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->cs_rr += c->cs_rr;
 		sum->requests += c->requests;
 		sum->idle += core_idle(&shared_counts[core]);
+		sum->donated_local += c->donated_local;
+		sum->donated_release += c->donated_release;
+		sum->donated_remote += c->donated_remote;
+		sum->laggard_messages += c->laggard_messages;
 	}
 #endif
 }
@@ -235,7 +254,10 @@ static enum request_kind classify(struct subutai_sched_cs *cs)
 void subutai_sched_waking(struct subutai_waiter *waiter)
 {
 	struct subutai_sched_cs *cs = &waiter->cs;
+	/* Time donated to it ends with its block (Tidon). */
+	bool donated = cs->donated;
 
+	cs->donated = false;
 	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_CSA) && cs->waiting) {
 		/* Its critical section begins: it holds the mutex once it runs (or takes it). */
 		cs->since = subutai_cycles32();
@@ -246,6 +268,16 @@ void subutai_sched_waking(struct subutai_waiter *waiter)
 		}
 	} else if (cs->boosted && cs->depth == 0) {
 		cs->boosted = false;
+		k_thread_priority_set(waiter->thread, PRIO);
+	} else if (IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) &&
+		   subutai_waiter_at_barrier(waiter)) {
+		/* Released from a barrier: the first laggard of the next round, run at once. */
+		cs->donated = true;
+		if (!cs->boosted && !donated) {
+			k_thread_priority_set(waiter->thread, PRIO_CS);
+		}
+		count_add(donated_release, 1);
+	} else if (donated && !cs->boosted) {
 		k_thread_priority_set(waiter->thread, PRIO);
 	}
 }
@@ -258,6 +290,163 @@ void subutai_sched_blocking(struct subutai_waiter *waiter)
 	count(kind);
 }
 #endif /* CONFIG_SUBUTAI_SCHED_TRACK_CS */
+
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+/* The BAPS key of a barrier: its address in 32-byte lines (objects are line-aligned), 24 bits. */
+static inline uint32_t barrier_key(const void *barrier)
+{
+	return ((uintptr_t)barrier >> 5) & 0xffffffu;
+}
+
+SUBUTAI_SYNC_PATH void rt_barrier_arrive(const void *barrier)
+{
+	struct subutai_waiter *waiter = k_current_get()->custom_data;
+
+	if (waiter != NULL) {
+		uint32_t seq = (subutai_baps[waiter->id] + 2u) & SUBUTAI_BAPS_SEQ_MASK;
+
+		subutai_baps[waiter->id] = barrier_key(barrier) << 8 | seq | SUBUTAI_BAPS_ARRIVED;
+	}
+}
+
+SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
+{
+	struct subutai_waiter *waiter = k_current_get()->custom_data;
+
+	if (waiter != NULL) {
+		subutai_baps[waiter->id] &= ~SUBUTAI_BAPS_ARRIVED;
+	}
+}
+#endif
+
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+/*
+ * Tidon (seed 002, Time donating barrier), on cores that each run their own kernel: a thread
+ * cannot move to another core, so a waiter donates its own core's time to the laggards there,
+ * and gives the laggards of other cores priority on theirs.
+ *
+ * A laggard of a barrier is a thread whose BAPS names the barrier and is not waiting in the
+ * waiter's round: it has waited there before, and either has not arrived this time or has been
+ * released from the round before and not run since (its BAPS still says arrived, with the
+ * previous round's count: PThreads programs wait at their barriers in the same order, so every
+ * thread's count of arrivals is the round's). It is run at once, raised one priority
+ * above the application threads (PRIO_CS: the raise CSA uses, so the timeslot's end treats it the
+ * same), until its timeslot ends (timeslot_end()) or it blocks (subutai_sched_waking() drops the
+ * raise when it is woken): the rest of the timeslot, as seed 002 donates it. A waiter the barrier
+ * releases is the next round's first laggard: it is raised as it is woken, so that it does not
+ * wait behind another application's thread for its core (without it, the siblings of a core
+ * shared with another application waited up to a timeslot after every release).
+ */
+/* Noticed BAPS of each thread: the value another core's waiter last sent its core a message for,
+ * so that each laggard's core hears once per barrier wait (benign races: a second message). */
+static volatile uint32_t baps_noticed[CONFIG_SUBUTAI_THREADS_MAX]
+	__attribute__((section(".subutai_shared_bss.baps_noticed"), aligned(32)));
+
+/* Whether a thread of this BAPS is a laggard of the round a waiter of BAPS waiting waits in. */
+static inline bool lags(uint32_t baps, uint32_t waiting)
+{
+	return SUBUTAI_BAPS_KEY(baps) == SUBUTAI_BAPS_KEY(waiting) && baps != waiting;
+}
+
+/* Raises this core's laggards of the round that do not run raised already and are not asleep
+ * (a preempted laggard, or the one the interrupt came in); how many. Interrupts locked or in an
+ * interrupt. */
+static unsigned int run_laggards(uint32_t waiting)
+{
+	unsigned int raised = 0;
+
+	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
+		uint32_t baps = subutai_baps[id];
+		struct subutai_waiter *waiter;
+
+		if (!lags(baps, waiting)) {
+			continue;
+		}
+		waiter = subutai_waiter_local(id);
+		if (waiter == NULL || waiter->asleep || waiter->cs.donated) {
+			continue;
+		}
+		waiter->cs.donated = true;
+		if (k_thread_priority_get(waiter->thread) != PRIO_CS) {
+			k_thread_priority_set(waiter->thread, PRIO_CS);
+		}
+		raised++;
+	}
+	return raised;
+}
+
+static void on_laggards(const struct subutai_ni_msg *msg)
+{
+	/* The interrupt's exit switches to a raised laggard. */
+	unsigned int raised = run_laggards(msg->payload[0]);
+
+	ARG_UNUSED(raised);
+	count_add(donated_remote, raised);
+}
+
+/*
+ * Sends a message to each core where a laggard of the barrier not noticed yet may be preempted:
+ * another core with more than one thread that can run (alone there, a laggard runs already);
+ * how many.
+ */
+static unsigned int notify_laggards(uint32_t waiting)
+{
+	unsigned int messages = 0;
+	uint64_t sent = BIT64(rt_core());
+
+	subutai_dcache_invalidate(); /* the other cores' BAPS and notices */
+	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
+		uint32_t baps = subutai_baps[id];
+
+		if (!lags(baps, waiting) || baps_noticed[id] == baps) {
+			continue;
+		}
+		unsigned int core = subutai_atomic_load(RT_THREAD_CORE + id);
+
+		if (core >= SUBUTAI_CORES_MAX || subutai_core_runnable[core] <= 1) {
+			continue;
+		}
+		baps_noticed[id] = baps;
+		if (!(sent & BIT64(core))) {
+			sent |= BIT64(core);
+			uint32_t payload = waiting;
+
+			if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_LAGGARDS, &payload,
+					    1) != 0) {
+				rt_fatal("cannot send a laggards message");
+			}
+			messages++;
+		}
+	}
+	return messages;
+}
+
+void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
+{
+	uint32_t waiting = subutai_baps[waiter->id];
+
+	/* Donate: while the barrier has not opened, run this core's laggards, then look again. */
+	while (k_sem_count_get(&waiter->sem) == 0) {
+		unsigned int irq = irq_lock();
+		unsigned int raised = run_laggards(waiting);
+
+		count_add(donated_local, raised);
+		irq_unlock(irq);
+		if (raised == 0) {
+			break;
+		}
+		k_yield();
+	}
+	if (k_sem_count_get(&waiter->sem) == 0) {
+		unsigned int messages = notify_laggards(waiting);
+		unsigned int irq = irq_lock();
+
+		ARG_UNUSED(messages);
+		count_add(laggard_messages, messages);
+		irq_unlock(irq);
+	}
+}
+#endif
 
 #if TS_US > 0
 /*
@@ -286,6 +475,7 @@ static void timeslot_end(struct k_timer *timer)
 		return; /* CSA: it keeps the core */
 	}
 	waiter->cs.boosted = false;
+	waiter->cs.donated = false;
 #endif
 	k_thread_priority_set(running, PRIO);
 }
@@ -300,8 +490,16 @@ static int subutai_sched_init(void)
 		rt_fatal("more cores than the scheduler's counts hold");
 	}
 #endif
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	if (subutai_num_tiles() > SUBUTAI_CORES_MAX) {
+		rt_fatal("more cores than Tidon's tables hold");
+	}
+#endif
 #if TS_US > 0
 	k_timer_start(&timeslot, K_USEC(TS_US), K_USEC(TS_US));
+#endif
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	subutai_ni_add_handler(RT_MSG_LAGGARDS, on_laggards);
 #endif
 	return 0;
 }

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Reports of the time-donating barrier (make bench-tidon): seed 002 (Tidon) on the Subutai SoC.
+
+Reads the capture of scripts/bench_tidon.py: runs of zephyr-app/apps/multi, each labelled with its
+workload (a barrier-intensive program with ``ep`` beside it, or one program alone), backend and
+barrier waiting policy. Per co-run it computes each program's speed-up (its time alone, with the
+default spin-then-block barrier and the same backend, over its turnaround in the co-run), the
+weighted speed-up (their sum: seed 002's throughput metric) and the unfairness (largest / smallest
+speed-up), as seed 002 §5.2 defines them.
+
+Usage: python scripts/tidon_report.py [results/tidon_capture.txt] rewrites results/tidon.* from a
+capture.
+"""
+
+import json
+import os
+import sys
+
+from scripts.capture import CaptureError
+from scripts.multi_report import BACKEND_NAMES, set_runs
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+
+#: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES).
+POLICIES = ("spin", "block", "spin-then-block", "tidon")
+#: The policy programs run alone with (seed 002: the default barrier of the runtime).
+ALONE_POLICY = "spin-then-block"
+CSV_FIELDS = [
+    "workload",
+    "ep_threads",
+    "balanced",
+    "tiles",
+    "backend",
+    "policy",
+    "weighted_speedup",
+    "unfairness",
+    "checksums_ok",
+    "main_speedup",
+    "ep_speedup",
+    "main_cycles",
+    "ep_cycles",
+    "main_alone",
+    "ep_alone",
+    "makespan",
+    "finished",
+    "donated_local",
+    "donated_release",
+    "donated_remote",
+    "laggard_messages",
+]
+#: Goals of the issue (8 tiles) and seed 002's figures.
+GOAL_IMBALANCED = 1.3
+GOAL_BALANCED = 0.95
+GOAL_UNFAIRNESS = 1.5
+PAPER_BT_EP = "1.64–2.02× over the other policies (BT + EP, imbalanced); unfairness up to 39.5 when spinning"
+
+
+def label_record(kind, workload, ep_threads, tiles, backend, policy):
+    """The line the benchmark writes before a run's output in the capture (a ``multi_label``)."""
+    return "@subutai " + json.dumps(
+        {
+            "event": "multi_label",
+            "kind": kind,
+            "set": workload,
+            "ep_threads": ep_threads,
+            "tiles": tiles,
+            "backend": backend,
+            "policy": policy,
+        },
+        separators=(",", ":"),
+    )
+
+
+def _duration(inst):
+    return inst["end"] - inst["start"] if inst["finished"] else None
+
+
+def _checksums_ok(run, reference):
+    outputs = run["output"]
+    if len(outputs) != len(run["instances"]):
+        return False
+    return all(
+        o.get("checksum", (None, None))[1] == reference.get(o.get("checksum", (None, None))[0])
+        for o in outputs.values()
+    )
+
+
+def alone_times(runs):
+    """{(tiles, backend, entry): cycles}: each program's duration alone ("ep:4" for ep's)."""
+    alone = {}
+    for run in runs:
+        label = run["label"]
+        if label.get("kind") != "alone":
+            continue
+        inst = run["instances"][0]
+        entry = inst["program"] if inst["program"] != "ep" else f"ep:{inst['threads']}"
+        alone[(label["tiles"], label["backend"], entry)] = _duration(inst)
+    return alone
+
+
+def metrics(runs, reference):
+    """The rows of tidon.csv, one per co-run. A missing run alone is an error (no reference)."""
+    alone = alone_times(runs)
+    rows = []
+    for run in runs:
+        label = run["label"]
+        if label.get("kind") != "corun":
+            continue
+        tiles, backend, n = label["tiles"], label["backend"], label["ep_threads"]
+        main, ep = run["instances"]
+        refs = []
+        for entry in (main["program"], f"ep:{n}"):
+            ref = alone.get((tiles, backend, entry))
+            if ref is None:
+                raise CaptureError(f"no run of {entry} alone ({backend}, {tiles} tiles) in the capture")
+            refs.append(ref)
+        cycles = [_duration(main), _duration(ep)]
+        speedups = [r / c if c else None for r, c in zip(refs, cycles)]
+        done = all(c is not None for c in cycles)
+        s = run["set"]
+        rows.append(
+            [
+                label["set"],
+                n,
+                "yes" if (tiles + n) % tiles == 0 else "no",
+                tiles,
+                backend,
+                label["policy"],
+                f"{sum(speedups):.3f}" if done else "",
+                f"{max(speedups) / min(speedups):.3f}" if done else "",
+                "yes" if _checksums_ok(run, reference) else "no",
+                f"{speedups[0]:.3f}" if speedups[0] else "",
+                f"{speedups[1]:.3f}" if speedups[1] else "",
+                cycles[0] or "",
+                cycles[1] or "",
+                refs[0],
+                refs[1],
+                s["makespan"],
+                "yes" if done else "no",
+                s.get("donated_local", 0),
+                s.get("donated_release", 0),
+                s.get("donated_remote", 0),
+                s.get("laggard_messages", 0),
+            ]
+        )
+    return rows
+
+
+def _f(value):
+    return float(value) if value not in ("", None) else None
+
+
+def goals(rows):
+    """Lines of the goals section: each workload's Tidon against the best other policy."""
+    by = {}
+    for r in rows:
+        by.setdefault((r[0], r[1], r[4]), {})[r[5]] = r
+    lines = []
+    for (workload, n, backend), pol in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])):
+        if "tidon" not in pol:
+            continue
+        tidon = _f(pol["tidon"][6])
+        others = {p: _f(r[6]) for p, r in pol.items() if p != "tidon" and _f(r[6]) is not None}
+        if tidon is None or not others:
+            continue
+        best_policy = max(others, key=others.get)
+        ratio = tidon / others[best_policy]
+        balanced = pol["tidon"][2] == "yes"
+        goal = GOAL_BALANCED if balanced else GOAL_IMBALANCED
+        spin_unfair = _f(pol.get("spin", [None] * 8)[7]) if "spin" in pol else None
+        unfair = _f(pol["tidon"][7])
+        unfair_note = ""
+        if spin_unfair is not None and spin_unfair > 2:
+            unfair_note = f"; spin's unfairness {spin_unfair:.2f} > 2, Tidon's {unfair:.2f} (goal ≤ {GOAL_UNFAIRNESS}: {'met' if unfair <= GOAL_UNFAIRNESS else 'not met'})"
+        lines.append(
+            f"- {workload} + ep:{n} ({'balanced' if balanced else 'imbalanced'}), {BACKEND_NAMES[backend]}: "
+            f"Tidon {tidon:.3f} / best other ({best_policy}) {others[best_policy]:.3f} = **{ratio:.2f}×** "
+            f"(goal ≥ {goal}: {'met' if ratio >= goal else 'not met'}){unfair_note}"
+        )
+    cross = []
+    for (workload, n, backend), pol in sorted(by.items()):
+        if backend != "subutai" or "tidon" not in pol:
+            continue
+        sw = by.get((workload, n, "swonly"), {}).get("tidon")
+        if sw is None or _f(sw[6]) is None or _f(pol["tidon"][6]) is None:
+            continue
+        hw_cycles = int(pol["tidon"][11]) + int(pol["tidon"][12])
+        sw_cycles = int(sw[11]) + int(sw[12])
+        cross.append(
+            f"- {workload} + ep:{n}: Tidon's turnarounds (sum) Subutai {hw_cycles:,} / SW-only {sw_cycles:,} cycles "
+            f"= {sw_cycles / hw_cycles:.2f}× in Subutai's favour ({'beats' if hw_cycles < sw_cycles else 'does not beat'} SW-only)"
+        )
+    return lines, cross
+
+
+def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
+    """Write results/<name>.{csv,md,png}; return the console table."""
+    rows = metrics(runs, reference)
+    save_csv(name, CSV_FIELDS, rows, results_dir)
+    alone = alone_times(runs)
+    goal_lines, cross = goals(rows)
+    shown = [
+        "workload",
+        "ep_threads",
+        "balanced",
+        "backend",
+        "policy",
+        "main_speedup",
+        "ep_speedup",
+        "weighted_speedup",
+        "unfairness",
+        "checksums_ok",
+    ]
+    idx = [CSV_FIELDS.index(f) for f in shown]
+    table_rows = [[r[i] for i in idx] for r in rows]
+    tiles = sorted({r[3] for r in rows})
+    md = [
+        "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",
+        "",
+        f"Zephyr on every tile ({', '.join(map(str, tiles))} tiles), round-robin scheduling (TS 0.5 ms), programs at "
+        "`-i simsmall -s 1`. A barrier-intensive program runs one thread per tile beside `ep` (NAS EP) with "
+        "1, 2 or 4 threads (imbalanced: the threads are not a multiple of the cores) or one per tile (balanced). "
+        "Speed-up of a program = its time alone (spin-then-block, same backend) / its turnaround in the co-run; "
+        "weighted speed-up = the sum over the two programs; unfairness = largest / smallest speed-up (seed 002 §5.2). "
+        "Times in cycles at 100 MHz.",
+        "",
+        "## Goals (8 tiles)",
+        "",
+        *goal_lines,
+        "",
+        "Subutai's donation against SW-only's (the same policy and workload):",
+        "",
+        *cross,
+        "",
+        f"Seed 002 measured {PAPER_BT_EP} on a 16-core Linux machine whose threads migrate between cores.",
+        "",
+        "## Every co-run",
+        "",
+        markdown_table(shown, table_rows),
+        "",
+        "## Tidon's work",
+        "",
+        "Laggards a waiter ran on its own core, waiters raised as the barrier released them, laggards raised "
+        "on another core's message, and those messages, over the run.",
+        "",
+        markdown_table(
+            [
+                "workload",
+                "ep_threads",
+                "backend",
+                "policy",
+                "donated_local",
+                "donated_release",
+                "donated_remote",
+                "laggard_messages",
+                "makespan",
+            ],
+            [[r[0], r[1], r[4], r[5], r[17], r[18], r[19], r[20], r[15]] for r in rows if r[5] == "tidon"],
+        ),
+        "",
+        "## Times alone",
+        "",
+        markdown_table(
+            ["tiles", "backend", "program", "cycles"],
+            [[t, b, e, c] for (t, b, e), c in sorted(alone.items())],
+        ),
+        "",
+    ]
+    with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
+        f.write("\n".join(md))
+    plot(rows, os.path.join(results_dir, f"{name}.png"))
+    return console_table(shown, table_rows)
+
+
+def plot(rows, path):
+    """Seed 002's Fig. 5 form: per workload and backend, each policy's weighted speed-up as the
+    stacked speed-ups of the two programs, by ep's thread count."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = sorted({r[0] for r in rows})
+    backends = [b for b in ("swonly", "subutai") if any(r[4] == b for r in rows)]
+    fig, axes = plt.subplots(
+        len(workloads), len(backends), figsize=(6 * len(backends), 3.6 * len(workloads)), squeeze=False
+    )
+    colors = {"main": "#4c72b0", "ep": "#dd8452"}
+    for i, workload in enumerate(workloads):
+        for j, backend in enumerate(backends):
+            ax = axes[i][j]
+            mine = [r for r in rows if r[0] == workload and r[4] == backend]
+            threads = sorted({r[1] for r in mine})
+            width = 0.8 / len(POLICIES)
+            for k, policy in enumerate(POLICIES):
+                xs, main, ep = [], [], []
+                for x, n in enumerate(threads):
+                    row = next((r for r in mine if r[1] == n and r[5] == policy), None)
+                    if row is None:
+                        continue
+                    xs.append(x + (k - (len(POLICIES) - 1) / 2) * width)
+                    main.append(_f(row[9]) or 0)
+                    ep.append(_f(row[10]) or 0)
+                ax.bar(xs, main, width, color=colors["main"], edgecolor="black", linewidth=0.3)
+                ax.bar(xs, ep, width, bottom=main, color=colors["ep"], edgecolor="black", linewidth=0.3)
+                for x, m, e in zip(xs, main, ep):
+                    ax.text(
+                        x,
+                        m + e + 0.02,
+                        policy[0] if policy != "spin-then-block" else "s/b",
+                        ha="center",
+                        fontsize=6,
+                    )
+            ax.set_xticks(range(len(threads)))
+            ax.set_xticklabels([f"EP ×{n}" for n in threads])
+            ax.set_ylabel("weighted speed-up")
+            ax.set_title(
+                f"{workload} + EP, {BACKEND_NAMES[backend]} (s spin, b block, s/b, t tidon)", fontsize=9
+            )
+            ax.bar([], [], color=colors["main"], label=workload)
+            ax.bar([], [], color=colors["ep"], label="ep")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    capture = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "tidon_capture.txt")
+    from scripts import host_programs
+
+    with open(capture) as f:
+        lines = f.read().splitlines()
+    try:
+        runs = set_runs(lines)
+        programs = sorted({i["program"] for r in runs for i in r["instances"]})
+        reference = {
+            p: host_programs.checksum(host_programs.run(exe, "-t 1 -i simsmall -s 1"), p)
+            for p, exe in host_programs.build(programs).items()
+        }
+        name = os.path.basename(capture).removesuffix("_capture.txt")
+        print(report(runs, reference, os.path.dirname(capture) or ".", name))
+    except (CaptureError, host_programs.HostProgramError) as e:
+        raise SystemExit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    main()
