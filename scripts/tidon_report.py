@@ -43,7 +43,6 @@ CSV_FIELDS = [
     "makespan",
     "finished",
     "donated_local",
-    "donated_release",
     "donated_remote",
     "laggard_messages",
 ]
@@ -137,7 +136,6 @@ def metrics(runs, reference):
                 s["makespan"],
                 "yes" if done else "no",
                 s.get("donated_local", 0),
-                s.get("donated_release", 0),
                 s.get("donated_remote", 0),
                 s.get("laggard_messages", 0),
             ]
@@ -212,6 +210,15 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
     ]
     idx = [CSV_FIELDS.index(f) for f in shown]
     table_rows = [[r[i] for i in idx] for r in rows]
+    work = [
+        "workload",
+        "ep_threads",
+        "backend",
+        "donated_local",
+        "donated_remote",
+        "laggard_messages",
+        "makespan",
+    ]
     tiles = sorted({r[3] for r in rows})
     md = [
         "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",
@@ -239,23 +246,10 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
         "",
         "## Tidon's work",
         "",
-        "Laggards a waiter ran on its own core, waiters raised as the barrier released them, laggards raised "
-        "on another core's message, and those messages, over the run.",
+        "Laggards a waiter ran on its own core, laggards raised on another core's message, and those "
+        "messages, over the run.",
         "",
-        markdown_table(
-            [
-                "workload",
-                "ep_threads",
-                "backend",
-                "policy",
-                "donated_local",
-                "donated_release",
-                "donated_remote",
-                "laggard_messages",
-                "makespan",
-            ],
-            [[r[0], r[1], r[4], r[5], r[17], r[18], r[19], r[20], r[15]] for r in rows if r[5] == "tidon"],
-        ),
+        markdown_table(work, [[r[CSV_FIELDS.index(f)] for f in work] for r in rows if r[5] == "tidon"]),
         "",
         "## Times alone",
         "",

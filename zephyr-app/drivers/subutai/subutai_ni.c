@@ -456,6 +456,16 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 		if (!other_interrupt_pending() && !step) {
 			return sleep_for_reply(waiter, reply, 0, key, stop, false, false);
 		}
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+		if (step && ni_data.runnable <= 1 && !other_interrupt_pending()) {
+			/* Alone on its core: only other cores' laggards may be preempted. It tells
+			 * them and watches on, interrupts still locked (its reply comes as without
+			 * the step). */
+			subutai_sched_barrier_notify(waiter);
+			alone_spins = true;
+			continue;
+		}
+#endif
 		awaits_delivery(waiter);
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 		if (step) {

@@ -16,10 +16,8 @@ struct subutai_sched_counts {
 	uint32_t requests; /* all of them, counted apart (each is in exactly one of the above) */
 	uint32_t idle;     /* cycles the cores slept in their idle threads (wfi), to the reading */
 	/* Tidon (CONFIG_SUBUTAI_BARRIER_WAIT_TIDON): laggards a barrier waiter ran on its own core,
-	 * waiters raised as a barrier released them (the next round's first laggards), laggards
-	 * raised on a message of another core's waiter, and those messages. */
+	 * laggards raised on a message of another core's waiter, and those messages. */
 	uint32_t donated_local;
-	uint32_t donated_release;
 	uint32_t donated_remote;
 	uint32_t laggard_messages;
 };

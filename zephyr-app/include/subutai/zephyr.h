@@ -120,6 +120,9 @@ extern volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX];
 /* Tidon's step (sched_zephyr.c), before a barrier waiter of this core sleeps: it donates its
  * core to preempted laggards of its barrier here, and asks the other cores to run theirs. */
 void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter);
+/* Its messages to the other cores alone (a waiter alone on its core: no laggard is preempted
+ * there), with interrupts locked or not; it never switches threads. */
+void subutai_sched_barrier_notify(struct subutai_waiter *waiter);
 #endif
 
 /*

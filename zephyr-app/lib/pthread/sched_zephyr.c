@@ -172,7 +172,6 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->requests += c->requests;
 		sum->idle += core_idle(&shared_counts[core]);
 		sum->donated_local += c->donated_local;
-		sum->donated_release += c->donated_release;
 		sum->donated_remote += c->donated_remote;
 		sum->laggard_messages += c->laggard_messages;
 	}
@@ -269,14 +268,6 @@ void subutai_sched_waking(struct subutai_waiter *waiter)
 	} else if (cs->boosted && cs->depth == 0) {
 		cs->boosted = false;
 		k_thread_priority_set(waiter->thread, PRIO);
-	} else if (IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) &&
-		   subutai_waiter_at_barrier(waiter)) {
-		/* Released from a barrier: the first laggard of the next round, run at once. */
-		cs->donated = true;
-		if (!cs->boosted && !donated) {
-			k_thread_priority_set(waiter->thread, PRIO_CS);
-		}
-		count_add(donated_release, 1);
 	} else if (donated && !cs->boosted) {
 		k_thread_priority_set(waiter->thread, PRIO);
 	}
@@ -325,27 +316,25 @@ SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
  * cannot move to another core, so a waiter donates its own core's time to the laggards there,
  * and gives the laggards of other cores priority on theirs.
  *
- * A laggard of a barrier is a thread whose BAPS names the barrier and is not waiting in the
- * waiter's round: it has waited there before, and either has not arrived this time or has been
- * released from the round before and not run since (its BAPS still says arrived, with the
- * previous round's count: PThreads programs wait at their barriers in the same order, so every
- * thread's count of arrivals is the round's). It is run at once, raised one priority
+ * A laggard of a barrier is a thread whose BAPS names the barrier without its arrival: it has
+ * waited there before and has not arrived this time (a thread released from the previous round
+ * counts as arrived until it runs: seed 002 resets every sibling's BAPS at the release instead,
+ * which here raised every released thread of a shared core over the other application's, and
+ * lost more than it won; docs/architecture.md). It is run at once, raised one priority
  * above the application threads (PRIO_CS: the raise CSA uses, so the timeslot's end treats it the
  * same), until its timeslot ends (timeslot_end()) or it blocks (subutai_sched_waking() drops the
- * raise when it is woken): the rest of the timeslot, as seed 002 donates it. A waiter the barrier
- * releases is the next round's first laggard: it is raised as it is woken, so that it does not
- * wait behind another application's thread for its core (without it, the siblings of a core
- * shared with another application waited up to a timeslot after every release).
+ * raise when it is woken): the rest of the timeslot, as seed 002 donates it.
  */
 /* Noticed BAPS of each thread: the value another core's waiter last sent its core a message for,
  * so that each laggard's core hears once per barrier wait (benign races: a second message). */
 static volatile uint32_t baps_noticed[CONFIG_SUBUTAI_THREADS_MAX]
 	__attribute__((section(".subutai_shared_bss.baps_noticed"), aligned(32)));
 
-/* Whether a thread of this BAPS is a laggard of the round a waiter of BAPS waiting waits in. */
+/* Whether a thread of this BAPS is a laggard of the barrier a waiter of BAPS waiting waits at. */
 static inline bool lags(uint32_t baps, uint32_t waiting)
 {
-	return SUBUTAI_BAPS_KEY(baps) == SUBUTAI_BAPS_KEY(waiting) && baps != waiting;
+	return SUBUTAI_BAPS_KEY(baps) == SUBUTAI_BAPS_KEY(waiting) &&
+	       !(baps & SUBUTAI_BAPS_ARRIVED);
 }
 
 /* Raises this core's laggards of the round that do not run raised already and are not asleep
@@ -393,8 +382,15 @@ static unsigned int notify_laggards(uint32_t waiting)
 {
 	unsigned int messages = 0;
 	uint64_t sent = BIT64(rt_core());
+	bool shared = false;
 
-	subutai_dcache_invalidate(); /* the other cores' BAPS and notices */
+	subutai_dcache_invalidate(); /* the other cores' BAPS, counts and notices */
+	for (unsigned int core = 0; core < subutai_num_tiles() && !shared; core++) {
+		shared = core != rt_core() && subutai_core_runnable[core] > 1;
+	}
+	if (!shared) {
+		return 0; /* no laggard elsewhere can be preempted */
+	}
 	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
 		uint32_t baps = subutai_baps[id];
 
@@ -421,6 +417,16 @@ static unsigned int notify_laggards(uint32_t waiting)
 	return messages;
 }
 
+void subutai_sched_barrier_notify(struct subutai_waiter *waiter)
+{
+	unsigned int messages = notify_laggards(subutai_baps[waiter->id]);
+	unsigned int irq = irq_lock();
+
+	ARG_UNUSED(messages);
+	count_add(laggard_messages, messages);
+	irq_unlock(irq);
+}
+
 void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
 {
 	uint32_t waiting = subutai_baps[waiter->id];
@@ -438,12 +444,7 @@ void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
 		k_yield();
 	}
 	if (k_sem_count_get(&waiter->sem) == 0) {
-		unsigned int messages = notify_laggards(waiting);
-		unsigned int irq = irq_lock();
-
-		ARG_UNUSED(messages);
-		count_add(laggard_messages, messages);
-		irq_unlock(irq);
+		subutai_sched_barrier_notify(waiter);
 	}
 }
 #endif

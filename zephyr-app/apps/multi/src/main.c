@@ -184,8 +184,8 @@ int main(void)
 	       "\"backend\":\"%s\","
 	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
 	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu,\"requests\":%lu,"
-	       "\"busy\":%llu,\"donated_local\":%lu,\"donated_release\":%lu,"
-	       "\"donated_remote\":%lu,\"laggard_messages\":%lu}\n",
+	       "\"busy\":%llu,\"donated_local\":%lu,\"donated_remote\":%lu,"
+	       "\"laggard_messages\":%lu}\n",
 	       subutai_sched_policy(), subutai_barrier_policy(), subutai_sched_timeslot_us(),
 	       pthread_backend_np, subutai_num_tiles(), count, done,
 	       (unsigned long)(set_end - set_start),
@@ -194,7 +194,6 @@ int main(void)
 	       (unsigned long)(after.cs_rr - before.cs_rr),
 	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy,
 	       (unsigned long)(after.donated_local - before.donated_local),
-	       (unsigned long)(after.donated_release - before.donated_release),
 	       (unsigned long)(after.donated_remote - before.donated_remote),
 	       (unsigned long)(after.laggard_messages - before.laggard_messages));
 	for (unsigned int k = 0; k < count; k++) {

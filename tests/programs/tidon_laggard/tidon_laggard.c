@@ -1,0 +1,112 @@
+/*
+ * A laggard preempted on its waiting sibling's core, for the barrier tests (tests/test_tidon.py;
+ * seed 002, Tidon). Three threads share core 1: a waiter and a laggard that meet at a barrier of
+ * two every round, and a spinner that takes no part in it (it stands for another application).
+ * Each round the waiter arrives at once while the laggard still has several timeslots of work,
+ * done in short steps; the laggard notes when it first runs after the waiter's arrival. Under
+ * Tidon the waiter donates its core to the laggard at once; under the other policies the laggard
+ * waits for the round-robin to come back to it, behind the spinner.
+ *
+ * Prints the largest wait of the laggard, from the waiter's arrival to its next step, in ns.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define ROUNDS    12
+#define STEP_NS   5000   /* one step of the laggard's work */
+#define WORK_NS   300000 /* the laggard's work per round: three 100 us timeslots */
+#define WORK_CORE 1
+
+static pthread_barrier_t barrier;
+static volatile int64_t arrived_ns;     /* the waiter's arrival this round, 0 before */
+static volatile int64_t first_after_ns; /* the laggard's first step after it, 0 before */
+static volatile int done;
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void busy_ns(int64_t ns)
+{
+	int64_t end = now_ns() + ns;
+
+	while (now_ns() < end) {
+	}
+}
+
+static void *laggard(void *arg)
+{
+	int64_t *gap = arg;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int64_t worked = 0; worked < WORK_NS; worked += STEP_NS) {
+			if (arrived_ns != 0 && first_after_ns == 0) {
+				first_after_ns = now_ns();
+			}
+			busy_ns(STEP_NS);
+		}
+		/* From the second round on: the laggard has waited at the barrier before (its
+		 * participation is what makes it the waiter's sibling). */
+		if (r > 0 && first_after_ns != 0 && first_after_ns - arrived_ns > *gap) {
+			*gap = first_after_ns - arrived_ns;
+		}
+		pthread_barrier_wait(&barrier);
+		arrived_ns = 0;
+		first_after_ns = 0;
+		pthread_barrier_wait(
+			&barrier); /* the waiter's next arrival comes after the reset */
+	}
+	return NULL;
+}
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < ROUNDS; r++) {
+		busy_ns(2 * STEP_NS);
+		arrived_ns = now_ns();
+		pthread_barrier_wait(&barrier);
+		pthread_barrier_wait(&barrier);
+	}
+	return NULL;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!done) {
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t threads[3];
+	void *(*const start[3])(void *) = {spinner, laggard, waiter};
+	int64_t gap = 0;
+	pthread_attr_t attr;
+
+	(void)argc;
+	(void)argv;
+	pthread_barrier_init(&barrier, NULL, 2);
+	pthread_attr_init(&attr);
+	pthread_attr_setcore_np(&attr, WORK_CORE);
+	for (int k = 0; k < 3; k++) {
+		if (pthread_create(&threads[k], &attr, start[k], k == 1 ? &gap : NULL) != 0) {
+			printf("tidon_laggard: pthread_create failed\n");
+			return 1;
+		}
+	}
+	pthread_join(threads[2], NULL);
+	pthread_join(threads[1], NULL);
+	done = 1;
+	pthread_join(threads[0], NULL);
+	printf("tidon_laggard: %d rounds, largest wait %lld ns\n", ROUNDS, (long long)gap);
+	return 0;
+}

@@ -1,0 +1,134 @@
+"""Barrier waiting policies under Zephyr (Kconfig SUBUTAI_BARRIER_WAIT) and Tidon, the
+time-donating barrier of seed 002 (zephyr-app/lib/pthread/sched_zephyr.c).
+
+- A laggard preempted on its waiting sibling's core (tests/programs/tidon_laggard: a waiter, a
+  laggard and a spinner of no barrier on one core) runs within one timeslot of the waiter's
+  arrival under Tidon, with both backends.
+- Under every policy and both backends, a barrier releases every waiter exactly once per round
+  (tests/programs/barrier_rounds) while other applications share the cores, and every program's
+  checksum equals the host build's.
+- The report's metrics (weighted speed-up, unfairness) from a capture of known figures.
+
+Builds need a Zephyr tree (ZEPHYR_BASE); without one those tests are skipped with the reason.
+"""
+
+import os
+import re
+
+import pytest
+
+from gateware.build import ROOT
+from scripts import host_programs
+from scripts.multi_report import set_runs
+from scripts.tidon_report import CSV_FIELDS, label_record, metrics
+from tests.test_zephyr import needs_zephyr
+
+TEST_ARGS = "-i test -s 1"
+TS_US = 100
+LAGGARD = os.path.join(ROOT, "tests", "programs", "tidon_laggard")
+ROUNDS = os.path.join(ROOT, "tests", "programs", "barrier_rounds")
+POLICIES = ("spin", "block", "spin-then-block", "tidon")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    exes = host_programs.build(["streamcluster", "bodytrack", "ep"])
+    return {
+        p: host_programs.checksum(host_programs.run(exe, f"-t 1 {TEST_ARGS}"), p) for p, exe in exes.items()
+    }
+
+
+def run_set(sim, programs, backend, barrier, max_cycles=80_000_000):
+    from soc.zephyr import build_multi
+
+    model = sim.model(2, 2)
+    conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=500"]
+    image = build_multi(model, programs, backend, "rr", TS_US, TEST_ARGS, conf, barrier=barrier)
+    result = model.run(image, max_cycles=max_cycles)
+    lines = [label_record("corun", "test", 0, 4, backend, barrier)] + result.output.splitlines()
+    return result, set_runs(lines)[0]
+
+
+def largest_wait_ns(result):
+    m = re.search(r"tidon_laggard: \d+ rounds, largest wait (\d+) ns", result.output)
+    assert m, result.output[-3000:]
+    return int(m.group(1))
+
+
+@pytest.mark.zephyr
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+def test_a_preempted_laggard_runs_within_one_slice_of_the_arrival(sim, backend):
+    result, run = run_set(sim, [LAGGARD], backend, "tidon")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert run["set"]["barrier"] == "tidon"
+    wait = largest_wait_ns(result)
+    assert 0 < wait < TS_US * 1000, wait
+    # The waiter found it on its core and gave it the core (one donation a round at least).
+    assert run["set"]["donated_local"] >= 10
+
+
+@pytest.mark.zephyr
+@needs_zephyr
+def test_without_donation_the_laggard_waits_behind_the_other_thread(sim):
+    """The same program under spin-then-block: some round the spinner's timeslot comes first."""
+    result, run = run_set(sim, [LAGGARD], "subutai", "spin-then-block")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert run["set"]["donated_local"] == 0
+    assert largest_wait_ns(result) > TS_US * 1000 // 2
+
+
+@pytest.mark.zephyr
+@needs_zephyr
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
+@pytest.mark.parametrize("barrier", POLICIES)
+def test_every_round_releases_every_waiter_once_beside_other_applications(sim, reference, backend, barrier):
+    programs = [ROUNDS, "streamcluster", "ep:2", "bodytrack"]
+    result, run = run_set(sim, programs, backend, barrier)
+    assert result.exit_code == 0, result.output[-3000:]
+    assert run["set"]["barrier"] == barrier and run["set"]["finished"] == 4
+    assert "barrier_rounds: 4 threads, 300 rounds, 0 wrong, 0 early" in result.output
+    sums = {k: o["checksum"] for k, o in run["output"].items() if "checksum" in o}
+    assert sums == {
+        1: ("streamcluster", reference["streamcluster"]),
+        2: ("ep", reference["ep"]),
+        3: ("bodytrack", reference["bodytrack"]),
+    }
+
+
+# Always: the report's metrics from a capture of known figures ------------------------------------
+
+
+def _run(kind, workload, n, policy, ends, programs, threads):
+    lines = [label_record(kind, workload, n, 8, "subutai", policy)]
+    for k, (p, t, e) in enumerate(zip(programs, threads, ends)):
+        lines.append(
+            '@subutai {"event":"multi_instance","instance":%d,"program":"%s","threads":%d,"started":true,'
+            '"finished":true,"start":0,"end":%d,"exit":0}' % (k, p, t, e)
+        )
+    lines.append(
+        '@subutai {"event":"multi_set","policy":"rr","barrier":"%s","ts_us":500,"backend":"subutai","tiles":8,'
+        '"instances":%d,"finished":%d,"makespan":%d,"donated_local":1,"donated_remote":3,'
+        '"laggard_messages":4}' % (policy, len(programs), len(programs), max(ends))
+    )
+    lines += [f"[{k}] {p}: checksum 0x00000001" for k, p in enumerate(programs)]
+    return lines
+
+
+def test_metrics_of_a_known_capture():
+    lines = (
+        _run("alone", "streamcluster", 0, "spin-then-block", [100], ["streamcluster"], [8])
+        + _run("alone", "ep", 2, "spin-then-block", [300], ["ep"], [2])
+        + _run("corun", "streamcluster", 2, "tidon", [200, 400], ["streamcluster", "ep"], [8, 2])
+    )
+    rows = metrics(set_runs(lines), {"streamcluster": "0x00000001", "ep": "0x00000001"})
+    f = {name: i for i, name in enumerate(CSV_FIELDS)}
+    (row,) = rows
+    # Speed-ups 100/200 and 300/400: weighted 1.25, unfairness 0.75 / 0.5.
+    assert float(row[f["weighted_speedup"]]) == pytest.approx(1.25)
+    assert float(row[f["unfairness"]]) == pytest.approx(1.5)
+    assert row[f["balanced"]] == "no" and row[f["checksums_ok"]] == "yes"
+    assert (row[f["donated_local"]], row[f["laggard_messages"]]) == (1, 4)
+    # A wrong checksum is reported, not passed.
+    rows = metrics(set_runs(lines), {"streamcluster": "0x00000002", "ep": "0x00000001"})
+    assert rows[0][f["checksums_ok"]] == "no"
