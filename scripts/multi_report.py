@@ -124,6 +124,8 @@ def set_runs(lines):
             current["instances"].append(record)
         elif event == "multi_set":
             current["set"] = record
+        elif event == "multi_barrier":
+            current["barrier"] = record
         elif event == "run" and "instance" in record:
             current["output"].setdefault(record["instance"], {})["run"] = record
         elif event == "sync" and "instance" in record:

@@ -116,6 +116,7 @@ def metrics(runs, reference):
         speedups = [r / c if c else None for r, c in zip(refs, cycles)]
         done = all(c is not None for c in cycles)
         s = run["set"]
+        work = run.get("barrier", {})
         rows.append(
             [
                 label["set"],
@@ -135,9 +136,9 @@ def metrics(runs, reference):
                 refs[1],
                 s["makespan"],
                 "yes" if done else "no",
-                s.get("donated_local", 0),
-                s.get("donated_remote", 0),
-                s.get("laggard_messages", 0),
+                work.get("donated_local", 0),
+                work.get("donated_remote", 0),
+                work.get("laggard_messages", 0),
             ]
         )
     return rows

@@ -15,11 +15,13 @@ struct subutai_sched_counts {
 	uint32_t cs_rr;  /* it held one, under round robin (CSA's limit passed, or rr/oat) */
 	uint32_t requests; /* all of them, counted apart (each is in exactly one of the above) */
 	uint32_t idle;     /* cycles the cores slept in their idle threads (wfi), to the reading */
-	/* Tidon (CONFIG_SUBUTAI_BARRIER_WAIT_TIDON): laggards a barrier waiter ran on its own core,
-	 * laggards raised on a message of another core's waiter, and those messages. */
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	/* Tidon: laggards a barrier waiter ran on its own core, laggards raised on a message of
+	 * another core's waiter, and those messages. */
 	uint32_t donated_local;
 	uint32_t donated_remote;
 	uint32_t laggard_messages;
+#endif
 };
 
 /* The policy's name as results give it: "oat", "rr", "csa" or "csa-nolimit". */

@@ -82,12 +82,14 @@ const char *subutai_barrier_policy(void)
 /* Cores whose counts fit (a 8x8 mesh). */
 #define SCHED_CORES_MAX 64
 
-/* One cache line per core, written by its core only (write-through), read after an
- * invalidation. */
+/* A cache line per core (two with Tidon's counts), written by its core only (write-through),
+ * read after an invalidation. */
+#define CORE_COUNTS_WORDS (sizeof(struct subutai_sched_counts) / 4 < 8 ? 8 : 16)
+
 struct core_counts {
 	struct subutai_sched_counts counts;
 	uint32_t idle_since; /* subutai_cycles32() when its wfi began, 0 when not asleep */
-	uint32_t pad[15 - sizeof(struct subutai_sched_counts) / 4]; /* two lines */
+	uint32_t pad[CORE_COUNTS_WORDS - 1 - sizeof(struct subutai_sched_counts) / 4];
 };
 
 static struct core_counts shared_counts[SCHED_CORES_MAX]
@@ -171,9 +173,11 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->cs_rr += c->cs_rr;
 		sum->requests += c->requests;
 		sum->idle += core_idle(&shared_counts[core]);
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 		sum->donated_local += c->donated_local;
 		sum->donated_remote += c->donated_remote;
 		sum->laggard_messages += c->laggard_messages;
+#endif
 	}
 #endif
 }
@@ -253,10 +257,14 @@ static enum request_kind classify(struct subutai_sched_cs *cs)
 void subutai_sched_waking(struct subutai_waiter *waiter)
 {
 	struct subutai_sched_cs *cs = &waiter->cs;
-	/* Time donated to it ends with its block (Tidon). */
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	/* Time donated to it ends with its block. */
 	bool donated = cs->donated;
 
 	cs->donated = false;
+#else
+	const bool donated = false;
+#endif
 	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_CSA) && cs->waiting) {
 		/* Its critical section begins: it holds the mutex once it runs (or takes it). */
 		cs->since = subutai_cycles32();
@@ -476,7 +484,9 @@ static void timeslot_end(struct k_timer *timer)
 		return; /* CSA: it keeps the core */
 	}
 	waiter->cs.boosted = false;
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 	waiter->cs.donated = false;
+#endif
 #endif
 	k_thread_priority_set(running, PRIO);
 }

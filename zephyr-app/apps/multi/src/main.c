@@ -12,8 +12,9 @@
  *
  * Output, once every instance has ended (or the deadline passed), one "@subutai" record per
  * instance ("multi_instance") and one for the set ("multi_set", with the schedule requests of
- * Table VII counted while the set ran), then each instance's own output: its harness records with
- * "instance" added, its other lines behind "[k] ".
+ * Table VII counted while the set ran), with a barrier waiting policy other than the default
+ * one a "multi_barrier" record (the policy, and Tidon's donations), then each instance's own
+ * output: its harness records with "instance" added, its other lines behind "[k] ".
  */
 #include <errno.h>
 #include <pthread.h>
@@ -180,22 +181,29 @@ int main(void)
 		       (unsigned long)(run->done ? run->end - set_start : 0), run->exit_code);
 	}
 	printf("@subutai "
-	       "{\"event\":\"multi_set\",\"policy\":\"%s\",\"barrier\":\"%s\",\"ts_us\":%u,"
-	       "\"backend\":\"%s\","
+	       "{\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
 	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
 	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu,\"requests\":%lu,"
-	       "\"busy\":%llu,\"donated_local\":%lu,\"donated_remote\":%lu,"
-	       "\"laggard_messages\":%lu}\n",
-	       subutai_sched_policy(), subutai_barrier_policy(), subutai_sched_timeslot_us(),
-	       pthread_backend_np, subutai_num_tiles(), count, done,
-	       (unsigned long)(set_end - set_start),
+	       "\"busy\":%llu}\n",
+	       subutai_sched_policy(), subutai_sched_timeslot_us(), pthread_backend_np,
+	       subutai_num_tiles(), count, done, (unsigned long)(set_end - set_start),
 	       (unsigned long)(after.outside_cs - before.outside_cs),
 	       (unsigned long)(after.cs_csa - before.cs_csa),
 	       (unsigned long)(after.cs_rr - before.cs_rr),
-	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy,
+	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy);
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+	/* A barrier waiting policy other than the default one (seed 002's comparison), with Tidon's
+	 * work over the set. */
+	printf("@subutai {\"event\":\"multi_barrier\",\"barrier\":\"%s\"",
+	       subutai_barrier_policy());
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	printf(",\"donated_local\":%lu,\"donated_remote\":%lu,\"laggard_messages\":%lu",
 	       (unsigned long)(after.donated_local - before.donated_local),
 	       (unsigned long)(after.donated_remote - before.donated_remote),
 	       (unsigned long)(after.laggard_messages - before.laggard_messages));
+#endif
+	printf("}\n");
+#endif
 	for (unsigned int k = 0; k < count; k++) {
 		print_output(k, multi_instances[k]);
 	}
