@@ -7,6 +7,7 @@
 #   python3 boards/zephyr.py --tiles 4 --app program --program x264 --args "-i test"
 #   python3 boards/zephyr.py --tiles 4 --app program --program prodcons --backend swonly
 #   python3 boards/zephyr.py --tiles 8 --app multi --set "bodytrack x264" --policy csa --ts-us 500
+#   python3 boards/zephyr.py --tiles 8 --app multi --set "streamcluster ep:2" --barrier tidon
 #
 # Needs a Zephyr tree (ZEPHYR_BASE, e.g. a west workspace's zephyr/) and a RISC-V toolchain: the
 # Zephyr SDK (ZEPHYR_SDK_INSTALL_DIR) or, by default, Debian's riscv64-unknown-elf-gcc through

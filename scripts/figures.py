@@ -387,6 +387,27 @@ def multi(d):
     )
 
 
+def tidon(d):
+    rows = _rows(d, "tidon", "make bench-tidon")
+    by = {}
+    for r in rows:
+        if r["weighted_speedup"]:
+            by.setdefault((r["workload"], _int(r["ep_threads"]), r["backend"]), {})[r["policy"]] = float(
+                r["weighted_speedup"]
+            )
+    parts = []
+    for (workload, n, backend), pol in by.items():
+        if backend != "subutai" or "tidon" not in pol or len(pol) < 2:
+            continue
+        best = max((p for p in pol if p != "tidon"), key=pol.get)
+        parts.append(f"{workload}+ep×{n} {pol['tidon'] / pol[best]:.2f}×")
+    return (
+        "Tidon's weighted speed-up over the best other barrier policy (Subutai, 8 tiles)",
+        ", ".join(parts),
+        "make bench-tidon",
+    )
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -418,6 +439,7 @@ ROWS = [
     zephyr_apps,
     zephyr_prodcons,
     multi,
+    tidon,
     simspeed,
 ]
 
