@@ -23,6 +23,7 @@ static pthread_barrier_t barrier;
 static volatile int64_t arrived_ns;     /* the waiter's arrival this round, 0 before */
 static volatile int64_t first_after_ns; /* the laggard's first step after it, 0 before */
 static volatile int done;
+static int64_t gaps[ROUNDS];
 
 static int64_t now_ns(void)
 {
@@ -53,6 +54,7 @@ static void *laggard(void *arg)
 		}
 		/* From the second round on: the laggard has waited at the barrier before (its
 		 * participation is what makes it the waiter's sibling). */
+		gaps[r] = first_after_ns != 0 ? first_after_ns - arrived_ns : -1;
 		if (r > 0 && first_after_ns != 0 && first_after_ns - arrived_ns > *gap) {
 			*gap = first_after_ns - arrived_ns;
 		}
@@ -107,6 +109,10 @@ int main(int argc, char **argv)
 	pthread_join(threads[1], NULL);
 	done = 1;
 	pthread_join(threads[0], NULL);
-	printf("tidon_laggard: %d rounds, largest wait %lld ns\n", ROUNDS, (long long)gap);
+	printf("tidon_laggard: waits (ns)");
+	for (int r = 0; r < ROUNDS; r++) {
+		printf(" %lld", (long long)gaps[r]);
+	}
+	printf("\ntidon_laggard: %d rounds, largest wait %lld ns\n", ROUNDS, (long long)gap);
 	return 0;
 }

@@ -324,11 +324,12 @@ SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
  * cannot move to another core, so a waiter donates its own core's time to the laggards there,
  * and gives the laggards of other cores priority on theirs.
  *
- * A laggard of a barrier is a thread whose BAPS names the barrier without its arrival: it has
- * waited there before and has not arrived this time (a thread released from the previous round
- * counts as arrived until it runs: seed 002 resets every sibling's BAPS at the release instead,
- * which here raised every released thread of a shared core over the other application's, and
- * lost more than it won; docs/architecture.md). It is run at once, raised one priority
+ * A laggard of a barrier is a thread whose BAPS names the barrier and that has not arrived in the
+ * waiter's round: on the waiter's core also one the previous round released and that has not run
+ * since (seed 002 resets every sibling's BAPS at the release); on other cores only one that has
+ * not arrived (messages for released threads too raised every released thread of a shared core
+ * over the other application's, and lost more than they won: docs/architecture.md). It is run at
+ * once, raised one priority
  * above the application threads (PRIO_CS: the raise CSA uses, so the timeslot's end treats it the
  * same), until its timeslot ends (timeslot_end()) or it blocks (subutai_sched_waking() drops the
  * raise when it is woken): the rest of the timeslot, as seed 002 donates it.
@@ -338,17 +339,23 @@ SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
 static volatile uint32_t baps_noticed[CONFIG_SUBUTAI_THREADS_MAX]
 	__attribute__((section(".subutai_shared_bss.baps_noticed"), aligned(32)));
 
-/* Whether a thread of this BAPS is a laggard of the barrier a waiter of BAPS waiting waits at. */
-static inline bool lags(uint32_t baps, uint32_t waiting)
+/*
+ * Whether a thread of this BAPS is a laggard of the round a waiter of BAPS waiting waits in: it
+ * has not arrived, or (released_too) the previous round released it and it has not run since
+ * (its BAPS says arrived with another count: programs wait at their barriers in the same order,
+ * so every thread's count of arrivals is the round's; seed 002 resets the siblings' BAPS at the
+ * release instead).
+ */
+static inline bool lags(uint32_t baps, uint32_t waiting, bool released_too)
 {
 	return SUBUTAI_BAPS_KEY(baps) == SUBUTAI_BAPS_KEY(waiting) &&
-	       !(baps & SUBUTAI_BAPS_ARRIVED);
+	       (released_too ? baps != waiting : !(baps & SUBUTAI_BAPS_ARRIVED));
 }
 
 /* Raises this core's laggards of the round that do not run raised already and are not asleep
  * (a preempted laggard, or the one the interrupt came in); how many. Interrupts locked or in an
  * interrupt. */
-static unsigned int run_laggards(uint32_t waiting)
+static unsigned int run_laggards(uint32_t waiting, bool released_too)
 {
 	unsigned int raised = 0;
 
@@ -356,7 +363,7 @@ static unsigned int run_laggards(uint32_t waiting)
 		uint32_t baps = subutai_baps[id];
 		struct subutai_waiter *waiter;
 
-		if (!lags(baps, waiting)) {
+		if (!lags(baps, waiting, released_too)) {
 			continue;
 		}
 		waiter = subutai_waiter_local(id);
@@ -375,7 +382,7 @@ static unsigned int run_laggards(uint32_t waiting)
 static void on_laggards(const struct subutai_ni_msg *msg)
 {
 	/* The interrupt's exit switches to a raised laggard. */
-	unsigned int raised = run_laggards(msg->payload[0]);
+	unsigned int raised = run_laggards(msg->payload[0], false);
 
 	ARG_UNUSED(raised);
 	count_add(donated_remote, raised);
@@ -402,7 +409,7 @@ static unsigned int notify_laggards(uint32_t waiting)
 	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
 		uint32_t baps = subutai_baps[id];
 
-		if (!lags(baps, waiting) || baps_noticed[id] == baps) {
+		if (!lags(baps, waiting, false) || baps_noticed[id] == baps) {
 			continue;
 		}
 		unsigned int core = subutai_atomic_load(RT_THREAD_CORE + id);
@@ -442,7 +449,7 @@ void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
 	/* Donate: while the barrier has not opened, run this core's laggards, then look again. */
 	while (k_sem_count_get(&waiter->sem) == 0) {
 		unsigned int irq = irq_lock();
-		unsigned int raised = run_laggards(waiting);
+		unsigned int raised = run_laggards(waiting, true);
 
 		count_add(donated_local, raised);
 		irq_unlock(irq);
