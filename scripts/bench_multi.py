@@ -107,11 +107,7 @@ def main():
     start = time.time()
     programs = sorted({p for s in args.sets for p in SETS[args.tiles][s]})
     try:
-        reference = {}
-        for program, exe in host_programs.build(programs).items():
-            reference[program] = host_programs.checksum(
-                host_programs.run(exe, f"-t 1 {PROGRAM_ARGS}"), program
-            )
+        reference = host_programs.checksums(programs, PROGRAM_ARGS)
         lines = run_sets(args.tiles, args.sets, args.backends, sorted(args.ts), args.jobs)
     except (RuntimeError, host_programs.HostProgramError) as e:
         raise SystemExit(f"error: {e}")

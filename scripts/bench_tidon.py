@@ -113,11 +113,7 @@ def main():
     order = runs(args.tiles, args.workloads, args.ep_threads, args.backends, args.policies)
     log(f"[bench-tidon] {len(order)} runs, {args.jobs} at a time")
     try:
-        reference = {}
-        for program, exe in host_programs.build(list(args.workloads) + ["ep"]).items():
-            reference[program] = host_programs.checksum(
-                host_programs.run(exe, f"-t 1 {PROGRAM_ARGS}"), program
-            )
+        reference = host_programs.checksums(list(args.workloads) + ["ep"], PROGRAM_ARGS)
         lines = run_all_sets(args.tiles, order, args.jobs)
     except (RuntimeError, host_programs.HostProgramError) as e:
         raise SystemExit(f"error: {e}")

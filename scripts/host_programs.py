@@ -65,6 +65,12 @@ def checksum(output, program):
     return None
 
 
+def checksums(programs, args):
+    """{program: checksum} of the host builds of these programs, each run with one thread and
+    these arguments ("-i simsmall -s 1"): the references of the simulated runs."""
+    return {p: checksum(run(exe, f"-t 1 {args}"), p) for p, exe in build(programs).items()}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("programs", nargs="*", metavar="PROGRAM", help=f"default: all ({', '.join(programs())})")

@@ -605,9 +605,7 @@ def main():
         lines = f.read().splitlines()
     from scripts import host_programs
 
-    reference = {}
-    for name, exe in host_programs.build(["bodytrack", "streamcluster", "x264"]).items():
-        reference[name] = host_programs.checksum(host_programs.run(exe, "-t 1 -i simsmall -s 1"), name)
+    reference = host_programs.checksums(["bodytrack", "streamcluster", "x264"], "-i simsmall -s 1")
     try:
         # results/<name>_capture.txt gives results/<name>.* (multi, multi_16).
         name = os.path.basename(path).removesuffix("_capture.txt")

@@ -165,7 +165,7 @@ def goals(rows):
         ratio = tidon / others[best_policy]
         balanced = pol["tidon"][2] == "yes"
         goal = GOAL_BALANCED if balanced else GOAL_IMBALANCED
-        spin_unfair = _f(pol.get("spin", [None] * 8)[7]) if "spin" in pol else None
+        spin_unfair = _f(pol["spin"][7]) if "spin" in pol else None
         unfair = _f(pol["tidon"][7])
         unfair_note = ""
         if spin_unfair is not None and spin_unfair > 2:
@@ -328,10 +328,7 @@ def main():
     try:
         runs = set_runs(lines)
         programs = sorted({i["program"] for r in runs for i in r["instances"]})
-        reference = {
-            p: host_programs.checksum(host_programs.run(exe, "-t 1 -i simsmall -s 1"), p)
-            for p, exe in host_programs.build(programs).items()
-        }
+        reference = host_programs.checksums(programs, "-i simsmall -s 1")
         name = os.path.basename(capture).removesuffix("_capture.txt")
         print(report(runs, reference, os.path.dirname(capture) or ".", name))
     except (CaptureError, host_programs.HostProgramError) as e:

@@ -32,10 +32,7 @@ TS_US = 100
 @pytest.fixture(scope="module")
 def reference():
     """Checksums of the host build for the test input."""
-    exes = host_programs.build(["bodytrack", "streamcluster"])
-    return {
-        p: host_programs.checksum(host_programs.run(exe, f"-t 1 {TEST_ARGS}"), p) for p, exe in exes.items()
-    }
+    return host_programs.checksums(["bodytrack", "streamcluster"], TEST_ARGS)
 
 
 def run_set(sim, programs, backend, policy, ts_us=TS_US, extra_conf=(), max_cycles=60_000_000):

@@ -32,10 +32,7 @@ POLICIES = ("spin", "block", "spin-then-block", "tidon")
 
 @pytest.fixture(scope="module")
 def reference():
-    exes = host_programs.build(["streamcluster", "bodytrack", "ep"])
-    return {
-        p: host_programs.checksum(host_programs.run(exe, f"-t 1 {TEST_ARGS}"), p) for p, exe in exes.items()
-    }
+    return host_programs.checksums(["streamcluster", "bodytrack", "ep"], TEST_ARGS)
 
 
 def run_set(sim, programs, backend, barrier, max_cycles=80_000_000):
