@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from gateware.cpu import SIM_CPU_VARIANT
-from soc.firmware import BACKENDS, benchmark_programs, define_arg, firmware_apps
+from soc.firmware import BACKENDS, CHANS, benchmark_programs, define_arg, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.simulation import EXIT_TIMEOUT, build_model, mem_banks_arg
 from soc.subutai_soc import KiB, MiB
@@ -70,6 +70,12 @@ def main():
     )
     parser.add_argument(
         "--backend", choices=BACKENDS, default="subutai", help="PThreads backend the --app is linked with."
+    )
+    parser.add_argument(
+        "--chan",
+        choices=CHANS,
+        default=None,
+        help=f"Implementation of channels (subutai/chan.h) the --app is built with (default {CHANS[0]}).",
     )
     parser.add_argument("--ram-init", default=None, help="Raw binary image to run from main RAM.")
     parser.add_argument(
@@ -148,6 +154,7 @@ def main():
                 program_args=args.args,
                 extra_cflags=" ".join(f"-D{d}" for d in args.define),
                 program_dir=args.program_dir,
+                chan=args.chan,
             )
         except subprocess.CalledProcessError:
             sys.exit(f"error: the firmware of {args.app or args.program_dir} did not build (above)")

@@ -14,6 +14,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.cores.timer import Timer
 
 from gateware.atomic import AtomicOperand
+from gateware.ni import channel_port
 from gateware.ni.subutai_window import WINDOW_SIZE
 
 
@@ -75,6 +76,11 @@ class Tile(Module):
     - ``csr_origin``: the tile's CSR bank (tile id, timer, later the NI);
     - ``sync_origin``: the direct window of the tile's Subutai port (``modules["subutai"]``),
       when it has one (single-cycle loads and stores, no CSR bridge);
+    - ``chan_origin``: the window of the tile's channel port (``chan``, a
+      :class:`gateware.ni.channel_port.ChannelPort`), when it has one, and
+      ``ram_uncached_origin``: the private SRAM again, uncached, where a core reads what the
+      channel port pushed into it (the port's ``dma`` is a third master of the crossbar, and
+      reaches the SRAM only);
     - everything else goes out on ``self.uplink``, a master port of the SoC's shared bus.
 
     ``modules`` adds tile-local modules (e.g. ``{"ni": NetworkInterface(...)}``) to the tile's CSR
@@ -109,6 +115,9 @@ class Tile(Module):
         csr_origin=0xF800_0000,
         csr_paging=0x800,
         sync_origin=0xF900_0000,
+        chan_origin=0xF900_1000,
+        ram_uncached_origin=0xFA00_0000,
+        chan=None,
         irqs={"timer0": 1},
         modules=None,
         atomic_region=None,
@@ -145,11 +154,24 @@ class Tile(Module):
         if window is not None:
             self.sync_region = SoCRegion(origin=sync_origin, size=WINDOW_SIZE, cached=False)
             slaves.append((self.sync_region, window.bus))
-        local = lambda a: reduce(or_, [r.decoder(self.uplink)(a) for r, _ in slaves])
+        self.chan_region = self.ram_uncached_region = None
+        decoders = [r.decoder(self.uplink) for r, _ in slaves]
+        masters = [cpu.ibus, cpu.dbus]
+        if chan is not None:
+            self.submodules.chan = chan
+            self.chan_region = SoCRegion(origin=chan_origin, size=channel_port.WINDOW_SIZE, cached=False)
+            self.ram_uncached_region = SoCRegion(origin=ram_uncached_origin, size=ram_size, cached=False)
+            slaves.append((self.chan_region, chan.window.bus))
+            decoders.append(self.chan_region.decoder(self.uplink))
+            # The SRAM answers at both addresses (it decodes the low bits only).
+            cached, uncached = decoders[0], self.ram_uncached_region.decoder(self.uplink)
+            decoders[0] = lambda a: cached(a) | uncached(a)
+            masters.append(chan.dma)
+        local = lambda a: reduce(or_, [d(a) for d in decoders])
         uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.submodules.crossbar = wishbone.Crossbar(
-            masters=[cpu.ibus, cpu.dbus],
-            slaves=[(r.decoder(self.uplink), bus) for r, bus in slaves] + [(lambda a: ~local(a), uplink)],
+            masters=masters,
+            slaves=[(d, bus) for d, (_, bus) in zip(decoders, slaves)] + [(lambda a: ~local(a), uplink)],
         )
         # Reads of the atomic unit carry the core's atomic operand on dat_w (see
         # gateware/atomic.py), so a read-modify-write is one bus transaction.

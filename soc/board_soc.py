@@ -56,6 +56,9 @@ class BoardSoC(SubutaiSoC):
             uart_name="sim" if sim else "serial",
             # Event counters are for simulation: on an FPGA they are a third of each engine.
             with_counters=False,
+            # Channels (rdy-ack through the NoC) are built and measured in simulation; the boards'
+            # device budget (docs/architecture.md, Boards) has not been measured with them.
+            with_channels=kwargs.pop("with_channels", False),
             # Every tile is a master of the shared SoC bus: its answers and burst beats are
             # registered in the tile's uplink, so that no path runs from the bus arbiter's grant
             # through a slave's acknowledgement into a core or the uplink's burst FIFO (6-tile

@@ -56,18 +56,25 @@ def slug(text):
     return "".join(c if c.isalnum() else "_" for c in text.strip())
 
 
-def library_members(backend):
+def library_members(backend, chan=None):
     """Sources of a bare-metal image's PThreads archive, relative to firmware/lib/, in their link
-    order: the lists of firmware/lib/library.mk (the Makefile's and the Zephyr module's one source)
-    and the backend's file."""
+    order: the lists of firmware/lib/library.mk (the Makefile's and the Zephyr module's one source),
+    the backend's file and the channel implementation's."""
     check_backend(backend)
+    chan = check_chan(chan)
     members = []
     with open(os.path.join(FIRMWARE_DIR, "lib", "library.mk")) as f:
         for line in f:
             m = re.match(r"^SUBUTAI_(DRIVER|PTHREAD|BAREMETAL)_SRCS\s*:=(.*)$", line)
             if m:
                 members += m.group(2).split()
-    return members + [f"pthread/backend_{backend}.c"]
+    members.append(f"pthread/backend_{backend}.c")
+    with open(os.path.join(FIRMWARE_DIR, "lib", "library.mk")) as f:
+        for line in f:
+            m = re.match(r"^SUBUTAI_CHAN_SRCS\s*:=(.*)$", line)
+            if m:
+                members += m.group(1).split()
+    return members + [f"chan/chan_{chan}.c"]
 
 
 #: The 1 KiB function of the synchronization paths that nothing calls (firmware/lib/layout_filler.S).
@@ -103,6 +110,30 @@ def link_perturbations(backend, orders=4, filler_places=4, seed=1):
         where = f"before {members[at]}" if at < len(members) else "after the last member"
         result.append(LinkPerturbation(len(result) + 1, tuple(order), f"1 KiB {where}"))
     return result
+
+
+def _chans():
+    names = sorted(
+        os.path.basename(p)[len("chan_") : -2]
+        for p in glob.glob(os.path.join(FIRMWARE_DIR, "lib", "chan", "chan_*.c"))
+    )
+    # NoC messages first: the firmware Makefile's default.
+    return sorted(names, key=lambda n: n != "noc")
+
+
+#: Implementations of channels (firmware/include/subutai/chan.h), chosen when an image is built:
+#: the ``firmware/lib/chan/chan_<name>.c`` files; the first (``noc``) is the default.
+CHANS = _chans()
+DEFAULT_CHAN = CHANS[0]
+
+
+def check_chan(chan):
+    """``chan`` (None: the default) if it names an implementation of channels, else ValueError."""
+    if chan is None:
+        return DEFAULT_CHAN
+    if chan not in CHANS:
+        raise ValueError(f"channel implementation {chan!r}: must be one of {', '.join(CHANS)}")
+    return chan
 
 
 def check_backend(backend):
@@ -145,6 +176,7 @@ def build_firmware(
     layout_pad=0,
     perturbation=None,
     program_dir=None,
+    chan=None,
 ):
     """Compile a firmware application (firmware/apps/) or benchmark program (firmware/programs/,
     run with "-t <tiles> program_args") against the generated headers of the SoC build
@@ -153,8 +185,11 @@ def build_firmware(
     shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld);
     ``perturbation`` (a :class:`LinkPerturbation`) links the library another way; ``program_dir``
     is a plain PThreads program of one's own (its .c files, any directory), built and run as the
-    benchmark programs are, ``app`` then being the directory's name (or None for it)."""
+    benchmark programs are, ``app`` then being the directory's name (or None for it); ``chan``
+    the implementation of channels (:data:`CHANS`, None the default)."""
     check_backend(backend)
+    if chan is not None:
+        check_chan(chan)
     if program_dir is not None:
         program_dir = os.path.abspath(program_dir)
         if not glob.glob(os.path.join(program_dir, "*.c")):
@@ -172,6 +207,8 @@ def build_firmware(
             # Programs of one's own of the same name from other directories build apart: the
             # dependency files of one name the other's sources.
             name += "-" + hashlib.sha1(program_dir.encode()).hexdigest()[:8]
+        if chan is not None:
+            name += f"-chan_{chan}"
         out_dir = os.path.join(soc_dir, "firmware", f"{name}-{backend}" + (f"-{tag}" if tag else ""))
     cmd = [
         "make",
@@ -187,6 +224,8 @@ def build_firmware(
     ]
     if extra_cflags:
         cmd.append(f"EXTRA_CFLAGS={extra_cflags}")
+    if chan is not None:
+        cmd.append(f"CHAN={chan}")
     if perturbation is not None:
         cmd += [f"LIB_ORDER={' '.join(perturbation.order)}", f"LAYOUT_VARIANT={perturbation.variant}"]
     if program_dir is not None:

@@ -192,6 +192,7 @@ class SimModel:
         layout_pad=0,
         perturbation=None,
         program_dir=None,
+        chan=None,
     ):
         """Compile a firmware application or benchmark program against this SoC's generated
         headers (:func:`soc.firmware.build_firmware`); return its .bin."""
@@ -205,6 +206,7 @@ class SimModel:
             layout_pad=layout_pad,
             perturbation=perturbation,
             program_dir=program_dir,
+            chan=chan,
         )
 
     def _prepare_run(self, run_dir):

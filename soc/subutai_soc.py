@@ -20,6 +20,7 @@ from gateware.noc.common import HEAD_FIELDS
 from gateware.noc.mesh import Mesh
 from gateware.ni.ni import NetworkInterface
 from gateware.ni.subutai_port import SubutaiPort
+from gateware.ni.channel_port import ChannelPort
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -44,6 +45,9 @@ class SubutaiSoC(SoCCore):
     device into every core's data cache.
     ``atomic_words`` sizes the atomic unit of the software-only baseline
     (:class:`gateware.atomic.AtomicUnit`): its runtime words and its objects, 8 words each.
+    With ``with_channels`` every tile has a channel port (:mod:`gateware.ni.channel_port`: rdy-ack
+    channels through the NoC, its window at ``tile_chan``, its pushes into the tile RAM, seen
+    uncached at ``tile_ram_uncached``).
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
 
@@ -55,6 +59,8 @@ class SubutaiSoC(SoCCore):
         "csr": 0xF000_0000,
         "tile_csr": 0xF800_0000,
         "tile_sync": 0xF900_0000,
+        "tile_chan": 0xF900_1000,
+        "tile_ram_uncached": 0xFA00_0000,
     }
 
     # Interrupt numbers of tile-local sources, the same on every core.
@@ -81,6 +87,7 @@ class SubutaiSoC(SoCCore):
         registered_uplinks=True,
         uplink_register_response=False,
         with_counters=True,
+        with_channels=True,
         ident="Subutai SoC",
         **kwargs,
     ):
@@ -162,8 +169,14 @@ class SubutaiSoC(SoCCore):
                 tx_depth=ni_fifo_depth,
                 rx_depth=ni_fifo_depth,
                 prio_stream=True,
+                chan_stream=with_channels,
                 with_counters=with_counters,
             )
+            chan = None
+            if with_channels:
+                chan = ChannelPort(
+                    ni, i, mesh_x, mesh_y, ram_origin=self.mem_map["tile_ram"], ram_size=tile_ram_size
+                )
             subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes, with_counters=with_counters)
             self.comb += [
                 ni.tx.connect(self.noc.local_inputs[i]),
@@ -179,6 +192,9 @@ class SubutaiSoC(SoCCore):
                 ram_size=tile_ram_size,
                 csr_origin=self.mem_map["tile_csr"],
                 sync_origin=self.mem_map["tile_sync"],
+                chan_origin=self.mem_map["tile_chan"],
+                ram_uncached_origin=self.mem_map["tile_ram_uncached"],
+                chan=chan,
                 csr_paging=self.csr.paging,
                 irqs=self.tile_irqs,
                 modules={"ni": ni, "subutai": subutai},
@@ -219,6 +235,10 @@ class SubutaiSoC(SoCCore):
             "tile_csr", SoCRegion(origin=self.mem_map["tile_csr"], size=self.tiles[0].csr_size, cached=False)
         )
         self.bus.add_region("tile_sync", self.tiles[0].sync_region)
+        self.add_constant("CHANNELS", int(with_channels))
+        if with_channels:
+            self.bus.add_region("tile_chan", self.tiles[0].chan_region)
+            self.bus.add_region("tile_ram_uncached", self.tiles[0].ram_uncached_region)
 
         for name, value in [("MESH_X", mesh_x), ("MESH_Y", mesh_y), ("N_TILES", n_tiles)]:
             self.add_constant(name, value)
@@ -231,12 +251,13 @@ class SubutaiSoC(SoCCore):
     def export_software(self, generated_dir):
         """Write the Subutai protocol and status headers beside LiteX's generated headers."""
         from gateware.subutai import protocol
-        from gateware.ni import subutai_window
+        from gateware.ni import subutai_window, channel_port
 
         for name, text in [
             ("subutai_protocol.h", protocol.c_header()),
             ("subutai_status.h", protocol.c_status_header()),
             ("subutai_window.h", subutai_window.c_header()),
+            ("subutai_chan_window.h", channel_port.c_header()),
         ]:
             with open(os.path.join(generated_dir, name), "w") as f:
                 f.write(text)

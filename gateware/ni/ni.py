@@ -9,7 +9,8 @@ from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField, CSR
 from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
 
-from gateware.noc.common import link_layout, N_VCS, VC_NORMAL, VC_PRIORITY, head_flit
+from gateware.noc.common import link_layout, N_VCS, VC_NORMAL, VC_PRIORITY, head_flit, head_field
+from gateware.ni.channel_port import is_channel_type
 
 
 class NetworkInterface(LiteXModule):
@@ -31,6 +32,12 @@ class NetworkInterface(LiteXModule):
     FIFO depths, and ``max_payload`` (payload words per message; at most RX depth - 1 so a whole
     message always fits in the RX FIFO).
 
+    With ``chan_stream`` (needs ``prio_stream``), normal-class packets whose type is a channel
+    type (:mod:`gateware.ni.channel_port`) belong to the tile's channel port: they are sent from
+    ``chan_tx`` and received on ``chan_rx`` (streams of flits with ``first``/``last``), packet by
+    packet beside the software's on the same class, and a software header asking for a channel
+    type is refused (``reserved_type``).
+
     ``with_counters``: the ``packets_out``/``packets_in`` CSRs (two 32-bit counters; the
     simulated SoC has them, boards do not).
 
@@ -50,6 +57,8 @@ class NetworkInterface(LiteXModule):
         rx_depth=16,
         max_payload=None,
         prio_stream=False,
+        chan_stream=False,
+        chan_rx_depth=4,
         starvation_limit=8,
         with_counters=True,
     ):
@@ -57,6 +66,7 @@ class NetworkInterface(LiteXModule):
         if max_payload is None:
             max_payload = min(tx_depth, rx_depth) - 1
         assert 0 < max_payload <= min(tx_depth, rx_depth) - 1 and max_payload < 256
+        assert prio_stream or not chan_stream
         self.max_payload = max_payload
 
         # Links to/from the router's local port.
@@ -110,6 +120,12 @@ class NetworkInterface(LiteXModule):
                     offset=5,
                     description="Header refused: the priority class belongs to the hardware.",
                 ),
+                CSRField(
+                    "reserved_type",
+                    size=1,
+                    offset=6,
+                    description="Header refused: channel message types belong to the channel port.",
+                ),
             ],
             description="Sticky TX error flags; write ``tx_error_clear`` to clear.",
         )
@@ -145,7 +161,9 @@ class NetworkInterface(LiteXModule):
         self.ev.finalize()
         # Last, so that every other register has the same address with and without them.
         if with_counters:
-            self._packets_out = CSRStatus(32, description="Packets sent into the network.")
+            self._packets_out = CSRStatus(
+                32, description="Packets sent into the network (the software's and the channel port's)."
+            )
             self._packets_in = CSRStatus(32, description="Packets received from the network.")
 
         # # #
@@ -180,9 +198,11 @@ class NetworkInterface(LiteXModule):
         push_data = Signal(32)
         push_first, push_last, push_vc = Signal(), Signal(), Signal()
         err = self._tx_error
-        tx_err = Signal(6)
+        tx_err = Signal(7)
         bad_class = Signal()
+        reserved_type = Signal()
         self.comb += bad_class.eq(hdr.vc != VC_NORMAL if prio_stream else 0)
+        self.comb += reserved_type.eq(is_channel_type(hdr.type) if chan_stream else 0)
         self.comb += [getattr(err.fields, f.name).eq(tx_err[i]) for i, f in enumerate(err.fields.fields)]
         self.comb += [
             tx_fifo.sink.valid.eq(push),
@@ -199,6 +219,7 @@ class NetworkInterface(LiteXModule):
                 self._tx_header.re,
                 If(open_, tx_err[4].eq(1))
                 .Elif(bad_class, tx_err[5].eq(1))
+                .Elif(reserved_type, tx_err[6].eq(1))
                 .Elif(~dst_ok, tx_err[0].eq(1))
                 .Elif(hdr.length > max_payload, tx_err[1].eq(1))
                 .Elif(free < hdr.length + 1, tx_err[2].eq(1))
@@ -217,7 +238,7 @@ class NetworkInterface(LiteXModule):
         ]
         header_ok = Signal()
         self.comb += header_ok.eq(
-            ~open_ & ~bad_class & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1)
+            ~open_ & ~bad_class & ~reserved_type & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1)
         )
         self.comb += [
             If(
@@ -240,17 +261,31 @@ class NetworkInterface(LiteXModule):
         # Injection: only complete messages leave the FIFO; flits go out on the message's class as
         # soon as the router has room in that class.
         tail_sent = Signal()
+        sw_valid = Signal()  # A software flit is offered (its message is complete).
+        sel_chan = Signal()  # The normal class's flit this cycle is the channel port's.
         out_valid = Signal()
+        out_vc = Signal()
         prio_go = Signal()  # A hardware priority flit takes the link this cycle.
+        self.comb += sw_valid.eq(tx_fifo.source.valid & (complete != 0))
+        if chan_stream:
+            # Packets of the two normal-class sources never interleave on the link: a started
+            # packet keeps the class until its tail; otherwise the sources alternate.
+            self.chan_tx = stream.Endpoint([("data", 32)])
+            sw_mid, chan_mid, chan_won = Signal(), Signal(), Signal()
+            self.comb += sel_chan.eq(
+                ~sw_mid & (chan_mid | (self.chan_tx.valid & (~sw_valid | ~chan_won)))
+            )
+        normal_valid = Signal()
+        self.comb += normal_valid.eq(Mux(sel_chan, self.chan_tx.valid, sw_valid) if chan_stream else sw_valid)
         if prio_stream:
             self.prio_tx = stream.Endpoint([("data", 32)])
-            # Priority flits go whenever the router has room in their class; software flits
-            # (normal class) use the other cycles, and one cycle after ``starvation_limit``
-            # priority flits in a row (as in the routers). Classes may interleave on a link.
+            # Priority flits go whenever the router has room in their class; normal-class flits
+            # use the other cycles, and one cycle after ``starvation_limit`` priority flits in a
+            # row (as in the routers). Classes may interleave on a link.
             sw_can_go = Signal()
             starve = Signal(max=starvation_limit + 1)
             self.comb += [
-                sw_can_go.eq(tx_fifo.source.valid & (complete != 0) & self.tx.ready[VC_NORMAL]),
+                sw_can_go.eq(normal_valid & self.tx.ready[VC_NORMAL]),
                 prio_go.eq(
                     self.prio_tx.valid
                     & self.tx.ready[VC_PRIORITY]
@@ -266,7 +301,21 @@ class NetworkInterface(LiteXModule):
             self.tx.last.eq(tx_fifo.source.last),
             self.tx.vc.eq(tx_fifo.source.vc),
         ]
-        self.comb += out_valid.eq(tx_fifo.source.valid & (complete != 0))
+        if chan_stream:
+            sw_flit = [
+                If(
+                    sel_chan,
+                    self.tx.valid.eq(out_valid),
+                    self.tx.data.eq(self.chan_tx.data),
+                    self.tx.first.eq(self.chan_tx.first),
+                    self.tx.last.eq(self.chan_tx.last),
+                    self.tx.vc.eq(VC_NORMAL),
+                ).Else(*sw_flit)
+            ]
+        self.comb += [
+            out_valid.eq(normal_valid),
+            out_vc.eq(Mux(sel_chan, VC_NORMAL, tx_fifo.source.vc)),
+        ]
         if prio_stream:
             self.comb += If(
                 prio_go,
@@ -280,15 +329,23 @@ class NetworkInterface(LiteXModule):
             self.comb += sw_flit
         accepted = Signal()
         self.comb += [
-            accepted.eq(~prio_go & out_valid & Mux(tx_fifo.source.vc, self.tx.ready[1], self.tx.ready[0])),
-            tx_fifo.source.ready.eq(accepted),
-            tail_sent.eq(accepted & tx_fifo.source.last),
+            accepted.eq(~prio_go & out_valid & Mux(out_vc, self.tx.ready[1], self.tx.ready[0])),
+            tx_fifo.source.ready.eq(accepted & ~sel_chan),
+            tail_sent.eq(accepted & ~sel_chan & tx_fifo.source.last),
         ]
+        if chan_stream:
+            self.comb += self.chan_tx.ready.eq(accepted & sel_chan)
+            self.sync += If(
+                accepted,
+                If(sel_chan, chan_mid.eq(~self.chan_tx.last)).Else(sw_mid.eq(~tx_fifo.source.last)),
+                If(self.tx.first, chan_won.eq(sel_chan)),
+            )
         self.sync += [
             complete.eq(complete + tail_pushed - tail_sent),
         ]
         if with_counters:
-            self.sync += If(tail_sent, self._packets_out.status.eq(self._packets_out.status + 1))
+            packet_out = tail_sent | (accepted & sel_chan & self.tx.last) if chan_stream else tail_sent
+            self.sync += If(packet_out, self._packets_out.status.eq(self._packets_out.status + 1))
         self.comb += [
             self._tx_status.fields.free.eq(free),
             self._tx_status.fields.open.eq(open_),
@@ -299,6 +356,26 @@ class NetworkInterface(LiteXModule):
         msg_counts = []
         data_csrs = [self._rx_data, None if prio_stream else self._rx_prio_data]
         underflow = Signal()
+        if chan_stream:
+            # Channel packets of the normal class go to the channel port, packet by packet (the
+            # head's type decides, the body follows its head). The class is ready when both
+            # consumers are, so ``ready`` depends on FIFO levels only, as links require.
+            chan_fifo = stream.SyncFIFO([("data", 32)], chan_rx_depth, buffered=False)
+            self.chan_rx_fifo = chan_fifo
+            self.chan_rx = stream.Endpoint([("data", 32)])
+            self.comb += chan_fifo.source.connect(self.chan_rx)
+            to_chan = Signal()  # The body now arriving belongs to a channel packet.
+            is_chan = Signal()
+            normal_in = Signal()
+            self.comb += [
+                is_chan.eq(Mux(self.rx.first, is_channel_type(head_field(self.rx.data, "type")), to_chan)),
+                normal_in.eq(self.rx.valid & (self.rx.vc == VC_NORMAL) & self.rx.ready[VC_NORMAL]),
+                chan_fifo.sink.valid.eq(normal_in & is_chan),
+                chan_fifo.sink.data.eq(self.rx.data),
+                chan_fifo.sink.first.eq(self.rx.first),
+                chan_fifo.sink.last.eq(self.rx.last),
+            ]
+            self.sync += If(normal_in & self.rx.first, to_chan.eq(is_chan))
         for vc in range(N_VCS):
             fifo = stream.SyncFIFO([("data", 32)], rx_depth, buffered=False)
             setattr(self, f"rx_fifo{vc}", fifo)
@@ -311,6 +388,11 @@ class NetworkInterface(LiteXModule):
                 fifo.sink.last.eq(self.rx.last),
                 self.rx.ready[vc].eq(fifo.sink.ready),
             ]
+            if chan_stream and vc == VC_NORMAL:
+                self.comb += [
+                    fifo.sink.valid.eq(normal_in & ~is_chan),
+                    self.rx.ready[vc].eq(fifo.sink.ready & chan_fifo.sink.ready),
+                ]
             if prio_stream and vc == VC_PRIORITY:
                 # Hardware consumer: the FIFO's output is the prio_rx stream.
                 self.prio_rx = stream.Endpoint([("data", 32)])

@@ -1,0 +1,107 @@
+/*
+ * Channels as a FastFlow-style single-producer single-consumer lock-free queue ("queue",
+ * subutai/chan.h): the peer baseline of seed 004's Fig. 14 (FastFlow's SWSR buffer). A ring of
+ * SUBUTAI_CHAN_QUEUE_SLOTS positions in shared memory; a position is empty (rdy 0) or full
+ * (SUBUTAI_CHAN_FULL | length), and each side keeps its own index, so producer and consumer
+ * share no index (FastFlow's improvement on Lamport's queue). FastFlow moves pointers; the
+ * positions here hold a whole message, so pointer passing is a one-word message, as in the other
+ * implementations. The producer writes a position only once it has seen it empty, the consumer
+ * reads it only after an invalidation of its data cache (the coherence rule's acquire).
+ */
+#include <errno.h>
+
+#include <subutai/soc.h>
+
+#include "chan_impl.h"
+
+const char subutai_chan_impl_name[] = "queue";
+const bool chan_impl_recv_invalidates = true;
+
+void chan_impl_init(subutai_chan_t *ch)
+{
+	for (unsigned int i = 0; i < SUBUTAI_CHAN_QUEUE_SLOTS; i++) {
+		ch->pos[i].rdy = 0;
+	}
+	ch->send_index = 0;
+	ch->recv_index = 0;
+}
+
+int chan_impl_connect(subutai_chan_t *ch, enum subutai_chan_role role, unsigned int slot,
+		      unsigned int peer_tile, unsigned int peer_slot)
+{
+	(void)ch, (void)role, (void)slot, (void)peer_tile, (void)peer_slot;
+	return 0;
+}
+
+void chan_impl_close(enum subutai_chan_role role, unsigned int slot)
+{
+	(void)role, (void)slot;
+}
+
+int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words, unsigned int n,
+		   bool wait)
+{
+	unsigned int index = ch->send_index;
+	struct subutai_chan_pos *pos = &ch->pos[index];
+
+	(void)slot;
+	/* The producer wrote rdy last itself: a stale copy says full, never empty. */
+	while (pos->rdy != 0) {
+		if (!wait) {
+			return EAGAIN;
+		}
+		subutai_dcache_invalidate();
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		pos->data[i] = words[i];
+	}
+	pos->rdy = SUBUTAI_CHAN_FULL | n;
+	ch->send_index = index + 1 == SUBUTAI_CHAN_QUEUE_SLOTS ? 0 : index + 1;
+	return 0;
+}
+
+int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsigned int cap,
+		   unsigned int *n, bool wait)
+{
+	unsigned int index = ch->recv_index;
+	struct subutai_chan_pos *pos = &ch->pos[index];
+	uint32_t rdy;
+
+	(void)slot;
+	subutai_dcache_invalidate();
+	while ((rdy = pos->rdy) == 0) {
+		if (!wait) {
+			return EAGAIN;
+		}
+		subutai_dcache_invalidate();
+	}
+	unsigned int len = rdy & ~SUBUTAI_CHAN_FULL;
+
+	*n = len;
+	if (len > cap) {
+		return EINVAL;
+	}
+	for (unsigned int i = 0; i < len; i++) {
+		words[i] = pos->data[i];
+	}
+	pos->rdy = 0;
+	ch->recv_index = index + 1 == SUBUTAI_CHAN_QUEUE_SLOTS ? 0 : index + 1;
+	return 0;
+}
+
+unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
+			    unsigned int start)
+{
+	(void)slots;
+	for (;;) {
+		subutai_dcache_invalidate();
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int i = start + k < n ? start + k : start + k - n;
+			subutai_chan_t *ch = chans[i];
+
+			if (ch->pos[ch->recv_index].rdy != 0) {
+				return i;
+			}
+		}
+	}
+}
