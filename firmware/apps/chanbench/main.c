@@ -234,8 +234,8 @@ int main(void)
 	unsigned int n_peers = peers[1] == peers[0] ? 1 : 2;
 
 	for (unsigned int k = 0; k < n_peers; k++) {
-		check(subutai_chan_create(&ping[k], 0, peers[k]), "create ping");
-		check(subutai_chan_create(&pong[k], peers[k], 0), "create pong");
+		check(subutai_chan_create(&ping[k]), "create ping");
+		check(subutai_chan_create(&pong[k]), "create pong");
 	}
 	if (n_peers == 1) {
 		peers[1] = ~0u;

@@ -10,9 +10,9 @@
  * before the send, as after a mutex hand-over (the coherence rule: its data cache is invalidated).
  *
  * Life of a channel:
- *   subutai_chan_create(&ch, sender_tile, receiver_tile)   by any thread, ch in shared memory
- *   subutai_chan_connect(&ch, SUBUTAI_CHAN_SENDER)         by each end, on its tile; returns once
- *   subutai_chan_connect(&ch, SUBUTAI_CHAN_RECEIVER)       both ends are connected
+ *   subutai_chan_create(&ch)                               by any thread, ch in shared memory
+ *   subutai_chan_connect(&ch, SUBUTAI_CHAN_SENDER)         by each end's thread, on the tile it
+ *   subutai_chan_connect(&ch, SUBUTAI_CHAN_RECEIVER)       runs on; returns once both are connected
  *   subutai_chan_send()/recv() ... try_send()/try_recv()/wait()
  *   subutai_chan_close(&ch, role)                          by each end: its end is gone; further
  *                                                          calls on that end return EBADF
@@ -34,10 +34,10 @@
  * "noc" and "push" need a SoC built with channels (CHANNELS in generated/soc.h); each tile has
  * SUBUTAI_CHAN_N_SLOTS sending and as many receiving ends.
  *
- * Every function returns 0 or an errno value: EINVAL (a bad tile, a message too long, a null
- * pointer), EBADF (the channel was never created, was destroyed, or this end is closed), EBUSY
+ * Every function returns 0 or an errno value: EINVAL (a message too long or not whole words, a
+ * null or misaligned pointer, an end connected twice), EBADF (the channel was never created, was destroyed, or this end is closed), EBUSY
  * (destroy with an end still connected), ENOTCONN (the calling
- * tile is not this end of the channel, or has not connected it), EAGAIN (try_*: the channel is
+ * tile has not connected this end of the channel), EAGAIN (try_*: the channel is
  * full or empty), ENOSPC (no free end left on the tile), ENOTSUP (noc/push without a channel
  * port).
  */
@@ -63,8 +63,10 @@ struct subutai_chan_pos {
 	uint32_t pad[SUBUTAI_CHAN_LINE / 4 - 2];
 } __attribute__((aligned(SUBUTAI_CHAN_LINE)));
 
-/* An end's state word: what it did, and its slot in its tile's table (and channel port). */
+/* An end's state word: what it did, its tile, and its slot in the tile's table (and channel
+ * port). */
 #define SUBUTAI_CHAN_END_SLOT      0xffu
+#define SUBUTAI_CHAN_END_TILE_SHIFT 16
 #define SUBUTAI_CHAN_END_PUBLISHED (1u << 8)  /* slot taken, port not yet connected */
 #define SUBUTAI_CHAN_END_CONNECTED (1u << 9)
 #define SUBUTAI_CHAN_END_CLOSED    (1u << 10)
@@ -74,10 +76,9 @@ enum subutai_chan_role { SUBUTAI_CHAN_SENDER = 0, SUBUTAI_CHAN_RECEIVER = 1 };
 typedef struct subutai_chan {
 	/* Shared, written at creation and by each end (one line). */
 	volatile uint32_t magic;
-	uint32_t tile[2];                /* the sender's and the receiver's tile */
-	/* Each end's state (written by that end only): SUBUTAI_CHAN_END_* | its slot. */
+	/* Each end's state (written by that end only): SUBUTAI_CHAN_END_* | tile | slot. */
 	volatile uint32_t end[2];
-	uint32_t pad0[3];
+	uint32_t pad0[5];
 	/* Private to the sender (one line) and to the receiver (one line): queue indices. */
 	uint32_t send_index;
 	uint32_t pad1[7];
@@ -93,11 +94,11 @@ typedef struct subutai_chan {
 /* The implementation of this build: "flags", "noc", "push" or "queue". */
 const char *subutai_chan_impl(void);
 
-/* Initializes *ch (in memory both tiles see) as a channel from sender_tile to receiver_tile. */
-int subutai_chan_create(subutai_chan_t *ch, unsigned int sender_tile, unsigned int receiver_tile);
+/* Initializes *ch (in memory every tile sees, SUBUTAI_CHAN_LINE-aligned) as a channel. */
+int subutai_chan_create(subutai_chan_t *ch);
 
-/* Connects the calling thread as the role's end of ch (on the tile given at creation) and waits
- * until the other end is connected too. */
+/* Connects the calling thread, on the tile it runs on, as the role's end of ch, and waits until
+ * the other end is connected too. */
 int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role);
 
 /* Sends len bytes (at most SUBUTAI_CHAN_MAX_BYTES); waits while the channel is full. */
@@ -120,6 +121,11 @@ int subutai_chan_recv_ptr(subutai_chan_t *ch, void **ptr);
  * *index to it; the message stays in its channel for a recv. Fair among the channels: the search
  * starts after the channel found last time (*index on entry; give n or more the first time). */
 int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n, unsigned int *index);
+
+/* Waits until one of the n channels (all sent on by the calling tile) can take a message without
+ * waiting and sets *index to it (the emitter of a farm finds an idle worker so). Fair as
+ * subutai_chan_wait(). */
+int subutai_chan_wait_send(subutai_chan_t *const *chans, unsigned int n, unsigned int *index);
 
 /* Closes the role's end of ch (on its tile). */
 int subutai_chan_close(subutai_chan_t *ch, enum subutai_chan_role role);

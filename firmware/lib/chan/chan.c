@@ -23,15 +23,12 @@ const char *subutai_chan_impl(void)
 	return subutai_chan_impl_name;
 }
 
-int subutai_chan_create(subutai_chan_t *ch, unsigned int sender_tile, unsigned int receiver_tile)
+int subutai_chan_create(subutai_chan_t *ch)
 {
-	if (ch == NULL || ((uintptr_t)ch % SUBUTAI_CHAN_LINE) != 0 ||
-	    sender_tile >= subutai_num_tiles() || receiver_tile >= subutai_num_tiles()) {
+	if (ch == NULL || ((uintptr_t)ch % SUBUTAI_CHAN_LINE) != 0) {
 		return EINVAL;
 	}
 	memset(ch, 0, sizeof(*ch));
-	ch->tile[SUBUTAI_CHAN_SENDER] = sender_tile;
-	ch->tile[SUBUTAI_CHAN_RECEIVER] = receiver_tile;
 	chan_impl_init(ch);
 	/* Stores reach memory in order (write-through, not posted): the magic last. */
 	ch->magic = CHAN_MAGIC;
@@ -53,9 +50,6 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 	if (shared_word(&ch->magic) != CHAN_MAGIC) {
 		return EBADF;
 	}
-	if (ch->tile[role] != subutai_tile_id()) {
-		return ENOTCONN;
-	}
 	if (ch->end[role] != 0) {
 		return (ch->end[role] & SUBUTAI_CHAN_END_CLOSED) ? EBADF : EINVAL; /* connected twice */
 	}
@@ -73,8 +67,9 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 
 	unsigned int peer = role ^ 1;
 	uint32_t peer_end;
+	uint32_t here = (subutai_tile_id() << SUBUTAI_CHAN_END_TILE_SHIFT) | slot;
 
-	ch->end[role] = SUBUTAI_CHAN_END_PUBLISHED | slot;
+	ch->end[role] = SUBUTAI_CHAN_END_PUBLISHED | here;
 	/* The receiver connects its port as soon as it knows the sender's slot; the sender only
 	 * once the receiver's port is connected, since connecting gives the sender its credit and
 	 * a message for an unconnected slot would be dropped. */
@@ -86,14 +81,15 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 	if (peer_end & SUBUTAI_CHAN_END_CLOSED) {
 		return EBADF;
 	}
-	int err = chan_impl_connect(ch, role, slot, ch->tile[peer], peer_end & SUBUTAI_CHAN_END_SLOT);
+	int err = chan_impl_connect(ch, role, slot, peer_end >> SUBUTAI_CHAN_END_TILE_SHIFT,
+				    peer_end & SUBUTAI_CHAN_END_SLOT);
 
 	if (err != 0) {
 		chan_ends[role][slot] = NULL;
 		ch->end[role] = 0;
 		return err;
 	}
-	ch->end[role] = SUBUTAI_CHAN_END_CONNECTED | slot;
+	ch->end[role] = SUBUTAI_CHAN_END_CONNECTED | here;
 	while ((shared_word(&ch->end[peer]) & SUBUTAI_CHAN_END_CONNECTED) == 0) {
 	}
 	return 0;
@@ -194,7 +190,8 @@ int subutai_chan_recv_ptr(subutai_chan_t *ch, void **ptr)
 	return 0;
 }
 
-int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n, unsigned int *index)
+static int wait_any(subutai_chan_t *const *chans, unsigned int n, unsigned int *index,
+		    enum subutai_chan_role role)
 {
 	uint8_t slots[SUBUTAI_CHAN_ENDS];
 
@@ -202,15 +199,28 @@ int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n, unsigned int
 		return EINVAL;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		int slot = end_slot(chans[i], SUBUTAI_CHAN_RECEIVER);
+		int slot = end_slot(chans[i], role);
 
 		if (slot < 0) {
 			return -slot;
 		}
 		slots[i] = slot;
 	}
-	*index = chan_impl_wait(chans, slots, n, *index + 1 >= n ? 0 : *index + 1);
+	unsigned int start = *index + 1 >= n ? 0 : *index + 1;
+
+	*index = role == SUBUTAI_CHAN_RECEIVER ? chan_impl_wait(chans, slots, n, start)
+					       : chan_impl_wait_send(chans, slots, n, start);
 	return 0;
+}
+
+int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n, unsigned int *index)
+{
+	return wait_any(chans, n, index, SUBUTAI_CHAN_RECEIVER);
+}
+
+int subutai_chan_wait_send(subutai_chan_t *const *chans, unsigned int n, unsigned int *index)
+{
+	return wait_any(chans, n, index, SUBUTAI_CHAN_SENDER);
 }
 
 int subutai_chan_close(subutai_chan_t *ch, enum subutai_chan_role role)
@@ -224,7 +234,7 @@ int subutai_chan_close(subutai_chan_t *ch, enum subutai_chan_role role)
 		return -slot;
 	}
 	chan_impl_close(role, slot);
-	ch->end[role] = SUBUTAI_CHAN_END_CLOSED | slot;
+	ch->end[role] = SUBUTAI_CHAN_END_CLOSED | (ch->end[role] & ~SUBUTAI_CHAN_END_CONNECTED);
 	chan_ends[role][slot] = NULL;
 	return 0;
 }

@@ -99,3 +99,20 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 		}
 	}
 }
+
+/* The ack words, an invalidation between sweeps (a stale copy says 0: not yet). */
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
+				 unsigned int n, unsigned int start)
+{
+	(void)slots;
+	for (;;) {
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int i = start + k < n ? start + k : start + k - n;
+
+			if (chans[i]->pos[0].ack != 0) {
+				return i;
+			}
+		}
+		subutai_dcache_invalidate();
+	}
+}

@@ -26,8 +26,12 @@ int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsig
 		   unsigned int *n, bool wait);
 /* Whether recv would return invalidated data (the coherence rule's acquire was done). */
 extern const bool chan_impl_recv_invalidates;
-/* Waits until one of the channels has a message; start: where the search begins. */
+/* Waits until one of the channels has a message (receiving ends); start: where the search
+ * begins. */
 unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
 			    unsigned int start);
+/* Waits until one of the channels can take a message (sending ends). */
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
+				 unsigned int n, unsigned int start);
 
 #endif /* SUBUTAI_CHAN_IMPL_H */

@@ -72,3 +72,21 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 		}
 	}
 }
+
+/* The credits of the port, polled (a slot with one is taken in order from start). */
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
+				 unsigned int n, unsigned int start)
+{
+	(void)chans;
+	for (;;) {
+		uint32_t credits = subutai_chan_port_status() >> 16;
+
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int i = start + k < n ? start + k : start + k - n;
+
+			if (credits & (1u << slots[i])) {
+				return i;
+			}
+		}
+	}
+}

@@ -105,3 +105,22 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 		}
 	}
 }
+
+/* The position each producer writes next, an invalidation between sweeps (a stale copy says
+ * full: not yet). */
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
+				 unsigned int n, unsigned int start)
+{
+	(void)slots;
+	for (;;) {
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int i = start + k < n ? start + k : start + k - n;
+			subutai_chan_t *ch = chans[i];
+
+			if (ch->pos[ch->send_index].rdy == 0) {
+				return i;
+			}
+		}
+		subutai_dcache_invalidate();
+	}
+}
