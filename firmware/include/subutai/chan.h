@@ -3,7 +3,7 @@
  * fine-grained parallelism on the TILEPro64, §6), beside the PThreads API.
  *
  * A channel joins one sending thread and one receiving thread, on any tiles (the same tile too).
- * It is a one-position buffer: a send puts a message of up to SUBUTAI_CHAN_MAX_BYTES bytes (one
+ * It is a one-position buffer ("queue": SUBUTAI_CHAN_QUEUE_SLOTS positions): a send puts a message of up to SUBUTAI_CHAN_MAX_BYTES bytes (one
  * cache line, a multiple of 4 bytes: the port moves words) into it and waits while it is full; a receive takes the message and frees it (the
  * "ack"). Messages of a channel arrive once each, whole and in the order sent. Larger data goes by
  * pointer (subutai_chan_send_ptr()/recv_ptr()): the receiver then sees what the sender wrote

@@ -30,7 +30,8 @@ struct subutai_ni_msg {
 
 /* Sends a message; waits for room in the TX FIFO. Returns 0, or -EINVAL for a destination
  * outside the mesh, a class other than 0/1 (or the priority class where it belongs to the
- * Subutai hardware) or a payload longer than NOC_MAX_PAYLOAD words.
+ * Subutai hardware), a payload longer than NOC_MAX_PAYLOAD words, or a type of the channel port's
+ * (SUBUTAI_CHAN_TYPE_VALUE under SUBUTAI_CHAN_TYPE_MASK, in a SoC with channels).
  */
 int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
 		    const uint32_t *payload, unsigned int length);
