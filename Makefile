@@ -23,7 +23,7 @@ BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
-	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon clean
+	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon bench-chan clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -82,6 +82,8 @@ help:
 	@echo "make bench-tidon           Tidon's time-donating barrier beside spin, block and spin-then-block"
 	@echo "                           (seed 002): streamcluster/bodytrack with ep, both backends, 8 tiles:"
 	@echo "                           results/tidon.* (TIDON_ARGS=\"--workloads bodytrack\" and others)"
+	@echo "make bench-chan            channels through the NoC (seed 004): latency and throughput of the"
+	@echo "                           four implementations, the farm on 16 tiles: results/chan*"
 	@echo "make clean                 remove build/ (models, firmware, generated headers)"
 
 setup:
@@ -200,6 +202,11 @@ bench-multi: | $(PYTHON)
 
 bench-tidon: | $(PYTHON)
 	$(PYTHON) scripts/bench_tidon.py $(TIDON_ARGS) $(JOBS_ARG)
+
+# Channels through the NoC (seed 004): latency and throughput per implementation, and the farm;
+# CHAN_ARGS narrows it (e.g. CHAN_ARGS="--tiles 8 --sizes 32 --types int").
+bench-chan: | $(PYTHON)
+	$(PYTHON) scripts/bench_chan.py $(CHAN_ARGS) $(JOBS_ARG)
 
 clean:
 	rm -rf build

@@ -101,6 +101,7 @@ class Tile(Module):
         "ni": 2,
         "subutai": 3,
         "atomic": 4,
+        "chan": 5,
     }
 
     def __init__(

@@ -68,6 +68,7 @@ class SubutaiSoC(SoCCore):
         "timer0": 1,
         "ni": 2,
         "subutai": 3,
+        "chan": 4,
     }
 
     def __init__(
@@ -122,6 +123,7 @@ class SubutaiSoC(SoCCore):
         use_variant(self.cpu, cpu_variant)
 
         # Reserve the tile-local interrupt numbers (exported as <NAME>_INTERRUPT).
+        self.tile_irqs = {n: loc for n, loc in self.tile_irqs.items() if n != "chan" or with_channels}
         for name, loc in self.tile_irqs.items():
             self.irq.add(name, loc)
 

@@ -3,8 +3,6 @@
  */
 #include <errno.h>
 
-#include <generated/soc.h>
-#include <generated/subutai_chan_window.h>
 #include <subutai/ni.h>
 #include <subutai_port.h>
 
@@ -15,12 +13,6 @@ SUBUTAI_SYNC_PATH int subutai_ni_send(unsigned int dest, enum subutai_ni_class c
 	if (dest >= subutai_num_tiles() || (unsigned int)cls > 1 || length > NOC_MAX_PAYLOAD) {
 		return -EINVAL;
 	}
-#if defined(CHANNELS) && CHANNELS
-	/* The channel port's message types (the NI refuses them from software). */
-	if ((type & SUBUTAI_CHAN_TYPE_MASK) == SUBUTAI_CHAN_TYPE_VALUE) {
-		return -EINVAL;
-	}
-#endif
 #ifndef CSR_NI_RX_PRIO_DATA_ADDR
 	/* The priority class belongs to the Subutai hardware in this SoC. */
 	if (cls == SUBUTAI_NI_PRIORITY) {

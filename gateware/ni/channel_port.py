@@ -46,6 +46,7 @@ from migen import *
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream, wishbone
+from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
 
 from gateware.noc.common import head_field, head_flit
 
@@ -74,6 +75,7 @@ WAIT_ANY = 0x02C  # R: waits until a slot of MASK is full, returns its info word
 WAIT_ANY_BRIEF = 0x030  # R: as WAIT_ANY, gives up after SPIN cycles (info word without VALID).
 PUSH_BASE = 0x034  # W: byte address in tile RAM of the pushed slots (SLOT_BYTES each).
 ERROR = 0x038  # R: sticky errors (ERR_*); W: clears them.
+IRQ_MASK = 0x03C  # W: STATUS bits (full [15:0], credits [31:16]) that raise the interrupt.
 CONNECT_OUT = 0x100  # W + 4*slot: CONN_VALID | dest tile [7:0] | dest slot [11:8] | kind [12].
 CONNECT_IN = 0x140  # W + 4*slot: CONN_VALID | source tile [7:0] | source slot [11:8].
 SEND = 0x180  # W + 4*slot: word count; waits for the slot's credit, then sends.
@@ -126,10 +128,18 @@ class ChannelPort(LiteXModule):
     (:data:`WINDOW_SIZE` bytes, word addressed). ``self.dma``: the Wishbone master that writes
     pushed messages into tile RAM (``ram_origin``, ``ram_size`` bytes; the address is taken
     modulo the RAM, so a push never leaves it).
+
+    Interrupt (``ev.rx``, level): pending while a ``STATUS`` bit of ``IRQ_MASK`` is set (an
+    incoming slot full, an outgoing slot's credit back). A thread that must not hold its core on
+    a waiting load or store (an operating system's) sets its bit and sleeps; the handler clears
+    the bits it finds set and wakes their threads.
     """
 
     def __init__(self, ni, tile_id, mesh_x, mesh_y, ram_origin, ram_size, spin_default=SPIN_DEFAULT):
         n_tiles = mesh_x * mesh_y
+        self.ev = EventManager()
+        self.ev.rx = EventSourceLevel(description="A ``STATUS`` bit of ``IRQ_MASK`` is set.")
+        self.ev.finalize()
         self.window = Module()
         self.window.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.dma = dma = wishbone.Interface(data_width=32, address_width=32, addressing="word")
@@ -170,6 +180,7 @@ class ChannelPort(LiteXModule):
 
         tx_data = Array(Signal(32, name=f"tx_data{i}") for i in range(MAX_WORDS))
         mask = Signal(ns)
+        irq_mask = Signal(2 * ns)
         spin = Signal(16, reset=spin_default)
         push_base = Signal(32)
         waited = Signal(16)
@@ -223,6 +234,7 @@ class ChannelPort(LiteXModule):
                             slot_of,
                             {
                                 MASK >> 2: mask.eq(bus.dat_w),
+                                IRQ_MASK >> 2: irq_mask.eq(bus.dat_w),
                                 SPIN >> 2: spin.eq(bus.dat_w),
                                 PUSH_BASE >> 2: push_base.eq(bus.dat_w),
                                 "default": [],
@@ -316,6 +328,7 @@ class ChannelPort(LiteXModule):
         self.comb += If(
             writing & (group == CONNECT_OUT >> 6) & bus.dat_w[31] & conn_ok, connect_gives_credit.eq(C(1, ns) << s)
         )
+        self.comb += self.ev.rx.trigger.eq((Cat(full, credit) & irq_mask) != 0)
         self.sync += [
             credit.eq((credit & ~clear_credit) | set_credit | connect_gives_credit),
             full.eq((full & ~clear_full) | set_full),
@@ -530,6 +543,7 @@ def c_header(prefix="SUBUTAI_CHAN"):
         ("WAIT_ANY_BRIEF", WAIT_ANY_BRIEF),
         ("PUSH_BASE", PUSH_BASE),
         ("ERROR", ERROR),
+        ("IRQ_MASK", IRQ_MASK),
         ("CONNECT_OUT", CONNECT_OUT),
         ("CONNECT_IN", CONNECT_IN),
         ("SEND", SEND),

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <generated/subutai_chan_window.h>
 #include <subutai/chan.h>
 #include <subutai/ni.h>
 #include <subutai/soc.h>
@@ -226,9 +227,14 @@ int main(void)
 	go(6);
 	wait_step_done(6);
 
-	/* The NI keeps the channel port's types for it. */
-	err = subutai_ni_send(1, SUBUTAI_NI_NORMAL, 0x85, msg, 1);
-	report("ni_refuses_channel_types", err == -EINVAL, err);
+	/* The NI keeps the channel port's types for it: the header is refused (sticky flag). */
+	ni_tx_error_clear_write(1);
+	subutai_ni_send(1, SUBUTAI_NI_NORMAL, SUBUTAI_CHAN_TYPE_VALUE | 5, msg, 0);
+	uint32_t tx_error = ni_tx_error_read();
+
+	report("ni_refuses_channel_types",
+	       SUBUTAI_FIELD_GET(tx_error, CSR_NI_TX_ERROR_RESERVED_TYPE) == 1, tx_error);
+	ni_tx_error_clear_write(1);
 
 	printf("@subutai {\"program\":\"chantest\",\"impl\":\"%s\",\"event\":\"done\",\"failures\":%u}\n",
 	       subutai_chan_impl(), failures);

@@ -30,8 +30,10 @@ struct subutai_ni_msg {
 
 /* Sends a message; waits for room in the TX FIFO. Returns 0, or -EINVAL for a destination
  * outside the mesh, a class other than 0/1 (or the priority class where it belongs to the
- * Subutai hardware), a payload longer than NOC_MAX_PAYLOAD words, or a type of the channel port's
- * (SUBUTAI_CHAN_TYPE_VALUE under SUBUTAI_CHAN_TYPE_MASK, in a SoC with channels).
+ * Subutai hardware) or a payload longer than NOC_MAX_PAYLOAD words. In a SoC with channels the
+ * types under SUBUTAI_CHAN_TYPE_MASK equal to SUBUTAI_CHAN_TYPE_VALUE (0x80-0xbf) are the
+ * channel port's: the NI refuses such a header (ni_tx_error's sticky reserved_type flag) and the
+ * message is not sent.
  */
 int subutai_ni_send(unsigned int dest, enum subutai_ni_class cls, unsigned int type,
 		    const uint32_t *payload, unsigned int length);

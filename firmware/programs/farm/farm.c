@@ -17,9 +17,9 @@
  *
  * Output: the checksum (FNV-1a of the results in task order: the same for every thread count and
  * channel implementation), and a record with the stream's service time (seed 004 measures the
- * speed-up as the sequential time per task over it): the time between the results of the last
- * TASKS - W tasks, divided by their number (the pipeline full), in nanoseconds of
- * clock_gettime().
+ * speed-up as the sequential time per task over it): the time from the W-th result to the last,
+ * divided by the TASKS - W results in between (the pipeline full), in nanoseconds of
+ * clock_gettime(); sequentially, the time per task.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -345,11 +345,11 @@ int main(int argc, char **argv)
 			free(args[w].out);
 		}
 	}
-	/* Service time: between the results once every worker has had a task (the pipeline full),
-	 * or over the whole stream when it is not longer than that. */
-	uint64_t service = window < g.tasks - 1 ? (g.done_ns[g.tasks - 1] - g.done_ns[window]) /
-							   (g.tasks - 1 - window)
-						 : (end - start) / g.tasks;
+	/* Service time: from the W-th result (every worker has had a task: the pipeline is full)
+	 * to the last, per task in between; over the whole stream when it is not longer. */
+	uint64_t service = window >= 1 && window < g.tasks
+				   ? (g.done_ns[g.tasks - 1] - g.done_ns[window - 1]) / (g.tasks - window)
+				   : (end - start) / g.tasks;
 	uint32_t checksum = WL_FNV_INIT;
 
 	for (unsigned int t = 0; t < g.tasks; t++) {

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Reports of channels (make bench-chan): seed 004's rdy-ack channels on the Subutai SoC.
+
+Reads the capture of scripts/bench_chan.py: runs of ``chanbench`` (one-way latency and
+throughput between tile 0 and a tile one hop away, and the farthest tile; seed 004's Table 5)
+and of the ``farm`` program (an emitter, W workers and a collector over channels; seed 004's
+Fig. 14), each run preceded by a label record naming its implementation of channels and, for the
+farm, its configuration and the host build's checksum. Writes results/chan.{csv,md},
+results/chan_farm.{csv,md} and results/chan.png.
+
+Usage: python scripts/chan_report.py [results/chan_capture.txt] rewrites them from a capture.
+"""
+
+import json
+import os
+import re
+import sys
+
+from scripts.capture import CaptureError
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+
+#: Implementations in report order (firmware/lib/chan/chan_<impl>.c).
+IMPLS = ("noc", "push", "flags", "queue")
+IMPL_NAMES = {
+    "noc": "NoC messages (RA-UDN)",
+    "push": "pushed data (RA-HF)",
+    "flags": "shared flags (RA)",
+    "queue": "SPSC queue (FF-QUEUE)",
+}
+LATENCY_FIELDS = [
+    "impl",
+    "tiles",
+    "hops",
+    "words",
+    "latency_cycles",
+    "throughput_msgs_per_kcycle",
+    "rtt_min",
+    "rtt_median",
+    "port_latency_cycles",
+]
+FARM_FIELDS = [
+    "impl",
+    "m",
+    "type",
+    "workers",
+    "speedup",
+    "checksum_ok",
+    "tasks",
+    "service_cycles",
+    "sequential_cycles_per_task",
+]
+#: Seed 004's Table 5 (TILEPro64, cycles at 866 MHz): hops -> one-way latency.
+PAPER_TABLE5 = {"noc": {1: 42.13, 8: 49.63, 14: 55.64}, "push": {1: 363.55, 8: 337.01, 14: 331.06},
+                "flags": {1: 124.27, 8: 150.31, 14: 168.33}}
+#: The issue's goals.
+GOAL_NOC_1HOP = 40
+GOAL_NOC_FAR = 60
+GOAL_FARM_OVER_QUEUE = 1.65
+GOAL_FARM_OVER_FLAGS = 1.36
+CHECKSUM_RE = re.compile(r"^farm: checksum (0x[0-9a-f]{8})$")
+NS_PER_CYCLE = 10  # clock_gettime() of the simulated SoC: 100 MHz
+
+
+def label_record(**fields):
+    """The line the benchmark writes before a run's output in the capture."""
+    return "@subutai " + json.dumps({"event": "chan_label", **fields})
+
+
+def _records(lines):
+    """(label, record or checksum) pairs in capture order."""
+    label = None
+    for line in lines:
+        line = line.strip()
+        m = CHECKSUM_RE.match(line)
+        if m:
+            yield label, {"event": "checksum", "value": m.group(1)}
+            continue
+        if not line.startswith("@subutai "):
+            continue
+        try:
+            record = json.loads(line.split(" ", 1)[1])
+        except json.JSONDecodeError as e:
+            raise CaptureError(f"unreadable record: {line[:120]} ({e})")
+        if record.get("event") == "chan_label":
+            label = record
+            continue
+        yield label, record
+
+
+def latency_rows(lines):
+    rows = []
+    for label, r in _records(lines):
+        if r.get("program") != "chanbench":
+            continue
+        port = r.get("port_rtt_min") or 0
+        rows.append(
+            [
+                r["impl"],
+                r["tiles"],
+                r["hops"],
+                r["words"],
+                r["rtt_median"] / 2,
+                round(1000 * r["stream_messages"] / r["stream_cycles"], 2),
+                r["rtt_min"],
+                r["rtt_median"],
+                port / 2 if port else "",
+            ]
+        )
+    order = {i: n for n, i in enumerate(IMPLS)}
+    rows.sort(key=lambda r: (r[1], order.get(r[0], 9), r[3], r[2]))
+    return rows
+
+
+def farm_runs(lines):
+    """Farm runs: label, record, checksum (and whether it is the host's)."""
+    runs, current = [], None
+    for label, r in _records(lines):
+        if r.get("program") == "farm" and "service_ns" in r:
+            current = {"label": label, "record": r, "checksum": None}
+            runs.append(current)
+        elif r.get("event") == "checksum" and current is not None and current["checksum"] is None:
+            current["checksum"] = r["value"]
+    for run in runs:
+        label = run["label"] or {}
+        run["checksum_ok"] = run["checksum"] is not None and run["checksum"] == label.get("reference")
+    return runs
+
+
+def farm_rows(runs):
+    """Speed-up of every parallel run over the sequential run of its matrix size and type."""
+    seq = {}
+    for run in runs:
+        r = run["record"]
+        if r["workers"] == 0:
+            seq[(r["m"], r["type"])] = r["service_ns"] / NS_PER_CYCLE
+    rows = []
+    for run in runs:
+        r = run["record"]
+        if r["workers"] == 0:
+            continue
+        base = seq.get((r["m"], r["type"]))
+        service = r["service_ns"] / NS_PER_CYCLE
+        rows.append(
+            [
+                r["impl"],
+                r["m"],
+                r["type"],
+                r["workers"],
+                round(base / service, 3) if base and service else "",
+                run["checksum_ok"],
+                r["tasks"],
+                round(service),
+                round(base) if base else "",
+            ]
+        )
+    order = {i: n for n, i in enumerate(IMPLS)}
+    rows.sort(key=lambda x: (x[1], x[2], order.get(x[0], 9), x[3]))
+    return rows, seq
+
+
+def _best(rows, impl, m, type_):
+    values = [r[4] for r in rows if r[0] == impl and r[1] == m and r[2] == type_ and r[4] != ""]
+    return max(values) if values else None
+
+
+def goals(lat, farm):
+    lines = []
+    noc = [r for r in lat if r[0] == "noc" and r[3] == 1]
+    for r in noc:
+        goal = GOAL_NOC_1HOP if r[2] == 1 else GOAL_NOC_FAR
+        port = r[8]
+        lines.append(
+            f"- NoC one-way latency, {r[1]} tiles, {r[2]} hop(s), one word: **{r[4]:g} cycles** through "
+            f"the API (goal ≤ {goal}: {'met' if r[4] <= goal else 'not met'}); the port alone "
+            f"(window accesses only) {port:g} cycles ({'met' if port != '' and port <= goal else 'not met'})."
+        )
+    for m, type_ in sorted({(r[1], r[2]) for r in farm}):
+        best = {i: _best(farm, i, m, type_) for i in IMPLS}
+        if best["noc"] is None:
+            continue
+        parts = []
+        for other, goal in (("queue", GOAL_FARM_OVER_QUEUE), ("flags", GOAL_FARM_OVER_FLAGS)):
+            if best[other]:
+                ratio = best["noc"] / best[other]
+                target = goal if (m, type_) == (32, "int") else 1.0
+                parts.append(
+                    f"over {other} {ratio:.2f}× (goal ≥ {target}: {'met' if ratio >= target else 'not met'})"
+                )
+        lines.append(
+            f"- Farm M = {m} {type_}: best speed-up noc {best['noc']:.2f}"
+            + "".join(f", {i} {best[i]:.2f}" for i in IMPLS[1:] if best[i])
+            + "; noc "
+            + ", ".join(parts)
+            + "."
+        )
+    return lines
+
+
+def report(lines, results_dir=RESULTS_DIR, name="chan"):
+    """Write the tables and the plot; return (console text, problems)."""
+    lat = latency_rows(lines)
+    runs = farm_runs(lines)
+    farm, seq = farm_rows(runs)
+    problems = [
+        f"farm {r['record']['impl']} M={r['record']['m']} {r['record']['type']} W={r['record']['workers']}: "
+        f"checksum {r['checksum']} is not the host's {(r['label'] or {}).get('reference')}"
+        for r in runs
+        if not r["checksum_ok"]
+    ]
+    if not lat and not farm:
+        problems.append("no chanbench or farm run in the capture")
+    save_csv(name, LATENCY_FIELDS, lat, results_dir)
+    save_csv(f"{name}_farm", FARM_FIELDS, farm, results_dir)
+    paper = [
+        [IMPL_NAMES.get(i, i), h, v]
+        for i, by_hops in PAPER_TABLE5.items()
+        for h, v in by_hops.items()
+    ]
+    goal_lines = goals(lat, farm)
+    md = [
+        "# Channels through the NoC: rdy-ack send and receive (seed 004)",
+        "",
+        "Bare metal on the simulated SoC (VexRiscv, 8 KiB 2-way I$, 4 KiB D$, 100 MHz). Four "
+        "implementations behind `subutai/chan.h`, chosen at build time: `noc` (the channel port's "
+        "window: stores to send, a load that waits to receive, the message and its ack as NoC "
+        "packets), `push` (the port writes the message into the receiver's tile RAM, the receiver "
+        "polls a flag there), `flags` (rdy and ack words in shared memory, the data cache "
+        "invalidated between polls), `queue` (a FastFlow-style SPSC ring of 8 positions in shared memory).",
+        "",
+        "## Goals",
+        "",
+        *goal_lines,
+        "",
+        "## One-way latency and throughput (seed 004's Table 5)",
+        "",
+        "`chanbench`: tile 0 and a tile one hop away, and the farthest tile. One-way latency = half "
+        "the median round trip of a message and its echo through the API (`subutai_chan_send` then "
+        "`subutai_chan_recv` on each side), cycles; throughput = messages per thousand cycles of a "
+        "stream of 128 sends; `port_latency_cycles` = half the round trip of the same exchange by "
+        "window accesses alone (noc).",
+        "",
+        markdown_table(LATENCY_FIELDS, lat),
+        "",
+        "Seed 004, Table 5 (TILEPro64, one-way latency in cycles; hops on its 8x8 mesh):",
+        "",
+        markdown_table(["implementation", "hops", "cycles"], paper),
+        "",
+        "## Farm (seed 004's Fig. 14)",
+        "",
+        "`farm` on the 16-tile SoC: the emitter (tile 0) streams tasks to W workers on demand, a "
+        "collector takes the results. Speed-up = the sequential time per task (`-t 1`) / the "
+        "parallel service time (between results once every worker has had a task). Every run's "
+        "checksum is compared with the host build's.",
+        "",
+        markdown_table(FARM_FIELDS, farm),
+        "",
+        "Seed 004: at M = 32 (int) NoC messages (RA-UDN) improve the best speed-up by 65 % over "
+        "FastFlow's queues and by 36 % over shared flags; 13 % and 11 % over flags at M = 64 and 128.",
+        "",
+    ]
+    with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
+        f.write("\n".join(md))
+    with open(os.path.join(results_dir, f"{name}_farm.md"), "w") as f:
+        f.write("\n".join(["# Farm over channels (seed 004's Fig. 14)", "", markdown_table(FARM_FIELDS, farm)]))
+    plot(lat, farm, os.path.join(results_dir, f"{name}.png"))
+    text = console_table(LATENCY_FIELDS, lat)
+    if farm:
+        text += "\n\n" + console_table(FARM_FIELDS, farm)
+    return text + "\n\n" + "\n".join(goal_lines), problems
+
+
+def plot(lat, farm, path):
+    """Left: one-way latency by hops per implementation (one word); right: farm speed-up by
+    workers, one line per implementation, one panel group per matrix size and type."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = sorted({(r[1], r[2]) for r in farm})
+    cols = 1 + max(1, len(configs))
+    fig, axes = plt.subplots(1, cols, figsize=(3.6 * cols, 3.4), squeeze=False)
+    ax = axes[0][0]
+    for impl in IMPLS:
+        pts = sorted((r[2], r[4]) for r in lat if r[0] == impl and r[3] == 1)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=impl)
+    ax.set_xlabel("hops")
+    ax.set_ylabel("one-way latency (cycles)")
+    ax.set_title("one word, through the API", fontsize=9)
+    ax.legend(fontsize=7)
+    for k, (m, type_) in enumerate(configs):
+        ax = axes[0][1 + k]
+        for impl in IMPLS:
+            pts = sorted((r[3], r[4]) for r in farm if r[0] == impl and r[1] == m and r[2] == type_ and r[4] != "")
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=impl)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("speed-up")
+        ax.set_title(f"farm M = {m}, {type_}", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    capture = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "chan_capture.txt")
+    with open(capture) as f:
+        lines = f.read().splitlines()
+    try:
+        name = os.path.basename(capture).removesuffix("_capture.txt")
+        text, problems = report(lines, os.path.dirname(capture) or ".", name)
+    except CaptureError as e:
+        raise SystemExit(f"error: {e}")
+    print(text)
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
