@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from soc.firmware import BACKENDS, benchmark_programs, firmware_apps
+from soc.firmware import BACKENDS, CHANS, benchmark_programs, firmware_apps
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
@@ -25,6 +25,7 @@ from soc.zephyr import (
     MULTI_SOC,
     SCHED_POLICIES,
     build_app,
+    chan_conf,
     build_multi,
     require_zephyr,
     zephyr_apps,
@@ -76,6 +77,13 @@ def main():
     )
     parser.add_argument("--backend", choices=BACKENDS, default="subutai", help="PThreads backend.")
     parser.add_argument(
+        "--chan",
+        choices=CHANS,
+        default=None,
+        help="Channels (subutai/chan.h) with this implementation (a program that uses them gets "
+        f"{CHANS[0]} without it).",
+    )
+    parser.add_argument(
         "--conf",
         action="append",
         default=[],
@@ -122,6 +130,8 @@ def main():
         if not c.startswith("CONFIG_") or "=" not in c:
             parser.error(f"--conf {c}: expected CONFIG_NAME=VALUE")
     require_zephyr()
+    if args.chan:
+        args.conf += chan_conf(args.chan)
 
     try:
         if args.app == "multi":

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from gateware.build import ROOT
-from soc.firmware import benchmark_programs, check_backend, firmware_apps, slug
+from soc.firmware import DEFAULT_CHAN, benchmark_programs, check_backend, check_chan, firmware_apps, slug
 
 ZEPHYR_APP_DIR = os.path.join(ROOT, "zephyr-app")
 APPS_DIR = os.path.join(ZEPHYR_APP_DIR, "apps")
@@ -104,6 +104,8 @@ def build_app(
             raise ValueError(f"program {program!r}: no such program or application")
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")
+    if program in CHAN_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):
+        conf = list(conf) + chan_conf(DEFAULT_CHAN)
     env = zephyr_environment()
     soc_dir = getattr(model, "output_dir", model)
     # Kconfig settings given on CMake's command line stay in its cache: a build directory of its
@@ -186,6 +188,17 @@ def barrier_conf(policy):
     if policy not in BARRIER_POLICIES:
         raise ValueError(f"barrier policy {policy!r}: one of {', '.join(BARRIER_POLICIES)}")
     return [f"CONFIG_SUBUTAI_BARRIER_WAIT_{policy.upper().replace('-', '_')}=y"]
+
+
+def chan_conf(impl):
+    """Kconfig of channels (subutai/chan.h) with an implementation (soc.firmware.CHANS)."""
+    check_chan(impl)
+    return ["CONFIG_SUBUTAI_CHAN=y", f"CONFIG_SUBUTAI_CHAN_IMPL_{impl.upper()}=y"]
+
+
+#: Programs that use channels: their images get CONFIG_SUBUTAI_CHAN (the default implementation)
+#: unless the build names one.
+CHAN_PROGRAMS = ("farm",)
 
 
 def build_multi(

@@ -44,6 +44,27 @@ def reg_props(registers, indent):
     return f"{pad}reg = <{cells}>;\n{pad}reg-names = {names};\n"
 
 
+def chan_node(csr):
+    """The tile's channel port, in a SoC built with channels (its CSR bank and window)."""
+    bases, mem = csr["csr_bases"], csr["memories"]
+    if "chan" not in bases or "tile_chan" not in mem:
+        return ""
+    irq = csr["constants"]["chan_interrupt"]
+    window = mem["tile_chan"]
+    return f"""
+		/* Tile-local: the channel port (rdy-ack channels through the NoC). */
+		chan0: channel-port@{bases["chan"]:x} {{
+			compatible = "subutai,chan";
+			interrupt-parent = <&intc0>;
+			interrupts = <{irq} 0>;
+			reg = <0x{bases["chan"]:08x} 0x{block_size(csr, "chan"):x}
+			       0x{window["base"]:08x} 0x{window["size"]:x}>;
+			reg-names = "csr", "window";
+			status = "okay";
+		}};
+"""
+
+
 def generate(csr, code_size):
     const = csr["constants"]
     mem = csr["memories"]
@@ -164,7 +185,7 @@ def generate(csr, code_size):
 			reg = <0x{bases["subutai"]:08x} 0x{block_size(csr, "subutai"):x}>;
 			status = "okay";
 		}};
-{
+{chan_node(csr)}{
         '''
 		/* Simulation only: ends the simulation with an exit code. */
 		sim_ctrl: sim-control@%x {

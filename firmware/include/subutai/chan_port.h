@@ -46,6 +46,28 @@ static inline uint32_t subutai_chan_port_status(void)
 	return SUBUTAI_CHAN_REG(SUBUTAI_CHAN_STATUS);
 }
 
+/* Waits until a STATUS bit of bits is set. Bare metal: nothing, the core then waits on the bus
+ * (a receive's load, a send's store) or polls. Zephyr: the thread spins, then sleeps until the
+ * port's interrupt (zephyr-app/drivers/subutai/subutai_chan.c), so the core runs its other
+ * threads meanwhile. */
+#ifdef __ZEPHYR__
+void subutai_chan_sleep(uint32_t bits);
+
+static inline void subutai_chan_port_await(uint32_t bits)
+{
+	while ((subutai_chan_port_status() & bits) == 0) {
+		subutai_chan_sleep(bits);
+	}
+}
+#define SUBUTAI_CHAN_PORT_SLEEPS 1
+#else
+static inline void subutai_chan_port_await(uint32_t bits)
+{
+	(void)bits;
+}
+#define SUBUTAI_CHAN_PORT_SLEEPS 0
+#endif
+
 static inline bool subutai_chan_port_credit(unsigned int slot)
 {
 	return (subutai_chan_port_status() >> (16 + slot)) & 1u;
@@ -79,6 +101,9 @@ static inline void subutai_chan_port_disconnect(bool sender, unsigned int slot)
 static inline int subutai_chan_port_send(unsigned int slot, const uint32_t *words, unsigned int n,
 					 bool wait)
 {
+	if (SUBUTAI_CHAN_PORT_SLEEPS && wait) {
+		subutai_chan_port_await(1u << (16 + slot));
+	}
 	unsigned int key = SUBUTAI_CHAN_TX_LOCK();
 
 	if (!wait && !subutai_chan_port_credit(slot)) {
@@ -104,6 +129,7 @@ static inline void subutai_chan_port_ack(unsigned int slot)
 static inline int subutai_chan_port_recv(unsigned int slot, uint32_t *words, unsigned int cap,
 					 unsigned int *n)
 {
+	subutai_chan_port_await(1u << slot);
 	uint32_t info = SUBUTAI_CHAN_REG(SUBUTAI_CHAN_RECV + 4 * slot);
 	unsigned int len = info & SUBUTAI_CHAN_INFO_LENGTH_MASK;
 	const uintptr_t base = SUBUTAI_CHAN_RX_DATA + 4 * SUBUTAI_CHAN_MAX_WORDS * slot;
@@ -147,6 +173,8 @@ static inline int subutai_chan_push_recv(unsigned int slot, uint32_t *words, uns
 		if (!wait) {
 			return EAGAIN;
 		}
+		/* The port sets the slot's full bit after the flag. */
+		subutai_chan_port_await(1u << slot);
 	}
 	unsigned int len = info & SUBUTAI_CHAN_INFO_LENGTH_MASK;
 

@@ -77,6 +77,7 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 				  ? SUBUTAI_CHAN_END_PUBLISHED | SUBUTAI_CHAN_END_CONNECTED
 				  : SUBUTAI_CHAN_END_CONNECTED;
 	while (((peer_end = shared_word(&ch->end[peer])) & needed) == 0) {
+		CHAN_RELAX();
 	}
 	if (peer_end & SUBUTAI_CHAN_END_CLOSED) {
 		return EBADF;
@@ -91,6 +92,7 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 	}
 	ch->end[role] = SUBUTAI_CHAN_END_CONNECTED | here;
 	while ((shared_word(&ch->end[peer]) & SUBUTAI_CHAN_END_CONNECTED) == 0) {
+		CHAN_RELAX();
 	}
 	return 0;
 }

@@ -45,6 +45,7 @@ int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words,
 		if (!wait) {
 			return EAGAIN;
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -68,6 +69,7 @@ int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsig
 		if (!wait) {
 			return EAGAIN;
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 	unsigned int len = rdy & ~SUBUTAI_CHAN_FULL;
@@ -89,6 +91,7 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 {
 	(void)slots;
 	for (;;) {
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 		for (unsigned int k = 0; k < n; k++) {
 			unsigned int i = start + k < n ? start + k : start + k - n;
@@ -113,6 +116,7 @@ unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *sl
 				return i;
 			}
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 }

@@ -12,6 +12,15 @@
 
 extern const char subutai_chan_impl_name[];
 
+/* A poll of the memory implementations that found nothing: Zephyr lets the core's other threads
+ * run; bare metal polls on. */
+#ifdef __ZEPHYR__
+#include <zephyr/kernel.h>
+#define CHAN_RELAX() k_yield()
+#else
+#define CHAN_RELAX() ((void)0)
+#endif
+
 /* The channel's memory at creation. */
 void chan_impl_init(subutai_chan_t *ch);
 /* The port side of connecting an end (the peer's slot is known). */

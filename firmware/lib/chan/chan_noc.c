@@ -72,6 +72,10 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 			}
 		}
 	}
+	if (SUBUTAI_CHAN_PORT_SLEEPS) {
+		subutai_chan_port_await(mask);
+		return chan_impl_wait(chans, slots, n, start);
+	}
 	SUBUTAI_CHAN_REG(SUBUTAI_CHAN_MASK) = mask;
 	unsigned int slot = (SUBUTAI_CHAN_REG(SUBUTAI_CHAN_WAIT_ANY) >> SUBUTAI_CHAN_INFO_SLOT_SHIFT) &
 			    (SUBUTAI_CHAN_N_SLOTS - 1);
@@ -89,7 +93,13 @@ unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *sl
 				 unsigned int n, unsigned int start)
 {
 	(void)chans;
+	uint32_t mask = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		mask |= 1u << (16 + slots[i]);
+	}
 	for (;;) {
+		subutai_chan_port_await(mask);
 		uint32_t credits = subutai_chan_port_status() >> 16;
 
 		for (unsigned int k = 0; k < n; k++) {

@@ -61,7 +61,12 @@ int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsig
 unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
 			    unsigned int start)
 {
+	uint32_t mask = 0;
+
 	(void)chans;
+	for (unsigned int i = 0; i < n; i++) {
+		mask |= 1u << slots[i];
+	}
 	for (;;) {
 		for (unsigned int k = 0; k < n; k++) {
 			unsigned int i = start + k < n ? start + k : start + k - n;
@@ -70,6 +75,7 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 				return i;
 			}
 		}
+		subutai_chan_port_await(mask);
 	}
 }
 
@@ -78,7 +84,13 @@ unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *sl
 				 unsigned int n, unsigned int start)
 {
 	(void)chans;
+	uint32_t mask = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		mask |= 1u << (16 + slots[i]);
+	}
 	for (;;) {
+		subutai_chan_port_await(mask);
 		uint32_t credits = subutai_chan_port_status() >> 16;
 
 		for (unsigned int k = 0; k < n; k++) {

@@ -50,6 +50,7 @@ int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words,
 		if (!wait) {
 			return EAGAIN;
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -73,6 +74,7 @@ int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsig
 		if (!wait) {
 			return EAGAIN;
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 	unsigned int len = rdy & ~SUBUTAI_CHAN_FULL;
@@ -94,6 +96,7 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 {
 	(void)slots;
 	for (;;) {
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 		for (unsigned int k = 0; k < n; k++) {
 			unsigned int i = start + k < n ? start + k : start + k - n;
@@ -121,6 +124,7 @@ unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *sl
 				return i;
 			}
 		}
+		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
 }
