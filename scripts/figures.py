@@ -408,6 +408,45 @@ def tidon(d):
     )
 
 
+def chan(d):
+    lat = _rows(d, "chan", "make bench-chan")
+    farm = _rows(d, "chan_farm", "make bench-chan")
+    parts = []
+    for tiles in dict.fromkeys(r["tiles"] for r in lat):
+        one = [r for r in lat if r["tiles"] == tiles and r["words"] == "1"]
+        by = {(r["impl"], _int(r["hops"])): r for r in one}
+        hops = sorted({h for _, h in by})
+        noc = [by[("noc", h)] for h in hops if ("noc", h) in by]
+        parts.append(
+            f"{tiles} tiles, one-way at {' / '.join(map(str, hops))} hops: noc "
+            + " / ".join(f"{float(r['latency_cycles']):g}" for r in noc)
+            + " (the port alone "
+            + " / ".join(f"{float(r['port_latency_cycles']):g}" for r in noc)
+            + ")"
+            + "".join(
+                f", {impl} " + " / ".join(f"{float(by[(impl, h)]['latency_cycles']):g}" for h in hops)
+                for impl in ("push", "flags", "queue")
+                if all((impl, h) in by for h in hops)
+            )
+        )
+    best = {}
+    for r in farm:
+        if r["speedup"]:
+            key = (_int(r["m"]), r["type"])
+            best.setdefault(key, {})
+            best[key][r["impl"]] = max(best[key].get(r["impl"], 0), float(r["speedup"]))
+    farm_parts = [
+        f"M = {m} {t}: noc {b['noc']:.2f}" + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
+        for (m, t), b in sorted(best.items())
+        if "noc" in b
+    ]
+    return (
+        "channels (seed 004): one-way latency in cycles; farm's best speed-up on 16 tiles",
+        "; ".join(parts) + "; farm " + "; ".join(farm_parts),
+        "make bench-chan",
+    )
+
+
 def simspeed(d):
     rows = _rows(d, "simspeed", "make simspeed")
     col = "default (Mc/s)"
@@ -440,6 +479,7 @@ ROWS = [
     zephyr_prodcons,
     multi,
     tidon,
+    chan,
     simspeed,
 ]
 
