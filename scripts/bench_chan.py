@@ -103,7 +103,13 @@ def farm_runs(impls, configs, workers, tasks_per_worker, sequential_tasks, jobs,
         what = f"farm {impl} M={m} {type_} W={w} ({n + 1}/{len(plan)})"
         out = run_checked(model, images[n], what, MAX_CYCLES, "bench-chan")
         label = label_record(
-            run="farm", impl=impl, m=m, type=type_, workers=w, tasks=tasks, reference=references[(m, type_, tasks)]
+            run="farm",
+            impl=impl,
+            m=m,
+            type=type_,
+            workers=w,
+            tasks=tasks,
+            reference=references[(m, type_, tasks)],
         )
         return [label] + out
 
@@ -170,7 +176,9 @@ def main():
     print(text)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
-    print(f"\nwrote results/chan.{{csv,md,png}}, results/chan_farm.{{csv,md}}, {capture} in {time.time() - start:.0f} s")
+    print(
+        f"\nwrote results/chan.{{csv,md,png}}, results/chan_farm.{{csv,md}}, {capture} in {time.time() - start:.0f} s"
+    )
     sys.exit(1 if problems else 0)
 
 

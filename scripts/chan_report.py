@@ -50,8 +50,11 @@ FARM_FIELDS = [
     "sequential_cycles_per_task",
 ]
 #: Seed 004's Table 5 (TILEPro64, cycles at 866 MHz): hops -> one-way latency.
-PAPER_TABLE5 = {"noc": {1: 42.13, 8: 49.63, 14: 55.64}, "push": {1: 363.55, 8: 337.01, 14: 331.06},
-                "flags": {1: 124.27, 8: 150.31, 14: 168.33}}
+PAPER_TABLE5 = {
+    "noc": {1: 42.13, 8: 49.63, 14: 55.64},
+    "push": {1: 363.55, 8: 337.01, 14: 331.06},
+    "flags": {1: 124.27, 8: 150.31, 14: 168.33},
+}
 #: The issue's goals.
 GOAL_NOC_1HOP = 40
 GOAL_NOC_FAR = 60
@@ -211,11 +214,7 @@ def report(lines, results_dir=RESULTS_DIR, name="chan"):
         problems.append("no chanbench or farm run in the capture")
     save_csv(name, LATENCY_FIELDS, lat, results_dir)
     save_csv(f"{name}_farm", FARM_FIELDS, farm, results_dir)
-    paper = [
-        [IMPL_NAMES.get(i, i), h, v]
-        for i, by_hops in PAPER_TABLE5.items()
-        for h, v in by_hops.items()
-    ]
+    paper = [[IMPL_NAMES.get(i, i), h, v] for i, by_hops in PAPER_TABLE5.items() for h, v in by_hops.items()]
     goal_lines = goals(lat, farm)
     md = [
         "# Channels through the NoC: rdy-ack send and receive (seed 004)",
@@ -261,7 +260,9 @@ def report(lines, results_dir=RESULTS_DIR, name="chan"):
     with open(os.path.join(results_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(md))
     with open(os.path.join(results_dir, f"{name}_farm.md"), "w") as f:
-        f.write("\n".join(["# Farm over channels (seed 004's Fig. 14)", "", markdown_table(FARM_FIELDS, farm)]))
+        f.write(
+            "\n".join(["# Farm over channels (seed 004's Fig. 14)", "", markdown_table(FARM_FIELDS, farm)])
+        )
     plot(lat, farm, os.path.join(results_dir, f"{name}.png"))
     text = console_table(LATENCY_FIELDS, lat)
     if farm:
@@ -292,7 +293,9 @@ def plot(lat, farm, path):
     for k, (m, type_) in enumerate(configs):
         ax = axes[0][1 + k]
         for impl in IMPLS:
-            pts = sorted((r[3], r[4]) for r in farm if r[0] == impl and r[1] == m and r[2] == type_ and r[4] != "")
+            pts = sorted(
+                (r[3], r[4]) for r in farm if r[0] == impl and r[1] == m and r[2] == type_ and r[4] != ""
+            )
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=impl)
         ax.set_xlabel("workers")

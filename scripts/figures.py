@@ -436,7 +436,8 @@ def chan(d):
             best.setdefault(key, {})
             best[key][r["impl"]] = max(best[key].get(r["impl"], 0), float(r["speedup"]))
     farm_parts = [
-        f"M = {m} {t}: noc {b['noc']:.2f}" + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
+        f"M = {m} {t}: noc {b['noc']:.2f}"
+        + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
         for (m, t), b in sorted(best.items())
         if "noc" in b
     ]

@@ -100,11 +100,15 @@ def test_farm_under_zephyr_more_threads_than_cores(sim, chan):
 
 def capture():
     """A capture of known figures: two latency runs and a farm of two sizes."""
-    bench = '@subutai {"program":"chanbench","impl":"%s","tiles":16,"peer":%d,"hops":%d,"words":1,' \
-        '"rounds":32,"rtt_min":%d,"rtt_median":%d,"rtt_max":%d,"latency_cycles":0,' \
+    bench = (
+        '@subutai {"program":"chanbench","impl":"%s","tiles":16,"peer":%d,"hops":%d,"words":1,'
+        '"rounds":32,"rtt_min":%d,"rtt_median":%d,"rtt_max":%d,"latency_cycles":0,'
         '"stream_messages":128,"stream_cycles":%d,"send_cycles":0,"recv_cycles":0,"port_rtt_min":%d}'
-    farm = '@subutai {"program":"farm","impl":"%s","m":32,"type":"int","workers":%d,"tasks":%d,' \
+    )
+    farm = (
+        '@subutai {"program":"farm","impl":"%s","m":32,"type":"int","workers":%d,"tasks":%d,'
         '"stream_ns":1,"service_ns":%d}'
+    )
     return [
         label_record(run="chanbench", impl="noc", tiles=16),
         bench % ("noc", 1, 1, 140, 142, 150, 8000, 38),

@@ -25,9 +25,7 @@ class ChannelMesh(Module):
         self.submodules.noc = Mesh(mesh_x, mesh_y, buffer_depth=2)
         self.ports, self.rams, self.nis = [], [], []
         for i in range(mesh_x * mesh_y):
-            ni = NetworkInterface(
-                mesh_x, mesh_y, i % mesh_x, i // mesh_x, prio_stream=True, chan_stream=True
-            )
+            ni = NetworkInterface(mesh_x, mesh_y, i % mesh_x, i // mesh_x, prio_stream=True, chan_stream=True)
             port = ChannelPort(ni, i, mesh_x, mesh_y, RAM_ORIGIN, RAM_SIZE)
             ram = wishbone.SRAM(RAM_SIZE)
             self.submodules += ni, port, ram

@@ -45,7 +45,7 @@ Message types ``0x80``-``0xbf`` of the normal class belong to the port (:data:`T
 from migen import *
 
 from litex.gen import LiteXModule
-from litex.soc.interconnect import stream, wishbone
+from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr_eventmanager import EventManager, EventSourceLevel
 
 from gateware.noc.common import head_field, head_flit
@@ -298,7 +298,12 @@ class ChannelPort(LiteXModule):
                         tx_len.eq(0),
                         tx_head.eq(
                             head_flit(
-                                in_x[s], in_y[s], tile_id % mesh_x, tile_id // mesh_x, 0, TYPE_ACK | in_slot[s]
+                                in_x[s],
+                                in_y[s],
+                                tile_id % mesh_x,
+                                tile_id // mesh_x,
+                                0,
+                                TYPE_ACK | in_slot[s],
                             )
                         ),
                     ),
@@ -320,13 +325,17 @@ class ChannelPort(LiteXModule):
             If(writing & (group == SEND >> 6) & out_conn[s] & (send_len > MAX_WORDS), err_set[1].eq(1)),
             If(writing & (group == ACK >> 6) & ~in_conn[s], err_set[2].eq(1)),
             If(
-                writing & ((group == CONNECT_OUT >> 6) | (group == CONNECT_IN >> 6)) & bus.dat_w[31] & ~conn_ok,
+                writing
+                & ((group == CONNECT_OUT >> 6) | (group == CONNECT_IN >> 6))
+                & bus.dat_w[31]
+                & ~conn_ok,
                 err_set[3].eq(1),
             ),
         ]
         connect_gives_credit = Signal(ns)
         self.comb += If(
-            writing & (group == CONNECT_OUT >> 6) & bus.dat_w[31] & conn_ok, connect_gives_credit.eq(C(1, ns) << s)
+            writing & (group == CONNECT_OUT >> 6) & bus.dat_w[31] & conn_ok,
+            connect_gives_credit.eq(C(1, ns) << s),
         )
         self.comb += self.ev.rx.trigger.eq((Cat(full, credit) & irq_mask) != 0)
         self.sync += [
@@ -361,30 +370,34 @@ class ChannelPort(LiteXModule):
         ]
         found = Signal()
         self.comb += found.eq(Mux(is_any, ready_any != 0, (full >> s)[0]))
-        self.sync += If(
-            is_recv | is_any,
+        self.sync += (
             If(
-                found,
-                bus.ack.eq(1),
-                bus.dat_r.eq(Cat(info[waiting_slot], C(0, 12))),
-                waited.eq(0),
-            )
-            .Elif(brief & (waited >= spin), bus.ack.eq(1), bus.dat_r.eq(0), waited.eq(0))
-            .Else(waited.eq(waited + 1)),
-        ).Elif(
-            reading & (word[8:10] == RX_DATA >> 10),
-            bus.ack.eq(1),
-            bus.dat_r.eq(rd.dat_r),
-        ).Elif(
-            reading,
-            bus.ack.eq(1),
-            bus.dat_r.eq(
-                Mux(
-                    word == STATUS >> 2,
-                    Cat(full, credit),
-                    Mux(word == ERROR >> 2, error, 0),
+                is_recv | is_any,
+                If(
+                    found,
+                    bus.ack.eq(1),
+                    bus.dat_r.eq(Cat(info[waiting_slot], C(0, 12))),
+                    waited.eq(0),
                 )
-            ),
+                .Elif(brief & (waited >= spin), bus.ack.eq(1), bus.dat_r.eq(0), waited.eq(0))
+                .Else(waited.eq(waited + 1)),
+            )
+            .Elif(
+                reading & (word[8:10] == RX_DATA >> 10),
+                bus.ack.eq(1),
+                bus.dat_r.eq(rd.dat_r),
+            )
+            .Elif(
+                reading,
+                bus.ack.eq(1),
+                bus.dat_r.eq(
+                    Mux(
+                        word == STATUS >> 2,
+                        Cat(full, credit),
+                        Mux(word == ERROR >> 2, error, 0),
+                    )
+                ),
+            )
         )
 
         # Receiver: channel packets from the network ---------------------------------------------------

@@ -238,7 +238,12 @@ class NetworkInterface(LiteXModule):
         ]
         header_ok = Signal()
         self.comb += header_ok.eq(
-            ~open_ & ~bad_class & ~reserved_type & dst_ok & (hdr.length <= max_payload) & (free >= hdr.length + 1)
+            ~open_
+            & ~bad_class
+            & ~reserved_type
+            & dst_ok
+            & (hdr.length <= max_payload)
+            & (free >= hdr.length + 1)
         )
         self.comb += [
             If(
@@ -272,9 +277,7 @@ class NetworkInterface(LiteXModule):
             # packet keeps the class until its tail; otherwise the sources alternate.
             self.chan_tx = stream.Endpoint([("data", 32)])
             sw_mid, chan_mid, chan_won = Signal(), Signal(), Signal()
-            self.comb += sel_chan.eq(
-                ~sw_mid & (chan_mid | (self.chan_tx.valid & (~sw_valid | ~chan_won)))
-            )
+            self.comb += sel_chan.eq(~sw_mid & (chan_mid | (self.chan_tx.valid & (~sw_valid | ~chan_won))))
         normal_valid = Signal()
         self.comb += normal_valid.eq(Mux(sel_chan, self.chan_tx.valid, sw_valid) if chan_stream else sw_valid)
         if prio_stream:

@@ -31,7 +31,12 @@
 #define CHANBENCH_STREAM 128
 #endif
 
-enum { CMD_ECHO = 1, CMD_STREAM, CMD_RAW, CMD_STOP };
+enum {
+	CMD_ECHO = 1,
+	CMD_STREAM,
+	CMD_RAW,
+	CMD_STOP
+};
 
 #define N_PEERS 2
 
@@ -72,7 +77,8 @@ static void serve(unsigned int k)
 			uint32_t count = msg[1];
 
 			for (uint32_t i = 0; i < count; i++) {
-				check(subutai_chan_recv(&ping[k], msg, sizeof(msg), &len), "recv stream");
+				check(subutai_chan_recv(&ping[k], msg, sizeof(msg), &len),
+				      "recv stream");
 				if (msg[0] != i) {
 					printf("chanbench: stream message %lu arrived as %lu\n",
 					       (unsigned long)i, (unsigned long)msg[0]);
@@ -83,12 +89,14 @@ static void serve(unsigned int k)
 #ifdef TILE_CHAN_BASE
 		} else if (msg[0] == CMD_RAW) {
 			/* The port alone: one-word echoes by window accesses, no library. */
-			unsigned int in = ping[k].end[SUBUTAI_CHAN_RECEIVER] & SUBUTAI_CHAN_END_SLOT;
+			unsigned int in =
+				ping[k].end[SUBUTAI_CHAN_RECEIVER] & SUBUTAI_CHAN_END_SLOT;
 			unsigned int out = pong[k].end[SUBUTAI_CHAN_SENDER] & SUBUTAI_CHAN_END_SLOT;
 
 			for (uint32_t i = 0; i < msg[1]; i++) {
 				(void)CHAN_REG(SUBUTAI_CHAN_RECV + 4 * in);
-				uint32_t w = CHAN_REG(SUBUTAI_CHAN_RX_DATA + 4 * SUBUTAI_CHAN_MAX_WORDS * in);
+				uint32_t w = CHAN_REG(SUBUTAI_CHAN_RX_DATA +
+						      4 * SUBUTAI_CHAN_MAX_WORDS * in);
 
 				CHAN_REG(SUBUTAI_CHAN_ACK + 4 * in) = 0;
 				CHAN_REG(SUBUTAI_CHAN_TX_DATA) = w;
@@ -125,7 +133,7 @@ static int cmp_u32(const void *a, const void *b)
 /* Inline with a constant size: the copies of the message unroll, as in a program whose messages
  * have a fixed type. */
 static inline __attribute__((always_inline)) void measure(unsigned int k, unsigned int words,
-							   uint32_t overhead)
+							  uint32_t overhead)
 {
 	static uint32_t rtt[CHANBENCH_ROUNDS]; /* one per size: each inline copy has its own */
 	uint32_t msg[8] = {CMD_ECHO, 1, 2, 3, 4, 5, 6, 7}, back[8];
@@ -140,7 +148,8 @@ static inline __attribute__((always_inline)) void measure(unsigned int k, unsign
 		uint32_t t1 = subutai_cycles32();
 
 		if (len != 4 * words || (words > 1 && back[1] != r)) {
-			printf("chanbench: echo %u came back wrong: len %u back %lx %lx\n", r, (unsigned)len, (unsigned long)back[0], (unsigned long)back[1]);
+			printf("chanbench: echo %u came back wrong: len %u back %lx %lx\n", r,
+			       (unsigned)len, (unsigned long)back[0], (unsigned long)back[1]);
 			subutai_exit(1);
 		}
 		if (r >= CHANBENCH_WARMUP) {
@@ -179,14 +188,15 @@ static inline __attribute__((always_inline)) void measure(unsigned int k, unsign
 			CHAN_REG(SUBUTAI_CHAN_TX_DATA) = r;
 			CHAN_REG(SUBUTAI_CHAN_SEND + 4 * out) = 1;
 			(void)CHAN_REG(SUBUTAI_CHAN_RECV + 4 * in);
-			uint32_t w = CHAN_REG(SUBUTAI_CHAN_RX_DATA + 4 * SUBUTAI_CHAN_MAX_WORDS * in);
+			uint32_t w =
+				CHAN_REG(SUBUTAI_CHAN_RX_DATA + 4 * SUBUTAI_CHAN_MAX_WORDS * in);
 
 			CHAN_REG(SUBUTAI_CHAN_ACK + 4 * in) = 0;
 			uint32_t dt = subutai_cycles32() - t0 - overhead;
 
 			if (w != r) {
-				printf("chanbench: raw echo %lu came back as %lu\n", (unsigned long)r,
-				       (unsigned long)w);
+				printf("chanbench: raw echo %lu came back as %lu\n",
+				       (unsigned long)r, (unsigned long)w);
 				subutai_exit(1);
 			}
 			if (dt < raw) {
@@ -213,7 +223,8 @@ static inline __attribute__((always_inline)) void measure(unsigned int k, unsign
 	printf("@subutai {\"program\":\"chanbench\",\"impl\":\"%s\",\"tiles\":%u,\"peer\":%lu,"
 	       "\"hops\":%u,\"words\":%u,\"rounds\":%u,\"rtt_min\":%lu,\"rtt_median\":%lu,"
 	       "\"rtt_max\":%lu,\"latency_cycles\":%lu.%lu,\"stream_messages\":%u,"
-	       "\"stream_cycles\":%lu,\"send_cycles\":%lu,\"recv_cycles\":%lu,\"port_rtt_min\":%lu}\n",
+	       "\"stream_cycles\":%lu,\"send_cycles\":%lu,\"recv_cycles\":%lu,\"port_rtt_min\":%lu}"
+	       "\n",
 	       subutai_chan_impl(), subutai_num_tiles(), (unsigned long)peers[k], hops(0, peers[k]),
 	       words, CHANBENCH_ROUNDS, (unsigned long)rtt[0], (unsigned long)median,
 	       (unsigned long)rtt[CHANBENCH_ROUNDS - 1], (unsigned long)(median / 2),
@@ -229,8 +240,8 @@ int main(void)
 		printf("chanbench: needs 2 tiles or more\n");
 		return 1;
 	}
-	peers[0] = 1;      /* one hop away */
-	peers[1] = n - 1;  /* the farthest corner */
+	peers[0] = 1;     /* one hop away */
+	peers[1] = n - 1; /* the farthest corner */
 	unsigned int n_peers = peers[1] == peers[0] ? 1 : 2;
 
 	for (unsigned int k = 0; k < n_peers; k++) {

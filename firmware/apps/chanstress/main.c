@@ -50,8 +50,8 @@ static void drain_ni(struct tile_result *r)
 
 	while (subutai_ni_try_recv(SUBUTAI_NI_NORMAL, &ni) == 0) {
 		r->ni_received++;
-		r->corrupt += ni.type != NI_TYPE || ni.length != 3 || ni.payload[1] != ~ni.payload[2] ||
-			      ni.payload[0] != ni.src;
+		r->corrupt += ni.type != NI_TYPE || ni.length != 3 ||
+			      ni.payload[1] != ~ni.payload[2] || ni.payload[0] != ni.src;
 	}
 }
 
@@ -175,7 +175,8 @@ static void run(unsigned int tile)
 		if ((dice & 7) == 0) {
 			uint32_t payload[3] = {tile, dice, ~dice};
 
-			if (subutai_ni_send(dice % n, SUBUTAI_NI_NORMAL, NI_TYPE, payload, 3) == 0) {
+			if (subutai_ni_send(dice % n, SUBUTAI_NI_NORMAL, NI_TYPE, payload, 3) ==
+			    0) {
 				r.ni_sent++;
 			}
 		}

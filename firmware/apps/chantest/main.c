@@ -75,14 +75,17 @@ void tile_main(unsigned int tile)
 			recv_started_at = subutai_cycles32();
 			recv_order_ok = 1;
 			for (uint32_t i = 0; i <= fillers + 1; i++) {
-				uint32_t want = i == 0 ? 0x1111 : i <= fillers ? 0x5000 + i : 0x2222;
+				uint32_t want = i == 0         ? 0x1111
+						: i <= fillers ? 0x5000 + i
+							       : 0x2222;
 
 				subutai_chan_recv(&data_ch, buf, sizeof(buf), &len);
 				recv_order_ok &= buf[0] == want && len == (i <= fillers ? 4 : 32);
 				receiver_saw = buf[0];
 			}
 			break;
-		case 2: /* A 32-byte message into an 8-byte buffer stays; then a whole one takes it. */
+		case 2: /* A 32-byte message into an 8-byte buffer stays; then a whole one takes it.
+			 */
 			receiver_saw = subutai_chan_recv(&data_ch, buf, 8, &len);
 			recv_order_ok = len == 32;
 			receiver_saw |= subutai_chan_recv(&data_ch, buf, sizeof(buf), &len) << 8;
@@ -165,9 +168,9 @@ int main(void)
 		err = subutai_chan_try_send(&data_ch, msg, 4);
 	} while (err == 0 && ++n < 64);
 	fillers = n;
-	report("try_send_full_eagain", err == EAGAIN && n + 1 == (subutai_chan_impl()[0] == 'q'
-									 ? SUBUTAI_CHAN_QUEUE_SLOTS
-									 : 1),
+	report("try_send_full_eagain",
+	       err == EAGAIN &&
+		       n + 1 == (subutai_chan_impl()[0] == 'q' ? SUBUTAI_CHAN_QUEUE_SLOTS : 1),
 	       n + 1);
 	msg[0] = 0x2222;
 	go(1);
@@ -236,7 +239,8 @@ int main(void)
 	       SUBUTAI_FIELD_GET(tx_error, CSR_NI_TX_ERROR_RESERVED_TYPE) == 1, tx_error);
 	ni_tx_error_clear_write(1);
 
-	printf("@subutai {\"program\":\"chantest\",\"impl\":\"%s\",\"event\":\"done\",\"failures\":%u}\n",
+	printf("@subutai "
+	       "{\"program\":\"chantest\",\"impl\":\"%s\",\"event\":\"done\",\"failures\":%u}\n",
 	       subutai_chan_impl(), failures);
 	return failures != 0;
 }

@@ -3,11 +3,12 @@
  * fine-grained parallelism on the TILEPro64, §6), beside the PThreads API.
  *
  * A channel joins one sending thread and one receiving thread, on any tiles (the same tile too).
- * It is a one-position buffer ("queue": SUBUTAI_CHAN_QUEUE_SLOTS positions): a send puts a message of up to SUBUTAI_CHAN_MAX_BYTES bytes (one
- * cache line, a multiple of 4 bytes: the port moves words) into it and waits while it is full; a receive takes the message and frees it (the
- * "ack"). Messages of a channel arrive once each, whole and in the order sent. Larger data goes by
- * pointer (subutai_chan_send_ptr()/recv_ptr()): the receiver then sees what the sender wrote
- * before the send, as after a mutex hand-over (the coherence rule: its data cache is invalidated).
+ * It is a one-position buffer ("queue": SUBUTAI_CHAN_QUEUE_SLOTS positions): a send puts a message
+ * of up to SUBUTAI_CHAN_MAX_BYTES bytes (one cache line, a multiple of 4 bytes: the port moves
+ * words) into it and waits while it is full; a receive takes the message and frees it (the "ack").
+ * Messages of a channel arrive once each, whole and in the order sent. Larger data goes by pointer
+ * (subutai_chan_send_ptr()/recv_ptr()): the receiver then sees what the sender wrote before the
+ * send, as after a mutex hand-over (the coherence rule: its data cache is invalidated).
  *
  * Life of a channel:
  *   subutai_chan_create(&ch)                               by any thread, ch in shared memory
@@ -35,11 +36,10 @@
  * SUBUTAI_CHAN_N_SLOTS sending and as many receiving ends.
  *
  * Every function returns 0 or an errno value: EINVAL (a message too long or not whole words, a
- * null or misaligned pointer, an end connected twice), EBADF (the channel was never created, was destroyed, or this end is closed), EBUSY
- * (destroy with an end still connected), ENOTCONN (the calling
- * tile has not connected this end of the channel), EAGAIN (try_*: the channel is
- * full or empty), ENOSPC (no free end left on the tile), ENOTSUP (noc/push without a channel
- * port).
+ * null or misaligned pointer, an end connected twice), EBADF (the channel was never created, was
+ * destroyed, or this end is closed), EBUSY (destroy with an end still connected), ENOTCONN (the
+ * calling tile has not connected this end of the channel), EAGAIN (try_*: the channel is full or
+ * empty), ENOSPC (no free end left on the tile), ENOTSUP (noc/push without a channel port).
  */
 #ifndef SUBUTAI_CHAN_H
 #define SUBUTAI_CHAN_H
@@ -65,13 +65,16 @@ struct subutai_chan_pos {
 
 /* An end's state word: what it did, its tile, and its slot in the tile's table (and channel
  * port). */
-#define SUBUTAI_CHAN_END_SLOT      0xffu
+#define SUBUTAI_CHAN_END_SLOT       0xffu
 #define SUBUTAI_CHAN_END_TILE_SHIFT 16
-#define SUBUTAI_CHAN_END_PUBLISHED (1u << 8)  /* slot taken, port not yet connected */
-#define SUBUTAI_CHAN_END_CONNECTED (1u << 9)
-#define SUBUTAI_CHAN_END_CLOSED    (1u << 10)
+#define SUBUTAI_CHAN_END_PUBLISHED  (1u << 8) /* slot taken, port not yet connected */
+#define SUBUTAI_CHAN_END_CONNECTED  (1u << 9)
+#define SUBUTAI_CHAN_END_CLOSED     (1u << 10)
 
-enum subutai_chan_role { SUBUTAI_CHAN_SENDER = 0, SUBUTAI_CHAN_RECEIVER = 1 };
+enum subutai_chan_role {
+	SUBUTAI_CHAN_SENDER = 0,
+	SUBUTAI_CHAN_RECEIVER = 1
+};
 
 typedef struct subutai_chan {
 	/* Shared, written at creation and by each end (one line). */

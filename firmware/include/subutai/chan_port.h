@@ -34,11 +34,11 @@
  * with interrupts off. Bare-metal threads of a core switch only where they block, and no
  * interrupt handler sends on a channel, so a bare-metal send takes no lock. */
 #ifdef __ZEPHYR__
-#define SUBUTAI_CHAN_TX_LOCK()       subutai_port_lock()
-#define SUBUTAI_CHAN_TX_UNLOCK(key)  subutai_port_unlock(key)
+#define SUBUTAI_CHAN_TX_LOCK()      subutai_port_lock()
+#define SUBUTAI_CHAN_TX_UNLOCK(key) subutai_port_unlock(key)
 #else
-#define SUBUTAI_CHAN_TX_LOCK()       0u
-#define SUBUTAI_CHAN_TX_UNLOCK(key)  ((void)(key))
+#define SUBUTAI_CHAN_TX_LOCK()      0u
+#define SUBUTAI_CHAN_TX_UNLOCK(key) ((void)(key))
 #endif
 
 static inline uint32_t subutai_chan_port_status(void)
@@ -93,7 +93,8 @@ static inline void subutai_chan_port_connect(bool sender, unsigned int slot, uns
 
 static inline void subutai_chan_port_disconnect(bool sender, unsigned int slot)
 {
-	SUBUTAI_CHAN_REG((sender ? SUBUTAI_CHAN_CONNECT_OUT : SUBUTAI_CHAN_CONNECT_IN) + 4 * slot) = 0;
+	SUBUTAI_CHAN_REG((sender ? SUBUTAI_CHAN_CONNECT_OUT : SUBUTAI_CHAN_CONNECT_IN) + 4 * slot) =
+		0;
 }
 
 /* The words, then the send: the SEND store waits on the bus for the slot's credit. Without
@@ -155,8 +156,8 @@ extern struct subutai_chan_push_slot subutai_chan_push_slots[SUBUTAI_CHAN_N_SLOT
 static inline volatile uint32_t *subutai_chan_push_words(unsigned int slot)
 {
 #ifdef TILE_RAM_UNCACHED_BASE
-	return (volatile uint32_t *)((uintptr_t)subutai_chan_push_slots[slot].words - TILE_RAM_BASE +
-				     TILE_RAM_UNCACHED_BASE);
+	return (volatile uint32_t *)((uintptr_t)subutai_chan_push_slots[slot].words -
+				     TILE_RAM_BASE + TILE_RAM_UNCACHED_BASE);
 #else
 	return subutai_chan_push_slots[slot].words;
 #endif

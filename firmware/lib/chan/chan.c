@@ -51,7 +51,8 @@ int subutai_chan_connect(subutai_chan_t *ch, enum subutai_chan_role role)
 		return EBADF;
 	}
 	if (ch->end[role] != 0) {
-		return (ch->end[role] & SUBUTAI_CHAN_END_CLOSED) ? EBADF : EINVAL; /* connected twice */
+		return (ch->end[role] & SUBUTAI_CHAN_END_CLOSED) ? EBADF
+								 : EINVAL; /* connected twice */
 	}
 	unsigned int key = subutai_port_lock();
 	unsigned int slot;

@@ -104,8 +104,8 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 }
 
 /* The ack words, an invalidation between sweeps (a stale copy says 0: not yet). */
-unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
-				 unsigned int n, unsigned int start)
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
+				 unsigned int start)
 {
 	(void)slots;
 	for (;;) {

@@ -40,7 +40,7 @@ extern const bool chan_impl_recv_invalidates;
 unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
 			    unsigned int start);
 /* Waits until one of the channels can take a message (sending ends). */
-unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
-				 unsigned int n, unsigned int start);
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
+				 unsigned int start);
 
 #endif /* SUBUTAI_CHAN_IMPL_H */

@@ -77,8 +77,9 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 		return chan_impl_wait(chans, slots, n, start);
 	}
 	SUBUTAI_CHAN_REG(SUBUTAI_CHAN_MASK) = mask;
-	unsigned int slot = (SUBUTAI_CHAN_REG(SUBUTAI_CHAN_WAIT_ANY) >> SUBUTAI_CHAN_INFO_SLOT_SHIFT) &
-			    (SUBUTAI_CHAN_N_SLOTS - 1);
+	unsigned int slot =
+		(SUBUTAI_CHAN_REG(SUBUTAI_CHAN_WAIT_ANY) >> SUBUTAI_CHAN_INFO_SLOT_SHIFT) &
+		(SUBUTAI_CHAN_N_SLOTS - 1);
 
 	for (unsigned int i = 0; i < n; i++) {
 		if (slots[i] == slot) {
@@ -89,8 +90,8 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 }
 
 /* The credits of the port, polled (a slot with one is taken in order from start). */
-unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
-				 unsigned int n, unsigned int start)
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
+				 unsigned int start)
 {
 	(void)chans;
 	uint32_t mask = 0;

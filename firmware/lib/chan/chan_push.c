@@ -80,8 +80,8 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 }
 
 /* The credits of the port, polled (a slot with one is taken in order from start). */
-unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots,
-				 unsigned int n, unsigned int start)
+unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
+				 unsigned int start)
 {
 	(void)chans;
 	uint32_t mask = 0;

@@ -17,7 +17,10 @@
 
 #define SUBUTAI_CHAN_MAX_BYTES 32
 
-enum subutai_chan_role { SUBUTAI_CHAN_SENDER = 0, SUBUTAI_CHAN_RECEIVER = 1 };
+enum subutai_chan_role {
+	SUBUTAI_CHAN_SENDER = 0,
+	SUBUTAI_CHAN_RECEIVER = 1
+};
 
 typedef struct subutai_chan {
 	pthread_mutex_t lock;
@@ -113,7 +116,8 @@ static inline unsigned int chan_host_wait(subutai_chan_t *const *chans, unsigned
 	}
 }
 
-static inline int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n, unsigned int *index)
+static inline int subutai_chan_wait(subutai_chan_t *const *chans, unsigned int n,
+				    unsigned int *index)
 {
 	return chan_host_wait(chans, n, index, true);
 }

@@ -46,7 +46,10 @@
 #define FARM_MAX_WORKERS 14 /* a 16-tile mesh: the emitter and the collector besides */
 #define FARM_STOP        0xffffffffu
 
-enum farm_type { FARM_INT, FARM_FLOAT };
+enum farm_type {
+	FARM_INT,
+	FARM_FLOAT
+};
 
 struct farm {
 	unsigned int m, tasks, workers;
@@ -79,8 +82,9 @@ static void convolve_int(const int32_t *in, int32_t *out, unsigned int m)
 
 		out[i * m] = row[0];
 		for (unsigned int j = 1; j + 1 < m; j++) {
-			int32_t s = up[j - 1] + 2 * up[j] + up[j + 1] + 2 * row[j - 1] + 4 * row[j] +
-				    2 * row[j + 1] + down[j - 1] + 2 * down[j] + down[j + 1];
+			int32_t s = up[j - 1] + 2 * up[j] + up[j + 1] + 2 * row[j - 1] +
+				    4 * row[j] + 2 * row[j + 1] + down[j - 1] + 2 * down[j] +
+				    down[j + 1];
 
 			out[i * m + j] = s / 16;
 		}
@@ -97,7 +101,8 @@ static void convolve_float(const float *in, float *out, unsigned int m)
 
 		out[i * m] = row[0];
 		for (unsigned int j = 1; j + 1 < m; j++) {
-			/* One operation at a time, in this order: the same IEEE results everywhere. */
+			/* One operation at a time, in this order: the same IEEE results everywhere.
+			 */
 			float s = up[j - 1];
 
 			s += 2.0f * up[j];
@@ -202,7 +207,8 @@ static int parse(int argc, char **argv, struct wl_options *opt)
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (i > 0 && i + 1 < argc && (!strcmp(a, "-m") || !strcmp(a, "-d") || !strcmp(a, "-n"))) {
+		if (i > 0 && i + 1 < argc &&
+		    (!strcmp(a, "-m") || !strcmp(a, "-d") || !strcmp(a, "-n"))) {
 			const char *v = argv[++i];
 
 			if (!strcmp(a, "-d")) {
@@ -231,7 +237,8 @@ static int parse(int argc, char **argv, struct wl_options *opt)
 		return -1;
 	}
 	if (opt->threads == 2 || opt->threads > FARM_MAX_WORKERS + 2) {
-		printf("farm: -t %u: 1 (sequential) or 3 to %u (an emitter, a collector, workers)\n",
+		printf("farm: -t %u: 1 (sequential) or 3 to %u (an emitter, a collector, "
+		       "workers)\n",
 		       opt->threads, FARM_MAX_WORKERS + 2);
 		return -1;
 	}
@@ -266,7 +273,8 @@ int main(int argc, char **argv)
 			if (g.type == FARM_INT) {
 				((int32_t *)g.pool[p])[e] = (int32_t)(r & 0xffff) - 0x8000;
 			} else {
-				((float *)g.pool[p])[e] = (float)((int32_t)(r & 0xffff) - 0x8000) / 256.0f;
+				((float *)g.pool[p])[e] =
+					(float)((int32_t)(r & 0xffff) - 0x8000) / 256.0f;
 			}
 		}
 	}
@@ -347,9 +355,10 @@ int main(int argc, char **argv)
 	}
 	/* Service time: from the W-th result (every worker has had a task: the pipeline is full)
 	 * to the last, per task in between; over the whole stream when it is not longer. */
-	uint64_t service = window >= 1 && window < g.tasks
-				   ? (g.done_ns[g.tasks - 1] - g.done_ns[window - 1]) / (g.tasks - window)
-				   : (end - start) / g.tasks;
+	uint64_t service =
+		window >= 1 && window < g.tasks
+			? (g.done_ns[g.tasks - 1] - g.done_ns[window - 1]) / (g.tasks - window)
+			: (end - start) / g.tasks;
 	uint32_t checksum = WL_FNV_INIT;
 
 	for (unsigned int t = 0; t < g.tasks; t++) {
