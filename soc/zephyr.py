@@ -114,7 +114,7 @@ def build_app(
         filter(
             None,
             [app, program or (program_dir and os.path.basename(program_dir)), backend, slug(program_args)]
-            + [slug(c.removeprefix("CONFIG_")) for c in conf],
+            + [slug(c.removeprefix("CONFIG_")) for c in conf if not c.startswith("EXTRA_DTC_OVERLAY_FILE=")],
         )
     )
     out_dir = out_dir or os.path.join(soc_dir, "zephyr", name)
@@ -190,10 +190,19 @@ def barrier_conf(policy):
     return [f"CONFIG_SUBUTAI_BARRIER_WAIT_{policy.upper().replace('-', '_')}=y"]
 
 
+#: The devicetree overlay that enables the channel port (disabled in the board's devicetree, so
+#: that images without channels keep their interrupt handler as it was).
+CHAN_OVERLAY = os.path.join(ZEPHYR_APP_DIR, "dts", "chan.overlay")
+
+
 def chan_conf(impl):
-    """Kconfig of channels (subutai/chan.h) with an implementation (soc.firmware.CHANS)."""
+    """Build settings of channels (subutai/chan.h) with an implementation (soc.firmware.CHANS):
+    the Kconfig, and for the port's implementations the overlay that enables it."""
     check_chan(impl)
-    return ["CONFIG_SUBUTAI_CHAN=y", f"CONFIG_SUBUTAI_CHAN_IMPL_{impl.upper()}=y"]
+    conf = ["CONFIG_SUBUTAI_CHAN=y", f"CONFIG_SUBUTAI_CHAN_IMPL_{impl.upper()}=y"]
+    if impl in ("noc", "push"):
+        conf.append(f"EXTRA_DTC_OVERLAY_FILE={CHAN_OVERLAY}")
+    return conf
 
 
 #: Programs that use channels: their images get CONFIG_SUBUTAI_CHAN (the default implementation)

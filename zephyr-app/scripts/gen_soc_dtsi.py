@@ -52,7 +52,9 @@ def chan_node(csr):
     irq = csr["constants"]["chan_interrupt"]
     window = mem["tile_chan"]
     return f"""
-		/* Tile-local: the channel port (rdy-ack channels through the NoC). */
+		/* Tile-local: the channel port (rdy-ack channels through the NoC). Disabled unless an
+		 * application uses channels (dts/chan.overlay, soc.zephyr.chan_conf()): an enabled
+		 * interrupt adds its dispatch to every image's interrupt handler. */
 		chan0: channel-port@{bases["chan"]:x} {{
 			compatible = "subutai,chan";
 			interrupt-parent = <&intc0>;
@@ -60,7 +62,7 @@ def chan_node(csr):
 			reg = <0x{bases["chan"]:08x} 0x{block_size(csr, "chan"):x}
 			       0x{window["base"]:08x} 0x{window["size"]:x}>;
 			reg-names = "csr", "window";
-			status = "okay";
+			status = "disabled";
 		}};
 """
 
