@@ -8,7 +8,7 @@
 2. The farm (seed 004's Fig. 14): ``farm`` on the 16-tile SoC with every implementation, matrix
    size and element type, for each number of workers, and each size and type once sequentially
    (``-t 1``, the reference of the speed-up). A parallel run streams ``--tasks-per-worker`` tasks
-   per worker (at least 8); the sequential one ``--sequential-tasks`` (its time per task does not
+   per worker (at least 4); the sequential one ``--sequential-tasks`` (its time per task does not
    depend on their number). Every run's checksum must equal the host build's with the same
    arguments.
 
@@ -16,8 +16,8 @@ Writes results/chan.{csv,md,png}, results/chan_farm.{csv,md} and the capture
 (scripts/chan_report.py rewrites the reports from it).
 
 Usage: python scripts/bench_chan.py [--tiles 8 16] [--impls noc push flags queue]
-                                    [--sizes 32 64 128] [--types int float] [--float-sizes 32]
-                                    [--workers 1 2 4 8 14] [--jobs N]
+                                    [--sizes 8 16 32 64 128] [--types int float]
+                                    [--float-sizes 32] [--workers 1 4 14] [--jobs N]
 """
 
 import argparse
@@ -41,6 +41,8 @@ FARM_TILES = 16
 #: M = 128) do not fit the default 1 MiB.
 FARM_MAIN_RAM = 4 * MiB
 FARM_MAX_WORKERS = 14  # firmware/programs/farm: an emitter and a collector besides
+#: Fewest tasks of a parallel run (its service time is measured after the first W results).
+MIN_TASKS = 4
 MAX_CYCLES = 400_000_000
 
 
@@ -79,7 +81,7 @@ def farm_runs(impls, configs, workers, tasks_per_worker, sequential_tasks, jobs,
         plan.append((impls[0], m, type_, 0, sequential_tasks))
         for impl in impls:
             for w in workers:
-                plan.append((impl, m, type_, w, max(8, tasks_per_worker * w)))
+                plan.append((impl, m, type_, w, max(MIN_TASKS, tasks_per_worker * w)))
     # The host's checksums, one per argument set (they do not depend on the thread count).
     references = {}
     for impl, m, type_, w, tasks in plan:
@@ -120,7 +122,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tiles", type=int, nargs="*", default=[8, 16], help="SoC sizes of the latency runs")
     p.add_argument("--impls", nargs="+", default=list(IMPLS), help=f"implementations ({', '.join(CHANS)})")
-    p.add_argument("--sizes", type=int, nargs="*", default=[32, 64, 128], help="matrix sizes M (int)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        default=[8, 16, 32, 64, 128],
+        help="matrix sizes M (int; 8 and 16: finer grains than seed 004's)",
+    )
     p.add_argument("--types", nargs="+", default=["int", "float"], choices=["int", "float"])
     p.add_argument(
         "--float-sizes",
@@ -129,9 +137,16 @@ def main():
         default=[32],
         help="matrix sizes run with float elements (emulated: about ten times the cycles of int)",
     )
-    p.add_argument("--workers", type=int, nargs="*", default=[1, 2, 4, 8, 14])
+    p.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[1, 4, 14],
+        help="worker counts (each run simulates about --tasks-per-worker tasks of one worker: "
+        "M = 128 int takes 1.1 M cycles a task)",
+    )
     p.add_argument("--farm-tiles", type=int, default=FARM_TILES, help="SoC size of the farm runs")
-    p.add_argument("--tasks-per-worker", type=int, default=4)
+    p.add_argument("--tasks-per-worker", type=int, default=3)
     p.add_argument("--sequential-tasks", type=int, default=4)
     add_jobs_argument(p)
     args = p.parse_args()
