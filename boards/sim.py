@@ -114,12 +114,12 @@ def main():
         parser.error(f"--ram-init {args.ram_init}: no such file")
     if args.max_cycles < 0:
         parser.error("--max-cycles must be >= 0")
-    if args.app and args.app not in firmware_apps() + benchmark_programs():
+    if args.app and args.app not in firmware_apps() + benchmark_programs(channels=True):
         parser.error(
             f"--app {args.app}: no such application or program (have: "
-            f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs())})"
+            f"{', '.join(firmware_apps())}; programs: {', '.join(benchmark_programs(channels=True))})"
         )
-    if args.args and args.app not in benchmark_programs() and not args.program_dir:
+    if args.args and args.app not in benchmark_programs(channels=True) and not args.program_dir:
         parser.error("--args only applies to a benchmark program (firmware/programs/, --program-dir)")
     if "'" in args.args:
         parser.error("--args: no quotes allowed")

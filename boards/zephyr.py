@@ -112,11 +112,11 @@ def main():
     if (
         args.app == "program"
         and not args.program_dir
-        and args.program not in benchmark_programs() + firmware_apps()
+        and args.program not in benchmark_programs(channels=True) + firmware_apps()
     ):
         parser.error(
             f"--program {args.program}: give a program of firmware/programs/ "
-            f"({', '.join(benchmark_programs())}) or an application of firmware/apps/"
+            f"({', '.join(benchmark_programs(channels=True))}) or an application of firmware/apps/"
         )
     if args.app == "multi" and not args.set:
         parser.error("--app multi needs --set 'P1 P2 ...' (programs of firmware/programs/)")

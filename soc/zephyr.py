@@ -18,7 +18,15 @@ import subprocess
 import sys
 
 from gateware.build import ROOT
-from soc.firmware import DEFAULT_CHAN, benchmark_programs, check_backend, check_chan, firmware_apps, slug
+from soc.firmware import (
+    CHANNEL_PROGRAMS,
+    DEFAULT_CHAN,
+    benchmark_programs,
+    check_backend,
+    check_chan,
+    firmware_apps,
+    slug,
+)
 
 ZEPHYR_APP_DIR = os.path.join(ROOT, "zephyr-app")
 APPS_DIR = os.path.join(ZEPHYR_APP_DIR, "apps")
@@ -100,11 +108,11 @@ def build_app(
         if not glob.glob(os.path.join(program_dir, "*.c")):
             raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
     elif app == "program":
-        if program not in benchmark_programs() + firmware_apps():
+        if program not in benchmark_programs(channels=True) + firmware_apps():
             raise ValueError(f"program {program!r}: no such program or application")
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")
-    if program in CHAN_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):
+    if program in CHANNEL_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):
         conf = list(conf) + chan_conf(DEFAULT_CHAN)
     env = zephyr_environment()
     soc_dir = getattr(model, "output_dir", model)
@@ -203,11 +211,6 @@ def chan_conf(impl):
     if impl in ("noc", "push"):
         conf.append(f"EXTRA_DTC_OVERLAY_FILE={CHAN_OVERLAY}")
     return conf
-
-
-#: Programs that use channels: their images get CONFIG_SUBUTAI_CHAN (the default implementation)
-#: unless the build names one.
-CHAN_PROGRAMS = ("farm",)
 
 
 def build_multi(
