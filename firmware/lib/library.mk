@@ -9,8 +9,9 @@
 SUBUTAI_DRIVER_SRCS  := ni.c sync.c
 # The PThreads library (common part).
 SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c pthread/clock.c pthread/cancel.c pthread/cancel_request.c pthread/rwlock.c pthread/spin.c
-# Channels (include/subutai/chan.h): the common part; the implementation, chan/chan_<CHAN>.c, is
+# Channels (include/subutai/chan.h): the common part and the parts two implementations share
+# (each empty in the other implementations' builds); the implementation, chan/chan_<CHAN>.c, is
 # chosen when the library is built.
-SUBUTAI_CHAN_SRCS    := chan/chan.c
+SUBUTAI_CHAN_SRCS    := chan/chan.c chan/port_ends.c chan/mem_ends.c
 # The bare-metal port's part of the archive (firmware/Makefile; the Zephyr module has its own).
 SUBUTAI_BAREMETAL_SRCS := pthread/thread_baremetal.c pthread/ult.c pthread/ult_switch.S

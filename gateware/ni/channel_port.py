@@ -435,6 +435,27 @@ class ChannelPort(LiteXModule):
                 Array(in_conn)[head_slot] & (head_len <= MAX_WORDS) & (head_kind != 3),
             )
         )
+
+        def delivered(slot, value):
+            # A whole message is in the slot (memory or tile RAM): its full bit and info word.
+            return [
+                set_full.eq(C(1, ns) << slot),
+                info_we.eq(1),
+                info_slot.eq(slot),
+                info_value.eq(value),
+            ]
+
+        def push_store(valid, data):
+            # One word of a pushed message (or its flag) written into the tile RAM.
+            return [
+                dma.cyc.eq(valid),
+                dma.stb.eq(valid),
+                dma.we.eq(1),
+                dma.sel.eq(0xF),
+                dma.adr.eq(push_adr),
+                dma.dat_w.eq(data),
+            ]
+
         self.fsm = fsm = FSM(reset_state="HEAD")
         fsm.act(
             "HEAD",
@@ -459,10 +480,7 @@ class ChannelPort(LiteXModule):
                     If(
                         rx.last,  # No words.
                         If(head_kind == KIND_PUSH, NextState("FLAG")).Else(
-                            set_full.eq(C(1, ns) << head_slot),
-                            info_we.eq(1),
-                            info_slot.eq(head_slot),
-                            info_value.eq(Cat(C(0, 4), C(0, 3), C(1, 1), src_tile, head_slot)),
+                            *delivered(head_slot, Cat(C(0, 4), C(0, 3), C(1, 1), src_tile, head_slot))
                         ),
                     )
                     .Elif(head_kind == KIND_PUSH, NextState("PUSH"))
@@ -479,24 +497,12 @@ class ChannelPort(LiteXModule):
             If(
                 rx.valid,
                 NextValue(r_index, r_index + 1),
-                If(
-                    rx.last,
-                    set_full.eq(C(1, ns) << r_slot),
-                    info_we.eq(1),
-                    info_slot.eq(r_slot),
-                    info_value.eq(r_info),
-                    NextState("HEAD"),
-                ),
+                If(rx.last, *delivered(r_slot, r_info), NextState("HEAD")),
             ),
         )
         fsm.act(
             "PUSH",
-            dma.cyc.eq(rx.valid),
-            dma.stb.eq(rx.valid),
-            dma.we.eq(1),
-            dma.sel.eq(0xF),
-            dma.adr.eq(push_adr),
-            dma.dat_w.eq(rx.data),
+            *push_store(rx.valid, rx.data),
             rx.ready.eq(dma.ack),
             If(
                 rx.valid & dma.ack,
@@ -508,20 +514,8 @@ class ChannelPort(LiteXModule):
         self.comb += push_word.eq(Mux(fsm.ongoing("FLAG"), PUSH_FLAG_WORD, r_index))
         fsm.act(
             "FLAG",
-            dma.cyc.eq(1),
-            dma.stb.eq(1),
-            dma.we.eq(1),
-            dma.sel.eq(0xF),
-            dma.adr.eq(push_adr),
-            dma.dat_w.eq(r_info),
-            If(
-                dma.ack,
-                set_full.eq(C(1, ns) << r_slot),
-                info_we.eq(1),
-                info_slot.eq(r_slot),
-                info_value.eq(r_info),
-                NextState("HEAD"),
-            ),
+            *push_store(1, r_info),
+            If(dma.ack, *delivered(r_slot, r_info), NextState("HEAD")),
         )
         fsm.act(
             "DROP",

@@ -21,6 +21,12 @@ extern const char subutai_chan_impl_name[];
 #define CHAN_RELAX() ((void)0)
 #endif
 
+/* The k-th channel of n to look at in a sweep that begins at start (a collector's turn). */
+static inline unsigned int chan_turn(unsigned int start, unsigned int k, unsigned int n)
+{
+	return start + k < n ? start + k : start + k - n;
+}
+
 /* The channel's memory at creation. */
 void chan_impl_init(subutai_chan_t *ch);
 /* The port side of connecting an end (the peer's slot is known). */

@@ -38,18 +38,6 @@ int chan_impl_connect(subutai_chan_t *ch, enum subutai_chan_role role, unsigned 
 	return 0;
 }
 
-void chan_impl_close(enum subutai_chan_role role, unsigned int slot)
-{
-	subutai_chan_port_disconnect(role == SUBUTAI_CHAN_SENDER, slot);
-}
-
-int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words, unsigned int n,
-		   bool wait)
-{
-	(void)ch;
-	return subutai_chan_port_send(slot, words, n, wait);
-}
-
 int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsigned int cap,
 		   unsigned int *n, bool wait)
 {
@@ -69,36 +57,12 @@ unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, 
 	}
 	for (;;) {
 		for (unsigned int k = 0; k < n; k++) {
-			unsigned int i = start + k < n ? start + k : start + k - n;
+			unsigned int i = chan_turn(start, k, n);
 
 			if (subutai_chan_push_words(slots[i])[SUBUTAI_CHAN_PUSH_FLAG_WORD] != 0) {
 				return i;
 			}
 		}
 		subutai_chan_port_await(mask);
-	}
-}
-
-/* The credits of the port, polled (a slot with one is taken in order from start). */
-unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
-				 unsigned int start)
-{
-	(void)chans;
-	uint32_t mask = 0;
-
-	for (unsigned int i = 0; i < n; i++) {
-		mask |= 1u << (16 + slots[i]);
-	}
-	for (;;) {
-		subutai_chan_port_await(mask);
-		uint32_t credits = subutai_chan_port_status() >> 16;
-
-		for (unsigned int k = 0; k < n; k++) {
-			unsigned int i = start + k < n ? start + k : start + k - n;
-
-			if (credits & (1u << slots[i])) {
-				return i;
-			}
-		}
 	}
 }

@@ -8,11 +8,7 @@
  * implementations. The producer writes a position only once it has seen it empty, the consumer
  * reads it only after an invalidation of its data cache (the coherence rule's acquire).
  */
-#include <errno.h>
-
-#include <subutai/soc.h>
-
-#include "chan_impl.h"
+#include "chan_mem.h"
 
 const char subutai_chan_impl_name[] = "queue";
 const bool chan_impl_recv_invalidates = true;
@@ -26,16 +22,9 @@ void chan_impl_init(subutai_chan_t *ch)
 	ch->recv_index = 0;
 }
 
-int chan_impl_connect(subutai_chan_t *ch, enum subutai_chan_role role, unsigned int slot,
-		      unsigned int peer_tile, unsigned int peer_slot)
+static unsigned int chan_queue_next(unsigned int index)
 {
-	(void)ch, (void)role, (void)slot, (void)peer_tile, (void)peer_slot;
-	return 0;
-}
-
-void chan_impl_close(enum subutai_chan_role role, unsigned int slot)
-{
-	(void)role, (void)slot;
+	return index + 1 == SUBUTAI_CHAN_QUEUE_SLOTS ? 0 : index + 1;
 }
 
 int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words, unsigned int n,
@@ -53,11 +42,9 @@ int chan_impl_send(subutai_chan_t *ch, unsigned int slot, const uint32_t *words,
 		CHAN_RELAX();
 		subutai_dcache_invalidate();
 	}
-	for (unsigned int i = 0; i < n; i++) {
-		pos->data[i] = words[i];
-	}
+	chan_mem_put(pos, words, n);
 	pos->rdy = SUBUTAI_CHAN_FULL | n;
-	ch->send_index = index + 1 == SUBUTAI_CHAN_QUEUE_SLOTS ? 0 : index + 1;
+	ch->send_index = chan_queue_next(index);
 	return 0;
 }
 
@@ -66,65 +53,40 @@ int chan_impl_recv(subutai_chan_t *ch, unsigned int slot, uint32_t *words, unsig
 {
 	unsigned int index = ch->recv_index;
 	struct subutai_chan_pos *pos = &ch->pos[index];
-	uint32_t rdy;
 
 	(void)slot;
-	subutai_dcache_invalidate();
-	while ((rdy = pos->rdy) == 0) {
-		if (!wait) {
-			return EAGAIN;
-		}
-		CHAN_RELAX();
-		subutai_dcache_invalidate();
-	}
-	unsigned int len = rdy & ~SUBUTAI_CHAN_FULL;
+	int err = chan_mem_take(pos, words, cap, n, wait);
 
-	*n = len;
-	if (len > cap) {
-		return EINVAL;
+	if (err == 0) {
+		pos->rdy = 0;
+		ch->recv_index = chan_queue_next(index);
 	}
-	for (unsigned int i = 0; i < len; i++) {
-		words[i] = pos->data[i];
-	}
-	pos->rdy = 0;
-	ch->recv_index = index + 1 == SUBUTAI_CHAN_QUEUE_SLOTS ? 0 : index + 1;
-	return 0;
+	return err;
+}
+
+static bool chan_queue_full(subutai_chan_t *ch)
+{
+	return ch->pos[ch->recv_index].rdy != 0;
+}
+
+/* The position the producer writes next (a stale copy says full: not yet). */
+static bool chan_queue_free(subutai_chan_t *ch)
+{
+	return ch->pos[ch->send_index].rdy == 0;
 }
 
 unsigned int chan_impl_wait(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
 			    unsigned int start)
 {
 	(void)slots;
-	for (;;) {
-		CHAN_RELAX();
-		subutai_dcache_invalidate();
-		for (unsigned int k = 0; k < n; k++) {
-			unsigned int i = start + k < n ? start + k : start + k - n;
-			subutai_chan_t *ch = chans[i];
-
-			if (ch->pos[ch->recv_index].rdy != 0) {
-				return i;
-			}
-		}
-	}
+	CHAN_RELAX();
+	subutai_dcache_invalidate();
+	return chan_mem_poll(chans, n, start, chan_queue_full);
 }
 
-/* The position each producer writes next, an invalidation between sweeps (a stale copy says
- * full: not yet). */
 unsigned int chan_impl_wait_send(subutai_chan_t *const *chans, const uint8_t *slots, unsigned int n,
 				 unsigned int start)
 {
 	(void)slots;
-	for (;;) {
-		for (unsigned int k = 0; k < n; k++) {
-			unsigned int i = start + k < n ? start + k : start + k - n;
-			subutai_chan_t *ch = chans[i];
-
-			if (ch->pos[ch->send_index].rdy == 0) {
-				return i;
-			}
-		}
-		CHAN_RELAX();
-		subutai_dcache_invalidate();
-	}
+	return chan_mem_poll(chans, n, start, chan_queue_free);
 }
