@@ -42,6 +42,7 @@ from collections import namedtuple
 
 from scripts.results import RESULTS_DIR, save_table, console_table
 
+from gateware import fhdl_speed
 from gateware.build import BUILD_DIR, ROOT
 
 WORK_DIR = os.path.join(BUILD_DIR, "noc_resources")
@@ -146,6 +147,7 @@ def synthesize(
                 ]
             )
         ios = ios_of(module)
+        fhdl_speed.install()
         convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
         reads.append(f"read_verilog {top_name}.v")
 

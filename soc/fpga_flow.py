@@ -14,6 +14,7 @@ import time
 
 from litex.soc.integration.builder import Builder, builder_argdict
 
+from gateware import fhdl_speed
 from gateware.build import BUILD_DIR, ROOT
 
 from soc.floorplan import anchor_block_rams, FloorplanError
@@ -78,6 +79,7 @@ def generate(soc, args, output_dir, build_name):
     quiet_litex()
     _venv_on_path()
     t0 = time.time()
+    fhdl_speed.install()
     builder = make_builder(soc, args, output_dir)
     progress(f"generating gateware{'' if builder.compile_software else ' (no BIOS)'} in {output_dir}")
     log_path = os.path.join(output_dir, "litex.log")

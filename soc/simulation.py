@@ -39,6 +39,7 @@ from litex.soc.integration.builder import Builder
 
 from gateware.build import BUILD_DIR, source_digest
 from gateware.cpu import SIM_CPU_VARIANT
+from gateware import fhdl_speed
 from gateware.control import SimControl
 from gateware.memory import bank_images
 from soc.firmware import build_firmware, build_lock
@@ -475,6 +476,7 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
     ``compile_software`` LiteX's BIOS too, in its ROM) and build its Verilator model with the
     harness."""
     t0 = t0 or time.time()
+    fhdl_speed.install()
     builder = Builder(
         soc,
         output_dir=model.output_dir,

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from gateware import fhdl_speed
 from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
 TB_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -55,6 +56,7 @@ def generate_verilog(mesh_x, mesh_y, **kwargs):
     error = Signal(name_override="noc_error")
     top.comb += error.eq(mesh.error)
     ios.add(error)
+    fhdl_speed.install()
     verilog = str(convert(top, ios=ios, name="mesh"))
 
     lines = [

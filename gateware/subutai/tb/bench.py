@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 
+from gateware import fhdl_speed
 from gateware.build import BUILD_DIR as _BUILD_ROOT, build_verilator_testbench, built_testbench, source_digest
 
 TB_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -189,6 +190,7 @@ def generate(spm_sizes, e2e_depth=64, reply_depth=2):
     from migen.fhdl.verilog import convert
 
     top, ios, counter_names = _top(spm_sizes, e2e_depth, reply_depth)
+    fhdl_speed.install()
     verilog = str(convert(top, ios=ios, name="bench"))
     n = len(spm_sizes)
     L = [
