@@ -13,7 +13,10 @@
    arguments.
 
 Writes results/chan.{csv,md,png}, results/chan_farm.{csv,md} and the capture
-(scripts/chan_report.py rewrites the reports from it).
+(scripts/chan_report.py rewrites the reports from it). Each run's output is also appended to
+build/chan_partial_capture.txt as the run ends, so a sweep stopped before its end (a farm run at
+M = 128 simulates for many minutes) still reports what ran: ``python scripts/chan_report.py
+build/chan_partial_capture.txt`` (its reports are written beside it).
 
 Usage: python scripts/bench_chan.py [--tiles 8 16] [--impls noc push flags queue]
                                     [--sizes 8 16 32 64 128] [--types int float]
@@ -24,8 +27,10 @@ import argparse
 import os
 import shutil
 import sys
+import threading
 import time
 
+from gateware.build import BUILD_DIR
 from soc.firmware import CHANS, check_chan, slug
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import build_model, stop_runs_on_sigterm
@@ -50,6 +55,22 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+class PartialCapture:
+    """The lines of every run that ended, appended to a file as it ends (runs end in any order;
+    each run's lines stay together, its label record first)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+
+    def add(self, lines):
+        with self.lock, open(self.path, "a") as f:
+            f.write("\n".join(lines) + "\n")
+        return lines
+
+
 def farm_program_args(m, type_, tasks):
     """The farm's arguments but the thread count (the host's reference runs with one)."""
     return f"-i test -m {m} -d {type_} -n {tasks}"
@@ -61,7 +82,7 @@ def farm_args(m, type_, tasks, threads):
     return f"{farm_program_args(m, type_, tasks)} -t {threads}"
 
 
-def latency_runs(tiles_list, impls):
+def latency_runs(tiles_list, impls, partial):
     lines = []
     for tiles in tiles_list:
         x, y = mesh_shape(tiles)
@@ -69,11 +90,11 @@ def latency_runs(tiles_list, impls):
         for impl in impls:
             image = model.build_firmware("chanbench", chan=impl)
             out = run_checked(model, image, f"chanbench {impl}, {tiles} tiles", MAX_CYCLES, "bench-chan")
-            lines += [label_record(run="chanbench", impl=impl, tiles=tiles)] + out
+            lines += partial.add([label_record(run="chanbench", impl=impl, tiles=tiles)] + out)
     return lines
 
 
-def farm_runs(impls, configs, workers, tasks_per_worker, sequential_tasks, jobs, tiles=FARM_TILES):
+def farm_runs(impls, configs, workers, tasks_per_worker, sequential_tasks, jobs, partial, tiles=FARM_TILES):
     x, y = mesh_shape(tiles)
     model = build_model(x, y, main_ram_size=FARM_MAIN_RAM, log=log)
     plan = []  # (impl, m, type, workers, tasks)
@@ -113,7 +134,7 @@ def farm_runs(impls, configs, workers, tasks_per_worker, sequential_tasks, jobs,
             tasks=tasks,
             reference=references[(m, type_, tasks)],
         )
-        return [label] + out
+        return partial.add([label] + out)
 
     return [line for out in run_all([lambda n=n: task(n) for n in range(len(plan))], jobs) for line in out]
 
@@ -172,8 +193,9 @@ def main():
     start = time.time()
     configs = [(m, "int") for m in args.sizes if "int" in args.types]
     configs += [(m, "float") for m in args.float_sizes if "float" in args.types]
+    partial = PartialCapture(os.path.join(BUILD_DIR, "chan_partial_capture.txt"))
     try:
-        lines = latency_runs(args.tiles, args.impls)
+        lines = latency_runs(args.tiles, args.impls, partial)
         if configs and args.workers:
             lines += farm_runs(
                 args.impls,
@@ -182,10 +204,17 @@ def main():
                 args.tasks_per_worker,
                 args.sequential_tasks,
                 args.jobs,
+                partial,
                 args.farm_tiles,
             )
     except host_programs.HostProgramError as e:
         raise SystemExit(f"error: {e}")
+    except BaseException:
+        log(
+            f"[bench-chan] stopped: the runs that ended are in {os.path.relpath(partial.path)} "
+            f"(python scripts/chan_report.py {os.path.relpath(partial.path)})"
+        )
+        raise
     capture = save_capture("chan", lines)
     text, problems = report(lines, RESULTS_DIR, "chan")
     print(text)
