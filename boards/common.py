@@ -48,7 +48,7 @@ def board_argparser(board, description, default_sys_clk_freq, toolchain="trellis
     target.add_argument(
         "--tiles", type=int, default=None, help="Number of tiles (default 4, or the most that fit)."
     )
-    target.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
+    target.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 8x8).")
     target.add_argument(
         "--build", action="store_true", help="Build the bitstream (or, for Vivado, its project)."
     )

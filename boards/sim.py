@@ -23,8 +23,8 @@ from soc.subutai_soc import KiB, MiB
 
 def main():
     parser = argparse.ArgumentParser(description="Subutai SoC on Verilator (LiteX simulation).")
-    parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
-    parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
+    parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 64).")
+    parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 8x8).")
     parser.add_argument(
         "--cpu-variant",
         default=SIM_CPU_VARIANT,

@@ -36,8 +36,8 @@ def main():
     parser = argparse.ArgumentParser(
         description="Zephyr applications of zephyr-app/ on the Subutai SoC in Verilator."
     )
-    parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 16).")
-    parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
+    parser.add_argument("--tiles", type=int, default=None, help="Number of tiles (1 to 64).")
+    parser.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 8x8).")
     parser.add_argument(
         "--app", default="pthreadtest", help="Application of zephyr-app/apps/ (default pthreadtest)."
     )

@@ -32,8 +32,12 @@ class CoreControl(LiteXModule):
     the ``release`` register. Clearing a bit puts that core back into reset.
     """
 
+    #: Largest core count: the release mask is at most two CSR words (an 8x8 mesh).
+    MAX_CORES = 64
+
     def __init__(self, n_cores):
-        assert 1 <= n_cores <= 32
+        if not 1 <= n_cores <= self.MAX_CORES:
+            raise ValueError(f"{n_cores} cores: the release mask holds 1 to {self.MAX_CORES}")
         self.n_cores = n_cores
         self.resets = Signal(n_cores)  # Reset request per core (bit 0 is never asserted).
 

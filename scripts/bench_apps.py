@@ -190,7 +190,7 @@ def main():
         help=f"programs of firmware/programs/ (default: all: {', '.join(available)})",
     )
     parser.add_argument(
-        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 16)."
+        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 64)."
     )
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
     parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")

@@ -135,7 +135,7 @@ def plot(table, results_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 16)."
+        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 64)."
     )
     parser.add_argument(
         "--mem-banks",

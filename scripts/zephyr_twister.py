@@ -29,7 +29,7 @@ def main():
         epilog=__doc__.split("\n\n", 1)[1],
     )
     p.add_argument("--tiles", type=int, default=None, help="Number of tiles (default 4).")
-    p.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 4x4).")
+    p.add_argument("--mesh", default=None, help="Mesh shape XxY (1x1 to 8x8).")
     args, twister_args = p.parse_known_args()
     try:
         mesh_x, mesh_y = mesh_shape(args.tiles if args.tiles or args.mesh else 4, args.mesh)

@@ -4,7 +4,12 @@
 
 import re
 
-MAX_DIM = 4
+#: Largest side: 8x8 is the paper's 64-core machine (Subutai, seed 000, §VIII). Each part's own
+#: limit is larger (docs/architecture.md, "Mesh sizes").
+MAX_DIM = 8
+#: A tile count is laid out no more than this many times as wide as tall: 5 or 7 tiles in a line
+#: are no mesh (give --mesh 5x1 for one).
+MAX_ASPECT = 4
 
 
 class MeshShapeError(ValueError):
@@ -12,9 +17,10 @@ class MeshShapeError(ValueError):
 
 
 def mesh_shape(tiles=None, mesh=None):
-    """Return (X, Y) for ``--tiles N`` or ``--mesh XxY`` (1x1 to 4x4).
+    """Return (X, Y) for ``--tiles N`` or ``--mesh XxY`` (1x1 to 8x8).
 
-    A tile count is laid out as the squarest mesh with X >= Y (2 -> 2x1, 8 -> 4x2).
+    A tile count is laid out as the squarest mesh with X >= Y and X <= 4 Y (2 -> 2x1, 8 -> 4x2,
+    32 -> 8x4).
     """
     if mesh is not None:
         m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(mesh))
@@ -32,11 +38,11 @@ def mesh_shape(tiles=None, mesh=None):
     shapes = [
         (x, tiles // x)
         for x in range(1, MAX_DIM + 1)
-        if tiles % x == 0 and tiles // x <= x and tiles // x <= MAX_DIM
+        if tiles % x == 0 and tiles // x <= x and x <= MAX_ASPECT * (tiles // x)
     ]
     if not shapes:
         raise MeshShapeError(
-            f"--tiles {tiles} does not form a mesh of at most "
-            f"{MAX_DIM}x{MAX_DIM}; give the shape with --mesh XxY"
+            f"--tiles {tiles} does not form a mesh of at most {MAX_DIM}x{MAX_DIM} "
+            f"no more than {MAX_ASPECT} times as wide as tall; give the shape with --mesh XxY"
         )
     return min(shapes, key=lambda s: s[0] - s[1])

@@ -143,7 +143,7 @@ void subutai_start(void)
 		subutai_pthread_init();
 	}
 	subutai_release_cycle = subutai_cycles();
-	subutai_release_cores((1u << subutai_num_tiles()) - 1);
+	subutai_release_cores(SUBUTAI_ALL_CORES);
 	/* On this frame, which lives as long as main() runs: no static data that would move the
 	 * program's own. */
 	char *argv[APP_ARGV_MAX + 1];

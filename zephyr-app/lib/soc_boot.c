@@ -96,7 +96,7 @@ SYS_INIT(subutai_console_init, POST_KERNEL, 99);
 static int subutai_release(void)
 {
 	if (subutai_tile_id() == 0) {
-		subutai_release_cores((1u << subutai_num_tiles()) - 1);
+		subutai_release_cores(SUBUTAI_ALL_CORES);
 	}
 	return 0;
 }

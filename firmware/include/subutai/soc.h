@@ -74,11 +74,15 @@ static inline uint32_t subutai_cycles32(void)
 	return csr_read_simple(CSR_TILE_CYCLES_ADDR + 4);
 }
 
-/* Cores set in mask start running (bit 0, the boot core, always runs). */
-static inline void subutai_release_cores(uint32_t mask)
+/* Cores set in mask start running (bit 0, the boot core, always runs). The mask is as wide as
+ * the SoC's core count (two CSR words above 32 tiles). */
+static inline void subutai_release_cores(uint64_t mask)
 {
 	cores_release_write(mask | 1);
 }
+
+/* The mask of every core of the SoC. */
+#define SUBUTAI_ALL_CORES (N_TILES >= 64 ? ~0ull : (1ull << N_TILES) - 1)
 
 /* Data caches are write-through and not coherent: drop every cached line before reading data
  * another core may have written (the acquire side of every synchronization).
