@@ -42,7 +42,7 @@ def mesh_shape(tiles=None, mesh=None):
     ]
     if not shapes:
         raise MeshShapeError(
-            f"--tiles {tiles} does not form a mesh of at most {MAX_DIM}x{MAX_DIM} "
+            f"--tiles {tiles} does not form a mesh of at most {MAX_DIM}x{MAX_DIM}, "
             f"no more than {MAX_ASPECT} times as wide as tall; give the shape with --mesh XxY"
         )
     return min(shapes, key=lambda s: s[0] - s[1])

@@ -209,7 +209,7 @@ def test_bios_compiles_against_the_board_soc():
         (["boards/radiona_ulx3s.py", "--device", "LFE5U-12F", "--tiles", "1"], "no tile fits LFE5U-12F"),
         (["boards/radiona_ulx3s.py", "--device", "LFE5U-99F"], "invalid choice"),
         (["boards/radiona_ulx3s.py", "--tiles", "7"], "does not form a mesh"),
-        (["boards/radiona_ulx3s.py", "--mesh", "5x1"], "each side must be 1 to 4"),
+        (["boards/radiona_ulx3s.py", "--mesh", "9x1"], "each side must be 1 to 8"),
         (["boards/radiona_ulx3s.py", "--sys-clk-freq", "1e9"], "--sys-clk-freq"),
         (["boards/radiona_ulx3s.py", "--sys-clk-freq", "fast"], "invalid float value"),
         (["boards/colorlight_i5.py", "--board", "i7"], "invalid choice"),

@@ -165,8 +165,9 @@ def _sim_cli(*args):
     "args,message",
     [
         (["--tiles", "5"], "does not form a mesh"),
-        (["--tiles", "17"], "must be 1 to 16"),
-        (["--mesh", "5x1"], "each side must be 1 to 4"),
+        (["--tiles", "17"], "does not form a mesh"),
+        (["--tiles", "65"], "must be 1 to 64"),
+        (["--mesh", "9x1"], "each side must be 1 to 8"),
         (["--mesh", "2by2"], "expected XxY"),
         (["--tiles", "4", "--mesh", "2x1"], "does not match"),
         (["--ram-init", "/nonexistent.bin"], "no such file"),
