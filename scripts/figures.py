@@ -454,7 +454,9 @@ def chan(d):
         "channels (seed 004): one-way latency in cycles"
         + ("; farm's best speed-up on 16 tiles" if farm_parts else ""),
         "; ".join(parts) + ("; farm " + "; ".join(farm_parts) if farm_parts else ""),
-        "make bench-chan",
+        # The committed sweep: the farm's int sizes to 32 (a run at M = 64 or float simulates for
+        # 6 to 12 minutes; the default sweep is hours on two cores).
+        'make bench-chan CHAN_ARGS="--sizes 8 16 32 --float-sizes"',
     )
 
 
