@@ -37,7 +37,7 @@ def test_chantest_errors_full_and_empty_channels(sim, chan):
 
 
 @pytest.mark.parametrize("chan", some_slow(["noc"]))
-@pytest.mark.parametrize("mesh", [(2, 2), (4, 4)])
+@pytest.mark.parametrize("mesh", [(2, 2), pytest.param((4, 4), marks=pytest.mark.slow)])
 def test_chanstress_every_message_once_in_order(sim, chan, mesh):
     model = sim.model(*mesh)
     result = model.run(image(model, "chanstress", chan), max_cycles=200_000_000)
