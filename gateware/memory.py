@@ -7,7 +7,8 @@
 One shared, unpipelined bus into one RAM does not scale: every refill, fetch miss and
 write-through store of every core queues on it (a many-core whose 8 tiles ran slower than one).
 Here main RAM is ``n_banks`` single-ported SRAMs, each with its own round-robin arbiter, and a
-LiteX :class:`~litex.soc.interconnect.wishbone.Crossbar` decodes every master onto them:
+crossbar (:class:`gateware.crossbar.Crossbar`, LiteX's in linear terms) decodes every master onto
+them:
 
 - **Interleaving at line granularity.** Consecutive cache lines (``line_bytes``) live in
   consecutive banks, so a refill burst stays in one bank while the streams of different cores,
@@ -33,6 +34,8 @@ from migen import *
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import wishbone
+
+from gateware.crossbar import Crossbar
 
 
 def bank_of(line, bank_bits, line_index_bits):
@@ -108,7 +111,13 @@ class InterleavedMainRAM(LiteXModule):
             )
             slaves.append((selects, port))
         slaves.append((lambda adr: ~in_main_ram(adr), self.io))
-        self.crossbar = wishbone.Crossbar(masters=masters, slaves=slaves)
+        # The matches above at once: one hash of the line index per master.
+        choose = lambda adr: Mux(
+            in_main_ram(adr),
+            1 << bank_of(adr[line_bits : line_bits + index_bits], bank_bits, index_bits),
+            1 << n_banks,
+        )
+        self.crossbar = Crossbar(masters, slaves, choose=choose)
 
 
 def bank_images(words, n_banks, size, line_bytes=32):

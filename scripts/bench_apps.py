@@ -76,6 +76,8 @@ def run_programs(
 
     # The longest runs (most tiles) first, so that the last ones to finish are short.
     order = [(n, p, b) for n in sorted(tiles, reverse=True) for p in programs for b in backends]
+    # A model on several host threads spins on its cores: no more runs at once than cores for it.
+    jobs = max(1, min(jobs, jobs // max(models[n].threads for n in tiles)))
     results = dict(zip(order, run_all([lambda t=t: run(*t) for t in order], jobs)))
     return [line for n in tiles for p in programs for b in backends for line in results[(n, p, b)]]
 

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """Simulation speed benchmark: simulated cycles per wall-clock second of the SoC model.
 
-Builds the Verilator model of 1, 2, 4 and 8 tiles with several build configurations, from what
-LiteX's own flow does to this project's defaults, runs the `busy` firmware (every core computing)
-for a fixed number of cycles and prints cycles/s. Results go to results/simspeed.{csv,md,png}.
+Builds the Verilator model of 1 to 64 tiles with several build configurations, from what LiteX's
+own flow does to this project's defaults (the others up to 8 tiles, --compare-up-to), runs the
+`busy` firmware (every core computing) for a fixed number of cycles and prints cycles/s; with
+--rebuild, the time and peak memory of building each default model. Results go to
+results/simspeed.{csv,md,png}.
 """
 
 import argparse
 import os
+import subprocess
+import sys
+import time
 
 
 from soc.simulation import EXIT_TIMEOUT, build_model, stop_runs_on_sigterm
 from soc.mesh import mesh_shape
 from scripts.results import save_table, console_table, RESULTS_DIR
+from gateware.build import ROOT
 
 XFAST = "-O3 --x-assign fast --x-initial fast --noassert"
 
@@ -27,6 +33,7 @@ CONFIGS = {
     "x-fast": ("--x-assign/--x-initial fast, --noassert", dict(opt=XFAST, cxxopt="-O3")),
     "default": ("project default: x-fast with C++ -O2", dict(opt=XFAST, cxxopt="-O2")),
     "pgo": ("default + gcc profile-guided compile (trained on busy)", dict(opt=XFAST, cxxopt="-O2")),
+    "threads": ("default on several host threads (Verilator --threads)", {}),
 }
 
 
@@ -37,15 +44,57 @@ def measure(model, image, cycles):
     return r.speed
 
 
+def measured_build(n, threads, jobs):
+    """Build the model of ``n`` tiles anew as its own process (``boards/sim.py --build --force``):
+    (wall seconds, CPU seconds, peak memory in bytes of the largest process: Python's elaboration
+    and Verilog generation, Verilator or a C++ compile)."""
+    cmd = [sys.executable, os.path.join(ROOT, "boards", "sim.py"), "--tiles", str(n), "--build", "--force"]
+    cmd += ["--threads", str(threads)] + (["--jobs", str(jobs)] if jobs else [])
+    t0 = time.time()
+    proc = subprocess.Popen(cmd)
+    # wait4: the rusage of the child and of every descendant it waited for (make, verilator, g++).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode})")
+    return time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def default_cycles(n):
+    """Simulated cycles of a run: 400,000 up to 16 tiles, then fewer in proportion (a 64-tile
+    model runs a few thousand cycles per second)."""
+    return 400_000 * 16 // max(16, n)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tiles", default="1,2,4,8", help="Comma-separated tile counts.")
+    p.add_argument("--tiles", default="1,2,4,8,16,32,64", help="Comma-separated tile counts.")
     p.add_argument(
         "--configs",
         default="litex,default",
         help=f"Comma-separated configurations (default: LiteX's flow and the project's; all: {', '.join(CONFIGS)}).",
     )
-    p.add_argument("--cycles", type=int, default=400_000, help="Simulated cycles per measurement.")
+    p.add_argument(
+        "--compare-up-to",
+        type=int,
+        default=8,
+        help="Largest mesh the configurations other than `default` are built for (each is a build of "
+        "its own: minutes at 8 tiles, most of an hour at 64).",
+    )
+    p.add_argument(
+        "--cycles", type=int, default=None, help="Simulated cycles per measurement (default: by size)."
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="Host threads of the `threads` configuration's model (Verilator --threads).",
+    )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="Build the `default` models anew and record their build time and peak memory.",
+    )
     p.add_argument("--jobs", type=int, default=None, help="Parallel C++ compile jobs.")
     args = p.parse_args()
     # SIGTERM stops the running models with the script (not left computing on).
@@ -60,27 +109,44 @@ def main():
     for c in configs:
         if c not in CONFIGS:
             p.error(f"--configs: unknown configuration {c!r} (have: {', '.join(CONFIGS)})")
-    if args.cycles <= 0:
+    if args.cycles is not None and args.cycles <= 0:
         p.error("--cycles must be positive")
+    if args.threads < 2:
+        p.error("--threads: 2 or more (1 is the default configuration)")
 
-    speeds = {}
+    speeds, builds = {}, {}
     for n, (x, y) in zip(tiles, shapes):
+        cycles = args.cycles or default_cycles(n)
         for c in configs:
+            if c != "default" and n > args.compare_up_to:
+                continue
             desc, opts = CONFIGS[c]
             print(f"[simspeed] {n} tiles, {c}: {desc}", flush=True)
-            obj_dir = f"obj_dir_speed_{c}"
-            if c == "pgo":
+            if c == "default":
+                # The model every benchmark runs (the harness's defaults), not one of its own.
+                if args.rebuild:
+                    builds[n] = measured_build(n, 1, args.jobs)
+                model = build_model(x, y, jobs=args.jobs)
+                image = model.build_firmware("busy")
+            elif c == "threads":
+                model = build_model(x, y, jobs=args.jobs, threads=args.threads)
+                image = model.build_firmware("busy")
+            elif c == "pgo":
+                obj_dir = f"obj_dir_speed_{c}"
                 model = build_model(x, y, obj_dir=obj_dir, pgo="gen", jobs=args.jobs, **opts)
                 image = model.build_firmware("busy")
-                model.run(image, max_cycles=args.cycles)  # training run writes the profile
+                model.run(image, max_cycles=cycles)  # training run writes the profile
                 model = build_model(x, y, obj_dir=obj_dir, pgo="use", jobs=args.jobs, force=True, **opts)
             else:
-                model = build_model(x, y, obj_dir=obj_dir, jobs=args.jobs, **opts)
+                model = build_model(x, y, obj_dir=f"obj_dir_speed_{c}", jobs=args.jobs, **opts)
                 image = model.build_firmware("busy")
-            speeds[(n, c)] = measure(model, image, args.cycles)
-            print(f"[simspeed] {n} tiles, {c}: {speeds[(n, c)] / 1e6:.3f} M cycles/s", flush=True)
+            speeds[(n, c)] = measure(model, image, cycles)
+            print(f"[simspeed] {n} tiles, {c}: {speeds[(n, c)] / 1e6:.4f} M cycles/s", flush=True)
 
-    header = ["tiles"] + [f"{c} (Mc/s)" for c in configs]
+    def cell(n, c):
+        return f"{speeds[(n, c)] / 1e6:.4f}" if (n, c) in speeds else "–"
+
+    header = ["tiles", "cycles"] + [f"{c} (Mc/s)" for c in configs]
     if "litex" in configs and len(configs) > 1:
         header.append("best/litex")
     # What a many-tile model costs: tile-cycles per second of the default build, and the cost of a
@@ -88,22 +154,45 @@ def main():
     per_tile = "default" in configs and 1 in tiles
     if per_tile:
         header += ["default (M tile-cycles/s)", "cost per tile-cycle vs 1 tile"]
+    if "threads" in configs:
+        header.append("threads (M tile-cycles/s)")
+    if builds:
+        header += ["build (s)", "build CPU (s)", "build peak (GB)"]
     rows = []
     for n in tiles:
-        row = [n] + [f"{speeds[(n, c)] / 1e6:.3f}" for c in configs]
+        row = [n, args.cycles or default_cycles(n)] + [cell(n, c) for c in configs]
         if "litex" in configs and len(configs) > 1:
-            row.append(f"{max(speeds[(n, c)] for c in configs) / speeds[(n, 'litex')]:.2f}x")
+            row.append(
+                f"{max(v for (m, c), v in speeds.items() if m == n) / speeds[(n, 'litex')]:.2f}x"
+                if (n, "litex") in speeds
+                else "–"
+            )
         if per_tile:
             row += [
                 f"{n * speeds[(n, 'default')] / 1e6:.3f}",
                 f"{speeds[(1, 'default')] / (n * speeds[(n, 'default')]):.2f}",
             ]
+        if "threads" in configs:
+            row.append(f"{n * speeds[(n, 'threads')] / 1e6:.3f}" if (n, "threads") in speeds else "–")
+        if builds:
+            wall, cpu, peak = builds[n]
+            row += [f"{wall:.0f}", f"{cpu:.0f}", f"{peak / 2**30:.2f}"]
         rows.append(row)
     notes = (
-        "Configurations (each adds one change to the previous):\n\n"
-        + "\n".join(f"- `{c}`: {CONFIGS[c][0]}" for c in configs)
-        + f"\n\nWorkload: firmware `busy` on every core, {args.cycles} simulated cycles per run; "
-        "speed from the harness (model run only, not start-up)."
+        "Configurations (each adds one change to the previous; all but `default` up to "
+        f"{args.compare_up_to} tiles):\n\n"
+        + "\n".join(
+            f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "") for c in configs
+        )
+        + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
+        "(model run only, not start-up)."
+        + (
+            " Build: `boards/sim.py --tiles N --build --force` as a process of its own (generation, "
+            "Verilator, C++ compile on the machine's cores), wall and CPU time, peak memory of its "
+            "largest process."
+            if builds
+            else ""
+        )
     )
     csv_path, md_path = save_table(
         "simspeed", header, rows, title="Simulation speed (million simulated cycles per second)", notes=notes
@@ -124,12 +213,15 @@ def plot(tiles, configs, speeds):
     width = 0.8 / len(configs)
     for i, c in enumerate(configs):
         ax.bar(
-            [k + i * width for k in range(len(tiles))], [speeds[(n, c)] / 1e6 for n in tiles], width, label=c
+            [k + i * width for k in range(len(tiles))],
+            [n * speeds[(n, c)] / 1e6 if (n, c) in speeds else 0 for n in tiles],
+            width,
+            label=c,
         )
     ax.set_xticks([k + width * (len(configs) - 1) / 2 for k in range(len(tiles))])
     ax.set_xticklabels([str(n) for n in tiles])
     ax.set_xlabel("tiles")
-    ax.set_ylabel("M simulated cycles / s")
+    ax.set_ylabel("M simulated tile-cycles / s")
     ax.set_title("Verilator simulation speed of the Subutai SoC")
     ax.legend(fontsize=8)
     fig.tight_layout()
