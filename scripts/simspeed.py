@@ -68,7 +68,9 @@ def default_cycles(n):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tiles", default="1,2,4,8,16,32,64", help="Comma-separated tile counts.")
+    p.add_argument(
+        "--tiles", default="1,2,4,8,16,32,64", help="Comma-separated tile counts, measured in this order."
+    )
     p.add_argument(
         "--configs",
         default="litex,default",
@@ -159,7 +161,7 @@ def main():
     if builds:
         header += ["build (s)", "build CPU (s)", "build peak (GB)"]
     rows = []
-    for n in tiles:
+    for n in sorted(tiles):
         row = [n, args.cycles or default_cycles(n)] + [cell(n, c) for c in configs]
         if "litex" in configs and len(configs) > 1:
             row.append(
@@ -199,7 +201,7 @@ def main():
     )
     print()
     print(console_table(header, rows))
-    plot(tiles, configs, speeds)
+    plot(sorted(tiles), configs, speeds)
     print(f"\nwrote {csv_path}, {md_path} and results/simspeed.png")
 
 
