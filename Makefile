@@ -22,7 +22,7 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup lint format test test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup lint format test test-slow test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
 	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon bench-chan clean
 
 help:
@@ -30,7 +30,9 @@ help:
 	@echo "make lint                  ruff's checks and format of the Python (pyproject.toml), clang-format's of the"
 	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
 	@echo "make format                rewrite the Python and the C to that style"
-	@echo "make test                  run the test suite (pytest; builds Verilator models once)"
+	@echo "make test                  run the test suite (pytest; builds Verilator models once), but"
+	@echo "                           the tests marked slow (pytest -m 'not slow'; CI's suite)"
+	@echo "make test-slow             the tests marked slow: 8 to 64 tiles, long randomized runs"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
 	@echo "make sim TILES=4 APP=hello build the SoC model and run a firmware app in Verilator"
@@ -107,8 +109,13 @@ format: | $(PYTHON)
 	.venv/bin/ruff format .
 	clang-format -i $(C_SOURCES)
 
+# CI's suite: everything but the tests marked slow (they take longer than the suite's 15 minutes
+# on a 2-core machine: meshes of 8 to 64 tiles, long randomized runs); make test-slow runs those.
 test: | $(PYTHON)
-	$(PYTHON) -m pytest -q -rs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs -m "not slow" $(PYTEST_ARGS)
+
+test-slow: | $(PYTHON)
+	$(PYTHON) -m pytest -q -rs -m slow $(PYTEST_ARGS)
 
 # The edit-and-check loop: everything but the tests marked slow, bitstream or zephyr (pytest.ini).
 test-fast: | $(PYTHON)

@@ -33,6 +33,8 @@ from gateware.noc.tb.reference import check, hops, xy_route
 from gateware.noc.tb.traffic import Packet, uniform_random, all_pairs, random_payload
 
 SHAPES = [(1, 1), (2, 2), (3, 2), (4, 4)]
+# The largest mesh of the SoC (soc/mesh.py), in the randomized runs only: slow.
+SHAPES_8X8 = SHAPES + [pytest.param((8, 8), marks=pytest.mark.slow)]
 STARVATION_LIMIT = 8  # Default of the models.
 
 
@@ -318,10 +320,10 @@ def _shape_id(shape):
 
 
 # Packets per source in the randomized runs (several thousand packets per mesh).
-RANDOM_PACKETS = {(1, 1): 1500, (2, 2): 750, (3, 2): 500, (4, 4): 250}
+RANDOM_PACKETS = {(1, 1): 1500, (2, 2): 750, (3, 2): 500, (4, 4): 250, (8, 8): 100}
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("shape", SHAPES_8X8, ids=_shape_id)
 @pytest.mark.parametrize("load,stall", [(0.3, 0.0), (0.6, 0.3)], ids=["light", "stalls"])
 def test_mesh_uniform_random(noc, shape, load, stall):
     """Uniform random traffic (every source to every destination, both VCs, lengths 0..8) at a
@@ -339,7 +341,7 @@ def test_mesh_other_parameters(noc):
     run_checked(model, packets, seed=4, stall=0.3)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("shape", SHAPES_8X8, ids=_shape_id)
 def test_mesh_all_pairs_burst(noc, shape):
     """Three packets per VC from every source to every destination, all offered at cycle 0,
     with heavily stalling receivers (back-pressure through the whole mesh)."""

@@ -51,7 +51,8 @@ STRESS_CHECKS = {
 }
 
 
-@pytest.mark.parametrize("mesh", [(1, 1), (2, 1), (2, 2)], ids=["1x1", "2x1", "2x2"])
+# 8x8: the largest mesh (slow, tests/conftest.py).
+@pytest.mark.parametrize("mesh", [(1, 1), (2, 1), (2, 2), (8, 8)], ids=["1x1", "2x1", "2x2", "8x8"])
 def test_syncstress_short(sim, mesh):
     """firmware/apps/syncstress for one million cycles: random locks, trylocks, signals,
     broadcasts, condition waits (untimed and timed out), barriers and NoC messages on objects
