@@ -53,7 +53,8 @@ help:
 	@echo "make bench-apps            benchmark programs (streamcluster, bodytrack, x264, radix), both backends"
 	@echo "                           on 1, 2, 4, 8, 16 tiles: speed-up, scaling, sync events: results/apps.*"
 	@echo "make bench-mem             memory bandwidth and refill latency, 1 to 16 tiles, shared bus vs banks"
-	@echo "make simspeed              simulated cycles per second for 1, 2, 4, 8 tiles (benchmark)"
+	@echo "make simspeed              simulated cycles per second for 1 to 64 tiles (benchmark;"
+	@echo "                           SIMSPEED_ARGS=--rebuild: build time and peak memory too)"
 	@echo "make figures               the README's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
@@ -155,8 +156,9 @@ bench-mem: | $(PYTHON)
 figures: | $(PYTHON)
 	$(PYTHON) scripts/figures.py
 
+SIMSPEED_ARGS ?=
 simspeed: | $(PYTHON)
-	$(PYTHON) scripts/simspeed.py
+	$(PYTHON) scripts/simspeed.py $(SIMSPEED_ARGS)
 
 bench-noc: | $(PYTHON)
 	$(PYTHON) scripts/bench_noc.py

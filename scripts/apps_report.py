@@ -178,6 +178,16 @@ def _share(run):
     return f"{100 * sync_time(run) / (run['threads'] * run['roi']):.0f} %" if run and run["roi"] else MISSING
 
 
+def latest_runs(runs):
+    """One run per configuration (program, input, backend, tiles): the last one, in the order the
+    configurations first appear (a capture extended by a rerun, bench_apps.py --append)."""
+    latest = {}
+    for run in runs:
+        key = (run["program"], run["input"], run["backend"], run["tiles"])
+        latest[key] = run  # a dict keeps the key where it first came
+    return list(latest.values())
+
+
 def _index(runs):
     """{(program, input): {(backend, tiles): run}}; a later run of the same configuration wins."""
     table = {}
@@ -188,7 +198,7 @@ def _index(runs):
 
 def report(runs, results_dir=RESULTS_DIR, name=NAME, title="Benchmark programs: Subutai vs SW-only"):
     """Write <name>.{csv,md,png} under results_dir; return the console table text."""
-    runs = [r for r in runs if r["backend"] in BACKENDS]
+    runs = latest_runs([r for r in runs if r["backend"] in BACKENDS])
     if not runs:
         raise CaptureError("the capture has no benchmark program runs of the swonly or subutai backend")
     table = _index(runs)

@@ -225,6 +225,13 @@ def main():
         "of soc.firmware.link_perturbations() (bare metal): results/apps_links.{csv,md}.",
     )
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="extend the saved capture (<results>/apps_capture.txt) with these runs, replacing its "
+        "runs of the same program, backend and size, and report them all (e.g. --tiles 32 64 beside "
+        "make bench-apps' 1 to 16)",
+    )
     add_jobs_argument(parser)
     args = parser.parse_args()
     # SIGTERM stops the running models with the script (not left computing on).
@@ -254,6 +261,11 @@ def main():
             ", main RAM on the shared bus" if args.mem_banks == 0 else f", main RAM in {args.mem_banks} banks"
         )
 
+    previous = os.path.join(args.results, f"{name}_capture.txt")
+    if args.append and (args.perturb or not os.path.exists(previous)):
+        parser.error(
+            f"--append: {'not with --perturb' if args.perturb else f'no capture {previous} to extend'}"
+        )
     if args.perturb and (args.os_name != "baremetal" or args.mem_banks is not None):
         parser.error("--perturb: bare metal on the default memory system only")
 
@@ -292,6 +304,10 @@ def main():
         )
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
+    if args.append:
+        # The saved capture first: its runs of the configurations rerun here are replaced.
+        with open(previous) as f:
+            lines = f.read().splitlines() + lines
     capture = save_capture(name, lines, args.results)
     try:
         runs = app_runs(lines)

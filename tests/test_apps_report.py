@@ -145,3 +145,20 @@ def test_report_sets_the_papers_figures_beside_ours(tmp_path):
     assert "| 64 | 3.00× (2.20×) | 2.00× (1.77×) | 1.00× (1.05×) | 2.00× (1.67×) |" in md
     # At 32 tiles only streamcluster ran: no mean.
     assert "| 32 | 2.00× (2.71×) | – (1.78×) | – (1.11×) | – (1.87×) |" in md
+
+
+def test_report_keeps_the_last_run_of_a_configuration(tmp_path):
+    """A capture extended by a rerun (bench_apps.py --append): one row per configuration, the
+    later run's figures, in the order the configurations first came."""
+    lines = capture() + harness_output("streamcluster", "subutai", 4, 200)
+    report(app_runs(lines), str(tmp_path))
+    with open(tmp_path / "apps.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6
+    (rerun,) = [r for r in rows if r["backend"] == "subutai" and r["tiles"] == "4"]
+    assert (
+        rerun["roi"] == "200"
+        and rows.index(rerun)
+        == [i for i, r in enumerate(app_runs(capture())) if r["backend"] == "subutai" and r["tiles"] == 4][0]
+    )
+    assert "| streamcluster | 4 | 500 | 200 | 2.50× |" in (tmp_path / "apps.md").read_text()
