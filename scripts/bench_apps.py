@@ -57,11 +57,22 @@ def build_image(model, program, backend, args, os_name):
 
 
 def run_programs(
-    programs, tiles, backends, args, os_name="baremetal", jobs=1, mem_banks=None, cpu_variant=SIM_CPU_VARIANT
+    programs,
+    tiles,
+    backends,
+    args,
+    os_name="baremetal",
+    jobs=1,
+    mem_banks=None,
+    cpu_variant=SIM_CPU_VARIANT,
+    threads=1,
 ):
     """Run every program on every size with every backend, ``jobs`` at a time; return the capture
     lines in that order."""
-    models = {n: build_model(*mesh_shape(n), cpu_variant, mem_banks=mem_banks, log=log) for n in tiles}
+    models = {
+        n: build_model(*mesh_shape(n), cpu_variant, mem_banks=mem_banks, threads=threads, log=log)
+        for n in tiles
+    }
 
     def run(n, program, backend):
         x, y = mesh_shape(n)
@@ -226,6 +237,13 @@ def main():
     )
     parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="host threads of each model (Verilator --threads; runs at once are fewer in proportion): "
+        "for 32 tiles and more on a machine with cores to spare",
+    )
+    parser.add_argument(
         "--append",
         action="store_true",
         help="extend the saved capture (<results>/apps_capture.txt) with these runs, replacing its "
@@ -261,6 +279,8 @@ def main():
             ", main RAM on the shared bus" if args.mem_banks == 0 else f", main RAM in {args.mem_banks} banks"
         )
 
+    if args.threads < 1 or (args.threads > 1 and (args.perturb or args.os_name != "baremetal")):
+        parser.error("--threads: a positive count; more than 1 for the bare-metal benchmark only")
     previous = os.path.join(args.results, f"{name}_capture.txt")
     if args.append and (args.perturb or not os.path.exists(previous)):
         parser.error(
@@ -301,6 +321,7 @@ def main():
             args.jobs,
             args.mem_banks,
             args.cpu_variant,
+            args.threads,
         )
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")
