@@ -27,6 +27,7 @@ import sys
 import time
 
 
+from gateware.build import BUILD_DIR
 from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS, link_perturbations, slug
 from soc.simulation import build_model, mem_banks_arg, stop_runs_on_sigterm
@@ -35,7 +36,15 @@ from scripts.bench import run_checked
 from scripts.apps_report import app_runs, checksum_problems, input_args, report
 from scripts.capture import CaptureError
 from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_capture, save_csv, spread
+from scripts.results import (
+    RESULTS_DIR,
+    PartialCapture,
+    console_table,
+    markdown_table,
+    save_capture,
+    save_csv,
+    spread,
+)
 from soc.mesh import MeshShapeError, mesh_shape
 
 INPUTS = ("test", "simsmall", "simmedium")
@@ -66,9 +75,11 @@ def run_programs(
     mem_banks=None,
     cpu_variant=SIM_CPU_VARIANT,
     threads=1,
+    partial=None,
 ):
     """Run every program on every size with every backend, ``jobs`` at a time; return the capture
-    lines in that order."""
+    lines in that order. ``partial``: a :class:`scripts.results.PartialCapture` that gets each
+    run's lines as it ends."""
     models = {
         n: build_model(*mesh_shape(n), cpu_variant, mem_banks=mem_banks, threads=threads, log=log)
         for n in tiles
@@ -77,13 +88,14 @@ def run_programs(
     def run(n, program, backend):
         x, y = mesh_shape(n)
         image = build_image(models[n], program, backend, args, os_name)
-        return run_checked(
+        lines = run_checked(
             models[n],
             image,
             f"{program} {args}, {backend}, {n} tiles ({x}x{y}), {os_name}",
             MAX_CYCLES,
             "bench-apps",
         )
+        return partial.add(lines) if partial else lines
 
     # The longest runs (most tiles) first, so that the last ones to finish are short.
     order = [(n, p, b) for n in sorted(tiles, reverse=True) for p in programs for b in backends]
@@ -311,6 +323,8 @@ def main():
             f"every run equals the host build's ({len(rows)} runs)"
         )
         return
+    # Every run's output as it ends: a stopped benchmark still reports (apps_report.py <file>).
+    partial = PartialCapture(os.path.join(BUILD_DIR, f"{name}_partial_capture.txt"))
     try:
         lines = run_programs(
             args.programs,
@@ -322,6 +336,7 @@ def main():
             args.mem_banks,
             args.cpu_variant,
             args.threads,
+            partial,
         )
     except RuntimeError as e:
         raise SystemExit(f"error: {e}")

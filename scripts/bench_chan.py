@@ -27,7 +27,6 @@ import argparse
 import os
 import shutil
 import sys
-import threading
 import time
 
 from gateware.build import BUILD_DIR
@@ -39,7 +38,7 @@ from scripts import host_programs
 from scripts.bench import run_checked
 from scripts.chan_report import IMPLS, label_record, report
 from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, save_capture
+from scripts.results import RESULTS_DIR, PartialCapture, save_capture
 
 FARM_TILES = 16
 #: Main RAM of the farm's SoC: the matrices (a pool of 8 and one output per worker, 64 KiB each at
@@ -53,22 +52,6 @@ MAX_CYCLES = 400_000_000
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-class PartialCapture:
-    """The lines of every run that ended, appended to a file as it ends (runs end in any order;
-    each run's lines stay together, its label record first)."""
-
-    def __init__(self, path):
-        self.path = path
-        self.lock = threading.Lock()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        open(path, "w").close()
-
-    def add(self, lines):
-        with self.lock, open(self.path, "a") as f:
-            f.write("\n".join(lines) + "\n")
-        return lines
 
 
 def farm_program_args(m, type_, tasks):

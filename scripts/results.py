@@ -2,6 +2,7 @@
 
 import csv
 import os
+import threading
 
 from gateware.build import ROOT
 
@@ -42,6 +43,22 @@ def save_capture(name, lines, results_dir=RESULTS_DIR):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
+
+
+class PartialCapture:
+    """The lines of every run that ended, appended to a file as it ends (runs end in any order;
+    each run's lines stay together, its label record first)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+
+    def add(self, lines):
+        with self.lock, open(self.path, "a") as f:
+            f.write("\n".join(lines) + "\n")
+        return lines
 
 
 def save_csv(name, header, rows, results_dir=RESULTS_DIR):
