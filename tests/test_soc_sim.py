@@ -9,7 +9,7 @@ import pytest
 
 from scripts.capture import parse_lines
 from gateware.build import ROOT
-from soc.simulation import EXIT_TIMEOUT
+from soc.simulation import EXIT_TIMEOUT, build_model
 
 MESHES = [(1, 1), (2, 1), (2, 2)]
 MESH_IDS = [f"{x}x{y}" for x, y in MESHES]
@@ -173,6 +173,8 @@ def _sim_cli(*args):
         (["--ram-init", "/nonexistent.bin"], "no such file"),
         (["--app", "no_such_app"], "no such application"),
         (["--mem-banks", "3"], "expected 0 or a power of two"),
+        (["--threads", "0"], "--threads must be >= 1"),
+        (["--threads", "2", "--trace"], "--threads and --trace"),
     ],
 )
 def test_cli_rejects_bad_arguments(args, message):
@@ -194,8 +196,6 @@ def test_harness_rejects_bad_arguments(sim):
 
 
 def test_trace_writes_waveform(sim, tmp_path):
-    from soc.simulation import build_model
-
     model = build_model(1, 1, trace="1", log=lambda m: None)
     vcd = tmp_path / "hello.vcd"
     r = model.run(sim.image(1, 1, "hello"), max_cycles=2_000_000, trace=str(vcd))
@@ -203,3 +203,15 @@ def test_trace_writes_waveform(sim, tmp_path):
     head = vcd.read_text()[:4000]
     assert "$enddefinitions" in head or "$scope" in head
     assert "serial_source_valid" in head
+
+
+@pytest.mark.slow
+def test_threaded_model_runs_cycle_for_cycle(sim):
+    """A model on two host threads (--threads) simulates the same cycles and prints the same."""
+    single = sim.model(2, 1)
+    threaded = build_model(2, 1, threads=2, log=lambda m: print(m, file=sys.stderr))
+    assert threaded.threads == 2 and threaded.binary != single.binary
+    image = sim.image(2, 1, "hello")
+    a, b = single.run(image), threaded.run(image)
+    assert a.exit_code == b.exit_code == 0
+    assert (a.cycles, a.output) == (b.cycles, b.output)
