@@ -16,6 +16,7 @@ import os
 import sys
 
 from gateware.build import ROOT
+from scripts.apps_report import PAPER_FIG12
 from scripts.bench_apps import LINK_SPREAD_GOAL
 from scripts.prodcons_report import SPREAD_GOAL, median_spreads
 from scripts.results import RESULTS_DIR, markdown_table, spread
@@ -249,8 +250,10 @@ def prodcons(d):
     return f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, "make bench"
 
 
-def _apps(rows):
-    tiles = max(_int(r["tiles"]) for r in rows)
+def _apps(rows, largest=16, one_tile=True):
+    """(tiles, text) of the largest size up to ``largest`` tiles that was run (and the speed-ups
+    on 1 tile, with ``one_tile``)."""
+    tiles = max(t for t in (_int(r["tiles"]) for r in rows) if t <= largest)
     roi = {(r["program"], _int(r["tiles"]), r["backend"]): _int(r["roi"]) for r in rows}
     programs = sorted({r["program"] for r in rows}, key=lambda p: -roi.get((p, tiles, "swonly"), 0))
     parts = [
@@ -264,7 +267,7 @@ def _apps(rows):
         for p in programs
         if (p, 1, "swonly") in roi and (p, 1, "subutai") in roi
     ]
-    tail = f"; {_range(one, lambda x: f'{x:.2f}')}× on 1 tile" if one else ""
+    tail = f"; {_range(one, lambda x: f'{x:.2f}')}× on 1 tile" if one and one_tile else ""
     return tiles, ", ".join(parts) + tail
 
 
@@ -274,6 +277,20 @@ def apps(d):
         f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
         value,
         "make bench-apps",
+    )
+
+
+def apps_64(d):
+    """The programs on the paper's largest machine that ran (32 or 64 tiles), its Fig. 12 beside."""
+    rows = _rows(d, "apps", "make bench-apps")
+    if max(_int(r["tiles"]) for r in rows) <= 16:
+        return None
+    tiles, value = _apps(rows, 64, one_tile=False)
+    paper = ", ".join(f"{p} {figures[tiles]:.2f}×" for p, figures in PAPER_FIG12.items() if tiles in figures)
+    return (
+        f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
+        f"{value}; TPDS'21 Fig. 12: {paper}" if paper else value,
+        "make bench-apps-64",
     )
 
 
@@ -487,6 +504,7 @@ ROWS = [
     rwlock,
     switch,
     apps,
+    apps_64,
     apps_links,
     zephyr_apps,
     zephyr_prodcons,
@@ -499,7 +517,7 @@ ROWS = [
 
 def render(results_dir=RESULTS_DIR):
     """The Markdown table of every figure, from the CSVs under results_dir."""
-    rows = [row(results_dir) for row in ROWS]
+    rows = [r for r in (row(results_dir) for row in ROWS) if r]
     return markdown_table(
         ["figure", "value", "command"], [[f, v, c if c.startswith("`") else f"`{c}`"] for f, v, c in rows]
     )
