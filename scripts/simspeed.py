@@ -84,6 +84,13 @@ def main():
         "its own: minutes at 8 tiles, most of an hour at 64).",
     )
     p.add_argument(
+        "--threads-from",
+        type=int,
+        default=32,
+        help="Smallest mesh the `threads` configuration is built for (below 32 tiles two threads were "
+        "slower than one on a 2-core machine).",
+    )
+    p.add_argument(
         "--cycles", type=int, default=None, help="Simulated cycles per measurement (default: by size)."
     )
     p.add_argument(
@@ -120,7 +127,12 @@ def main():
     for n, (x, y) in zip(tiles, shapes):
         cycles = args.cycles or default_cycles(n)
         for c in configs:
-            if c != "default" and n > args.compare_up_to:
+            if (
+                c == "threads"
+                and n < args.threads_from
+                or c not in ("default", "threads")
+                and n > args.compare_up_to
+            ):
                 continue
             desc, opts = CONFIGS[c]
             print(f"[simspeed] {n} tiles, {c}: {desc}", flush=True)
@@ -181,8 +193,8 @@ def main():
             row += [f"{wall:.0f}", f"{cpu:.0f}", f"{peak / 2**30:.2f}"]
         rows.append(row)
     notes = (
-        "Configurations (each adds one change to the previous; all but `default` up to "
-        f"{args.compare_up_to} tiles):\n\n"
+        "Configurations (each adds one change to the previous; all but `default` and `threads` up to "
+        f"{args.compare_up_to} tiles, `threads` from {args.threads_from}):\n\n"
         + "\n".join(
             f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "") for c in configs
         )
