@@ -51,8 +51,8 @@ help:
 	@echo "                           the perturbed links of the library too, the link spread column;"
 	@echo "                           JOBS=N: simulations at once, default the number of cores)"
 	@echo "make bench-apps            benchmark programs (streamcluster, bodytrack, x264, radix), both backends"
-	@echo "make bench-apps-64         the same on 32 and 64 tiles, added to results/apps.* (hours)"
 	@echo "                           on 1, 2, 4, 8, 16 tiles: speed-up, scaling, sync events: results/apps.*"
+	@echo "make bench-apps-64         the same on 32 and 64 tiles, added to results/apps.* (hours)"
 	@echo "make bench-mem             memory bandwidth and refill latency, 1 to 16 tiles, shared bus vs banks"
 	@echo "make simspeed              simulated cycles per second for 1 to 64 tiles (benchmark;"
 	@echo "                           SIMSPEED_ARGS=--rebuild: build time and peak memory too)"
@@ -146,16 +146,16 @@ bench-switch: | $(PYTHON)
 
 # The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default, and
 # each program on 8 tiles across the perturbed links of the library (results/apps_links.*).
+bench-apps: | $(PYTHON)
+	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --perturb --tiles 8 $(JOBS_ARG)
+	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
+
 # The programs on the paper's 32 and 64 cores, added to results/apps.* (hours: a 64-tile model
 # runs a few thousand cycles per second; each model on SIM_THREADS host cores).
 SIM_THREADS ?= 2
 bench-apps-64: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py --tiles 32 64 --threads $(SIM_THREADS) --append
-
-bench-apps: | $(PYTHON)
-	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --perturb --tiles 8 $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
 
 bench-mem: | $(PYTHON)
 	$(PYTHON) scripts/bench_mem.py $(JOBS_ARG)
