@@ -4,6 +4,10 @@ PYTHON  := .venv/bin/python
 TILES   ?= 4
 APP     ?= hello
 PYTEST_ARGS ?=
+# Workers of make test and test-fast (pytest-xdist: a test file per worker at a time; auto: one
+# per core). 1 runs the suite in one process.
+TEST_JOBS ?= auto
+TEST_PARALLEL = $(if $(filter 1,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile)
 
 BACKEND ?= subutai
 ARGS    ?=
@@ -31,7 +35,8 @@ help:
 	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
 	@echo "make format                rewrite the Python and the C to that style"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once), but"
-	@echo "                           the tests marked slow (pytest -m 'not slow'; CI's suite)"
+	@echo "                           the tests marked slow (pytest -m 'not slow'; CI's suite), a test"
+	@echo "                           file per core at a time (TEST_JOBS=auto; TEST_JOBS=1: one process)"
 	@echo "make test-slow             the tests marked slow: 8 to 64 tiles, long randomized runs"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
@@ -113,15 +118,17 @@ format: | $(PYTHON)
 
 # CI's suite: everything but the tests marked slow (they take longer than the suite's 15 minutes
 # on a 2-core machine: meshes of 8 to 64 tiles, long randomized runs); make test-slow runs those.
+# Most of the suite is single-threaded simulations: its files run side by side, one per core
+# (models and images are built once, under a lock, whichever worker comes first).
 test: | $(PYTHON)
-	$(PYTHON) -m pytest -q -rs -m "not slow" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs -m "not slow" $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 test-slow: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m slow $(PYTEST_ARGS)
 
 # The edit-and-check loop: everything but the tests marked slow, bitstream or zephyr (pytest.ini).
 test-fast: | $(PYTHON)
-	$(PYTHON) -m pytest -q -rs -m "not slow and not bitstream and not zephyr" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs -m "not slow and not bitstream and not zephyr" $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 sim: | $(PYTHON)
 	$(PYTHON) boards/sim.py --tiles $(TILES) $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)",--app $(APP)) \

@@ -9,6 +9,8 @@ so that the gateware's own testbenches (``gateware/noc/tb``, ``gateware/subutai/
 model (:mod:`soc.simulation`) and the report caches all decide staleness the same way.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -49,6 +51,19 @@ def source_digest(paths, extra="", exclude=(), suffixes=SOURCE_SUFFIXES, length=
     return h.hexdigest()[:length]
 
 
+@contextlib.contextmanager
+def build_lock(output_dir):
+    """Serialize builds in one build directory across processes (a test run and a benchmark, or
+    two workers of a parallel test run, regenerate the same models, headers and images)."""
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def built_testbench(outdir, top, digest):
     """The binary of ``V<top>`` in ``outdir`` if it was built from sources of this ``digest``
     (a caller can then skip generating its Verilog), else None."""
@@ -71,59 +86,64 @@ def build_verilator_testbench(
     binary = built_testbench(outdir, top, digest)
     if binary:
         return binary
-    binary = os.path.join(outdir, "obj_dir", f"V{top}")
-    stamp = os.path.join(outdir, "stamp")
-    if shutil.which("verilator") is None:
-        raise RuntimeError("verilator not found: install the Debian package verilator (make setup)")
-    t0 = time.time()
-    log(f"{tag}: building Verilator model in {outdir}")
-    if os.path.exists(stamp):
-        os.remove(stamp)
-    # Verilator's make dependencies name the sources by path: a moved harness would leave them stale.
-    shutil.rmtree(os.path.join(outdir, "obj_dir"), ignore_errors=True)
-    os.makedirs(outdir, exist_ok=True)
-    for name, text in sources.items():
-        with open(os.path.join(outdir, name), "w") as f:
-            f.write(text)
-    env = dict(os.environ)
-    if shutil.which("ccache"):
-        env["OBJCACHE"] = "ccache"
-    fast, slow, glob = cxx_opt
-    verilog = [n for n in sources if n.endswith(".v")]
-    cmd = [
-        "verilator",
-        "--cc",
-        "--exe",
-        "--build",
-        "-j",
-        str(jobs),
-        "--top-module",
-        top,
-        "--prefix",
-        f"V{top}",
-        "-o",
-        f"V{top}",
-        "--x-assign",
-        "fast",
-        "--x-initial",
-        "fast",
-        "-Wno-fatal",
-        "-Wno-lint",
-        "-Wno-style",
-        "-O2",
-        "--output-split",
-        "20000",
-        "-CFLAGS",
-        f"-I{outdir}",
-        "-MAKEFLAGS",
-        f"OPT_FAST={fast} OPT_SLOW={slow} OPT_GLOBAL={glob}",
-        *verilog,
-        tb_cpp,
-    ]
-    p = subprocess.run(cmd, cwd=outdir, env=env, capture_output=True, text=True)
-    if p.returncode != 0 or not os.path.exists(binary):
-        raise RuntimeError(f"verilator build of {outdir} failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
-    with open(stamp, "w") as f:
-        f.write(digest + "\n")
-    log(f"{tag}: built in {time.time() - t0:.1f} s")
-    return binary
+    # Another process (a parallel test run's other worker, a benchmark) may be building it.
+    with build_lock(outdir):
+        binary = built_testbench(outdir, top, digest)
+        if binary:
+            return binary
+        binary = os.path.join(outdir, "obj_dir", f"V{top}")
+        stamp = os.path.join(outdir, "stamp")
+        if shutil.which("verilator") is None:
+            raise RuntimeError("verilator not found: install the Debian package verilator (make setup)")
+        t0 = time.time()
+        log(f"{tag}: building Verilator model in {outdir}")
+        if os.path.exists(stamp):
+            os.remove(stamp)
+        # Verilator's make dependencies name the sources by path: a moved harness would leave them stale.
+        shutil.rmtree(os.path.join(outdir, "obj_dir"), ignore_errors=True)
+        os.makedirs(outdir, exist_ok=True)
+        for name, text in sources.items():
+            with open(os.path.join(outdir, name), "w") as f:
+                f.write(text)
+        env = dict(os.environ)
+        if shutil.which("ccache"):
+            env["OBJCACHE"] = "ccache"
+        fast, slow, glob = cxx_opt
+        verilog = [n for n in sources if n.endswith(".v")]
+        cmd = [
+            "verilator",
+            "--cc",
+            "--exe",
+            "--build",
+            "-j",
+            str(jobs),
+            "--top-module",
+            top,
+            "--prefix",
+            f"V{top}",
+            "-o",
+            f"V{top}",
+            "--x-assign",
+            "fast",
+            "--x-initial",
+            "fast",
+            "-Wno-fatal",
+            "-Wno-lint",
+            "-Wno-style",
+            "-O2",
+            "--output-split",
+            "20000",
+            "-CFLAGS",
+            f"-I{outdir}",
+            "-MAKEFLAGS",
+            f"OPT_FAST={fast} OPT_SLOW={slow} OPT_GLOBAL={glob}",
+            *verilog,
+            tb_cpp,
+        ]
+        p = subprocess.run(cmd, cwd=outdir, env=env, capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.exists(binary):
+            raise RuntimeError(f"verilator build of {outdir} failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
+        with open(stamp, "w") as f:
+            f.write(digest + "\n")
+        log(f"{tag}: built in {time.time() - t0:.1f} s")
+        return binary

@@ -32,9 +32,8 @@ def build_board_sim(args, make_soc, mesh_x, mesh_y, sys_clk_freq):
     """The Verilator model of this board's SoC (``make_soc(..., sim=True)``), built once and
     reused while the sources and options that shape it match (as the plain model,
     :func:`soc.simulation.build_model`). The BIOS is compiled into its ROM."""
-    from soc.firmware import build_lock
     from soc.simulation import SimModel, harness_knobs, verilate
-    from gateware.build import source_digest
+    from gateware.build import build_lock, source_digest
 
     output_dir = sim_output_dir(args, mesh_x, mesh_y)
     model = SimModel(output_dir)

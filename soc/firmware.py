@@ -11,16 +11,14 @@ reads the same list).
 """
 
 import argparse
-import contextlib
 import dataclasses
-import fcntl
 import glob
 import hashlib
 import os
 import re
 import subprocess
 
-from gateware.build import ROOT
+from gateware.build import ROOT, build_lock
 
 FIRMWARE_DIR = os.path.join(ROOT, "firmware")
 
@@ -151,19 +149,6 @@ def check_chan(chan):
 def check_backend(backend):
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r}: must be one of {', '.join(BACKENDS)}")
-
-
-@contextlib.contextmanager
-def build_lock(output_dir):
-    """Serialize builds in one build directory across processes (a test run and a benchmark
-    regenerate the same headers and images)."""
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, ".lock"), "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def define_arg(text):

@@ -37,12 +37,12 @@ from litex.build.io import CRG
 from litex.build.sim import SimPlatform
 from litex.soc.integration.builder import Builder
 
-from gateware.build import BUILD_DIR, source_digest
 from gateware.cpu import SIM_CPU_VARIANT
 from gateware import fhdl_speed
 from gateware.control import SimControl
 from gateware.memory import bank_images
-from soc.firmware import build_firmware, build_lock
+from gateware.build import BUILD_DIR, build_lock, source_digest
+from soc.firmware import build_firmware
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harness")
