@@ -13,6 +13,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import sys
 
 from gateware.build import ROOT
@@ -280,18 +281,27 @@ def apps(d):
     )
 
 
-def apps_64(d):
-    """The programs on the paper's largest machine that ran (32 or 64 tiles), its Fig. 12 beside."""
+def _apps_at(d, size):
+    """The programs on one of the paper's machines (32 or 64 tiles), its Fig. 12 beside, or None
+    when that size was not run."""
     rows = _rows(d, "apps", "make bench-apps")
-    if max(_int(r["tiles"]) for r in rows) <= 16:
+    if not any(_int(r["tiles"]) == size for r in rows):
         return None
-    tiles, value = _apps(rows, 64, one_tile=False)
+    tiles, value = _apps(rows, size, one_tile=False)
     paper = ", ".join(f"{p} {figures[tiles]:.2f}×" for p, figures in PAPER_FIG12.items() if tiles in figures)
     return (
         f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
         f"{value}; TPDS'21 Fig. 12: {paper}" if paper else value,
         "make bench-apps-64",
     )
+
+
+def apps_32(d):
+    return _apps_at(d, 32)
+
+
+def apps_64(d):
+    return _apps_at(d, 64)
 
 
 def zephyr_apps(d):
@@ -484,12 +494,22 @@ def simspeed(d):
         raise FiguresError(f"results/simspeed.csv has no {col!r} column: run `make simspeed`")
     tiles = [_int(r["tiles"]) for r in rows]
     speeds = [float(r[col]) for r in rows]
-    return (
-        "simulation speed (`busy` on every core)",
+    value = (
         f"{' / '.join(f'{s:.3g}' for s in speeds)} M cycles/s for {' / '.join(map(str, tiles))} tiles, "
-        f"{' / '.join(f'{s * t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s",
-        "make simspeed",
+        f"{' / '.join(f'{s * t:.3g}' for s, t in zip(speeds, tiles))} M tile-cycles/s"
     )
+    # The model on several host threads (simspeed's `threads` configuration, its large meshes).
+    threads_col = next((c for c in rows[0] if re.fullmatch(r"\d+ threads \(M tile-cycles/s\)", c)), None)
+    threaded = [
+        (t, float(r[threads_col]))
+        for t, r in zip(tiles, rows)
+        if threads_col and r[threads_col] not in ("", "–")
+    ]
+    if threaded:
+        value += "; " + ", ".join(
+            f"{t} tiles on {threads_col.split()[0]} host threads {v:.3g} M tile-cycles/s" for t, v in threaded
+        )
+    return "simulation speed (`busy` on every core)", value, "make simspeed"
 
 
 ROWS = [
@@ -504,6 +524,7 @@ ROWS = [
     rwlock,
     switch,
     apps,
+    apps_32,
     apps_64,
     apps_links,
     zephyr_apps,

@@ -61,6 +61,22 @@ def measured_build(n, threads, jobs):
     return time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
+def text_bytes(binary):
+    """Bytes of machine code in a model's binary (binutils ``size``): Verilator evaluates all of
+    it on every simulated cycle, so once it outgrows the host's caches a tile-cycle costs more."""
+    out = subprocess.run(["size", binary], capture_output=True, text=True, check=True).stdout
+    return int(out.splitlines()[1].split()[0])
+
+
+def l2_cache_size():
+    """The host's per-core L2 cache as Linux describes it (e.g. "512K"), or None."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def default_cycles(n):
     """Simulated cycles of a run: 400,000 up to 16 tiles, then fewer in proportion (a 64-tile
     model runs a few thousand cycles per second)."""
@@ -124,7 +140,7 @@ def main():
     if args.threads < 2:
         p.error("--threads: 2 or more (1 is the default configuration)")
 
-    speeds, builds = {}, {}
+    speeds, builds, texts = {}, {}, {}
     for n, (x, y) in zip(tiles, shapes):
         cycles = args.cycles or default_cycles(n)
         for c in configs:
@@ -140,6 +156,7 @@ def main():
                     builds[n] = measured_build(n, 1, args.jobs)
                 model = build_model(x, y, jobs=args.jobs)
                 image = model.build_firmware("busy")
+                texts[n] = text_bytes(model.binary)
             elif c == "threads":
                 model = build_model(x, y, jobs=args.jobs, threads=args.threads)
                 image = model.build_firmware("busy")
@@ -166,8 +183,10 @@ def main():
     per_tile = "default" in configs and 1 in tiles
     if per_tile:
         header += ["default (M tile-cycles/s)", "cost per tile-cycle vs 1 tile"]
+    if texts:
+        header.append("default code (MB)")
     if "threads" in configs:
-        header.append("threads (M tile-cycles/s)")
+        header.append(f"{args.threads} threads (M tile-cycles/s)")
     if builds:
         header += ["build (s)", "build CPU (s)", "build peak (GB)"]
     rows = []
@@ -184,6 +203,8 @@ def main():
                 f"{n * speeds[(n, 'default')] / 1e6:.3f}",
                 f"{speeds[(1, 'default')] / (n * speeds[(n, 'default')]):.2f}",
             ]
+        if texts:
+            row.append(f"{texts[n] / 1e6:.2f}" if n in texts else "–")
         if "threads" in configs:
             row.append(f"{n * speeds[(n, 'threads')] / 1e6:.3f}" if (n, "threads") in speeds else "–")
         if builds:
@@ -198,6 +219,12 @@ def main():
         )
         + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
         "(model run only, not start-up)."
+        + (
+            " Code: the machine code of the `default` model (`size`'s text), all of which Verilator "
+            f"evaluates on every cycle (the host's L2 cache: {l2_cache_size() or 'unknown'} a core)."
+            if texts
+            else ""
+        )
         + (
             " Build: `boards/sim.py --tiles N --build --force` as a process of its own (generation, "
             "Verilator, C++ compile on the machine's cores), wall and CPU time, peak memory of its "
