@@ -10,6 +10,7 @@ results/simspeed.{csv,md,png}.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -64,6 +65,10 @@ def measured_build(n, threads, jobs):
 def text_bytes(binary):
     """Bytes of machine code in a model's binary (binutils ``size``): Verilator evaluates all of
     it on every simulated cycle, so once it outgrows the host's caches a tile-cycle costs more."""
+    if shutil.which("size") is None:
+        raise RuntimeError(
+            "size not found: install the Debian package binutils (make setup installs gcc with it)"
+        )
     out = subprocess.run(["size", binary], capture_output=True, text=True, check=True).stdout
     return int(out.splitlines()[1].split()[0])
 
