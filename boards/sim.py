@@ -17,7 +17,7 @@ import sys
 from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS, CHANS, benchmark_programs, define_arg, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
-from soc.simulation import EXIT_TIMEOUT, build_model, mem_banks_arg
+from soc.simulation import EXIT_TIMEOUT, TILE_BLOCKS_FROM, build_model, mem_banks_arg
 from soc.subutai_soc import KiB, MiB
 
 
@@ -107,6 +107,14 @@ def main():
         help="Host cores the model evaluates on (Verilator --threads; a model of its own). It spins on "
         "them: one thread per free core, for 32 tiles and more (2 threads: 2.6x at 32 tiles, 0.70x at 16).",
     )
+    parser.add_argument(
+        "--tile-blocks",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"Verilate one tile module for every tile but tile 0 (soc/tile_block.py), or flatten "
+        f"every tile into the SoC's module (--no-tile-blocks): the same cycles (default: from "
+        f"{TILE_BLOCKS_FROM} tiles, where it is faster; the other choice is a model of its own).",
+    )
     args = parser.parse_args()
 
     try:
@@ -152,6 +160,7 @@ def main():
             trace=trace,
             jobs=args.jobs,
             threads=args.threads,
+            tile_blocks=args.tile_blocks,
             force=args.force,
         )
     except (RuntimeError, ValueError) as e:

@@ -19,14 +19,19 @@ from gateware.ni.subutai_window import WINDOW_SIZE
 
 
 class TileInfo(LiteXModule):
-    """Identity of the tile and the global cycle counter, in the tile-local CSR window."""
+    """Identity of the tile and the global cycle counter, in the tile-local CSR window.
+
+    ``tile_id``, ``x`` and ``y`` are ints (constants of the tile's logic) or Signals (inputs of a
+    tile generated once as a module of its own, :mod:`soc.tile_block`)."""
 
     def __init__(self, tile_id, x, y, cycles):
-        self._id = CSRStatus(8, reset=tile_id, description="Tile (and core) number, ``y*X + x``.")
+        identity = [tile_id, x, y]
+        consts = [v if isinstance(v, int) else 0 for v in identity]
+        self._id = CSRStatus(8, reset=consts[0], description="Tile (and core) number, ``y*X + x``.")
         self._position = CSRStatus(
             fields=[
-                CSRField("x", size=4, reset=x, description="Column of the tile in the mesh."),
-                CSRField("y", size=4, reset=y, description="Row of the tile in the mesh."),
+                CSRField("x", size=4, reset=consts[1], description="Column of the tile in the mesh."),
+                CSRField("y", size=4, reset=consts[2], description="Row of the tile in the mesh."),
             ],
             description="Position of the tile in the mesh.",
         )
@@ -40,6 +45,13 @@ class TileInfo(LiteXModule):
         # # #
 
         self.comb += self._cycles.status.eq(cycles)
+        for status, value in [
+            (self._id.status, tile_id),
+            (self._position.fields.x, x),
+            (self._position.fields.y, y),
+        ]:
+            if not isinstance(value, int):
+                self.comb += status.eq(value)
 
 
 class TileTimer(Timer):

@@ -23,7 +23,7 @@ from gateware.build import ROOT
 
 XFAST = "-O3 --x-assign fast --x-initial fast --noassert"
 
-# name: (description, build options). Each adds one change to the previous one.
+# name: (description, build options). Up to `default`, each adds one change to the previous one.
 CONFIGS = {
     "litex": (
         "LiteX flow from a script: verilator -O3, tracing compiled in, C++ -O0",
@@ -32,8 +32,18 @@ CONFIGS = {
     "cxx-O3": ("C++ -O3 (what litex_sim passes)", dict(opt="-O3", trace="1", cxxopt="-O3")),
     "no-trace": ("tracing not compiled in", dict(opt="-O3", cxxopt="-O3")),
     "x-fast": ("--x-assign/--x-initial fast, --noassert", dict(opt=XFAST, cxxopt="-O3")),
-    # The harness's defaults (the model every benchmark runs): x-fast, C++ -O2.
-    "default": ("project default: x-fast with C++ -O2", {}),
+    # The harness's defaults (the model every benchmark runs): x-fast, C++ -O2, and from
+    # TILE_BLOCKS_FROM tiles one tile module for all (soc/tile_block.py).
+    "default": (
+        "project default: x-fast with C++ -O2; from 16 tiles one tile module verilated for every "
+        "tile but tile 0",
+        {},
+    ),
+    "flat": ("the default's build, every tile flattened into the SoC's one module", dict(tile_blocks=False)),
+    "blocks": (
+        "the default's build, one tile module verilated for every tile but tile 0 (soc/tile_block.py)",
+        dict(tile_blocks=True),
+    ),
     "pgo": ("default + gcc profile-guided compile (trained on busy)", dict(opt=XFAST, cxxopt="-O2")),
     "threads": ("default on several host threads (Verilator --threads)", {}),
 }
@@ -161,7 +171,7 @@ def main():
                     builds[n] = measured_build(n, 1, args.jobs)
                 model = build_model(x, y, jobs=args.jobs)
                 image = model.build_firmware("busy")
-                texts[n] = text_bytes(model.binary)
+                texts[(n, c)] = text_bytes(model.binary)
             elif c == "threads":
                 model = build_model(x, y, jobs=args.jobs, threads=args.threads)
                 image = model.build_firmware("busy")
@@ -171,6 +181,12 @@ def main():
                 image = model.build_firmware("busy")
                 model.run(image, max_cycles=cycles)  # training run writes the profile
                 model = build_model(x, y, obj_dir=obj_dir, pgo="use", jobs=args.jobs, force=True, **opts)
+            elif c in ("flat", "blocks"):
+                # The model of boards/sim.py --no-tile-blocks or --tile-blocks: the default one
+                # where that is the default, else a model of its own beside it.
+                model = build_model(x, y, jobs=args.jobs, **opts)
+                image = model.build_firmware("busy")
+                texts[(n, c)] = text_bytes(model.binary)
             else:
                 model = build_model(x, y, obj_dir=f"obj_dir_speed_{c}", jobs=args.jobs, **opts)
                 image = model.build_firmware("busy")
@@ -188,8 +204,11 @@ def main():
     per_tile = "default" in configs and 1 in tiles
     if per_tile:
         header += ["default (M tile-cycles/s)", "cost per tile-cycle vs 1 tile"]
-    if texts:
-        header.append("default code (MB)")
+    coded = [c for c in ("default", "flat", "blocks") if c in configs and any(k[1] == c for k in texts)]
+    header += [f"{c} code (MB)" for c in coded]
+    if "flat" in configs and "blocks" in configs:
+        # What verilating one tile module for all the tiles gives (soc/tile_block.py).
+        header.append("blocks/flat")
     if "threads" in configs:
         header.append(f"{args.threads} threads (M tile-cycles/s)")
     if builds:
@@ -208,8 +227,10 @@ def main():
                 f"{n * speeds[(n, 'default')] / 1e6:.3f}",
                 f"{speeds[(1, 'default')] / (n * speeds[(n, 'default')]):.2f}",
             ]
-        if texts:
-            row.append(f"{texts[n] / 1e6:.2f}" if n in texts else "–")
+        row += [f"{texts[(n, c)] / 1e6:.2f}" if (n, c) in texts else "–" for c in coded]
+        if "flat" in configs and "blocks" in configs:
+            both = (n, "flat") in speeds and (n, "blocks") in speeds
+            row.append(f"{speeds[(n, 'blocks')] / speeds[(n, 'flat')]:.2f}x" if both else "–")
         if "threads" in configs:
             row.append(f"{n * speeds[(n, 'threads')] / 1e6:.3f}" if (n, "threads") in speeds else "–")
         if builds:
@@ -217,7 +238,9 @@ def main():
             row += [f"{wall:.0f}", f"{cpu:.0f}", f"{peak / 2**30:.2f}"]
         rows.append(row)
     notes = (
-        "Configurations (each adds one change to the previous; all but `default` and `threads` up to "
+        "Configurations (from `litex` to `default` each adds one change to the previous; `flat` and "
+        "`blocks` are the default's build with every tile flattened or one tile module for all; all "
+        "but `default` and `threads` up to "
         f"{args.compare_up_to} tiles, `threads` from {args.threads_from}):\n\n"
         + "\n".join(
             f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "") for c in configs
@@ -225,7 +248,7 @@ def main():
         + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
         "(model run only, not start-up)."
         + (
-            " Code: the machine code of the `default` model (`size`'s text), all of which Verilator "
+            " Code: the machine code of the model (`size`'s text), all of which Verilator "
             f"evaluates on every cycle (the host's L2 cache: {l2_cache_size() or 'unknown'} a core)."
             if texts
             else ""

@@ -51,6 +51,18 @@ HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harn
 EXIT_TIMEOUT = 124
 
 
+#: Smallest mesh whose model verilates one tile module for every tile but tile 0 by default
+#: (:mod:`soc.tile_block`): measured with ``make simspeed`` (``default`` against ``flat``), below
+#: it the hierarchy block's calls cost more than the shared code saves.
+TILE_BLOCKS_FROM = 16
+
+
+def default_tile_blocks(n_tiles, trace=None):
+    """Whether a model of ``n_tiles`` verilates one tile module for all (:data:`TILE_BLOCKS_FROM`);
+    a waveform (``trace``) shows every tile's signals in one flattened design."""
+    return not trace and n_tiles >= TILE_BLOCKS_FROM
+
+
 def default_mem_banks(n_tiles):
     """Main RAM banks of a simulated SoC of ``n_tiles`` (:class:`gateware.memory.InterleavedMainRAM`):
     one per tile. Chosen with ``make bench-mem``: at 8 tiles 8 banks stream as fast as 16 (4 lose
@@ -391,7 +403,10 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None
     model evaluates on (Verilator ``--threads``; a model of its own). It spins on them, so it pays
     on a machine with a core per thread and large meshes only: measured on 2 cores with ``hello``,
     2 threads run 16 tiles at 0.70x the cycles per second of one, 32 tiles at 2.6x (each core's
-    cache holds half the model)."""
+    cache holds half the model). ``tile_blocks``: every tile but tile 0 an instance of one module,
+    verilated once (:mod:`soc.tile_block`), or (False) every tile flattened into the SoC's module:
+    the same cycles; None is :func:`default_tile_blocks`, the other choice a model of its own
+    (``obj_dir_blocks``, ``obj_dir_flat``)."""
     if mem_banks is None:
         mem_banks = default_mem_banks(mesh_x * mesh_y)
     output_dir = output_dir or model_dir(
@@ -424,12 +439,23 @@ def _build_model(
     obj_dir=None,
     jobs=None,
     threads=1,
+    tile_blocks=None,
     force=False,
     log=print,
 ):
-    obj_dir = obj_dir or (
-        f"obj_dir_trace_{trace}" if trace else "obj_dir" if threads == 1 else f"obj_dir_threads{threads}"
-    )
+    if tile_blocks is None:
+        tile_blocks = default_tile_blocks(mesh_x * mesh_y, trace)
+    if not obj_dir:
+        # The default model in obj_dir, the other one of its mesh beside it.
+        default = tile_blocks == default_tile_blocks(mesh_x * mesh_y, trace)
+        obj_dir = (
+            f"obj_dir_trace_{trace}"
+            if trace
+            else "obj_dir"
+            if default
+            else f"obj_dir_{'blocks' if tile_blocks else 'flat'}"
+        )
+        obj_dir += "" if threads == 1 else f"_threads{threads}"
     model = SimModel(output_dir, obj_dir)
     params = dict(
         mesh=[mesh_x, mesh_y],
@@ -447,6 +473,8 @@ def _build_model(
         params["atomic_words"] = atomic_words
     if threads != 1:
         params["threads"] = threads
+    if tile_blocks and mesh_x * mesh_y > 1:
+        params["tile_blocks"] = True
     if registered_uplinks is not None:
         # Not the default of its memory system (the board's: registered uplinks on the shared bus).
         params["registered_uplinks"] = registered_uplinks
@@ -478,6 +506,7 @@ def _build_model(
             main_ram_size=main_ram_size,
             atomic_words=atomic_words,
             mem_banks=mem_banks,
+            tile_blocks=tile_blocks,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}),
         )
         verilate(soc, model, knobs, log=log, t0=t0)
@@ -503,7 +532,17 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
     builder.build(run=False, build_name="sim")
     soc.export_software(model.generated_dir)
     sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
-    knobs = dict(knobs, SOURCES=" ".join(["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]))
+    sources = ["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]
+    block = getattr(soc, "tile_block", None)
+    if block is not None:
+        # One module for every tile but tile 0, verilated once as a hierarchy block.
+        sources.append(block.write(soc.platform, model.gateware_dir))
+        config = os.path.join(model.gateware_dir, "hier_blocks.vlt")
+        with open(config, "w") as f:
+            f.write(f'`verilator_config\nhier_block -module "{block.name}"\n')
+        sources.insert(0, config)
+        knobs = dict(knobs, HIER_BLOCKS=block.name)
+    knobs = dict(knobs, SOURCES=" ".join(sources))
     log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
     if os.path.exists(os.path.join(model.gateware_dir, knobs["OBJ_DIR"])):
         shutil.rmtree(os.path.join(model.gateware_dir, knobs["OBJ_DIR"]))

@@ -8,6 +8,7 @@ from migen import *
 
 from litex.soc.integration.soc import SoCRegion, SoCCSRRegion
 from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect import wishbone
 from litex.soc.cores.cpu.vexriscv import VexRiscv
 
 from gateware.atomic import AtomicUnit, ATOMIC_OPS
@@ -15,12 +16,9 @@ from gateware.cpu import litex_variant, use_variant
 from gateware.memory import InterleavedMainRAM
 from gateware.uplink import RegisteredUplink
 from gateware.control import CycleCounter, CoreControl
-from gateware.tile import Tile
 from gateware.noc.common import HEAD_FIELDS
 from gateware.noc.mesh import Mesh
-from gateware.ni.ni import NetworkInterface
-from gateware.ni.subutai_port import SubutaiPort
-from gateware.ni.channel_port import ChannelPort
+from soc.tile_block import RouterPorts, TileBlock, TileSettings, build_tile
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -48,6 +46,9 @@ class SubutaiSoC(SoCCore):
     With ``with_channels`` every tile has a channel port (:mod:`gateware.ni.channel_port`: rdy-ack
     channels through the NoC, its window at ``tile_chan``, its pushes into the tile RAM, seen
     uncached at ``tile_ram_uncached``).
+    With ``tile_blocks`` every tile but tile 0 is an instance of one Verilog module generated
+    once (:class:`soc.tile_block.TileBlock`, its identity as input ports), which a Verilator
+    model verilates once for all (the simulation's large meshes); ``self.tile_block`` writes it.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
 
@@ -89,6 +90,7 @@ class SubutaiSoC(SoCCore):
         uplink_register_response=False,
         with_counters=True,
         with_channels=True,
+        tile_blocks=False,
         ident="Subutai SoC",
         **kwargs,
     ):
@@ -143,82 +145,79 @@ class SubutaiSoC(SoCCore):
         for n, op in enumerate(ATOMIC_OPS):
             self.add_constant(f"ATOMIC_WINDOW_{op.upper()}", n)
 
+        # The tiles' common settings.
+        settings = TileSettings(
+            mesh_x=mesh_x,
+            mesh_y=mesh_y,
+            cpu_variant=cpu_variant,
+            mem_map=self.mem_map,
+            csr_paging=self.csr.paging,
+            irqs=self.tile_irqs,
+            atomic_region=atomic_region,
+            tile_ram_size=tile_ram_size,
+            ni_fifo_depth=ni_fifo_depth,
+            spm_bytes=spm_bytes,
+            with_counters=with_counters,
+            with_channels=with_channels,
+            cycles_width=len(self.cycles.value),
+            noc_buffer_depth=noc_buffer_depth,
+            # Only the banks' own arbiters gain from keeping a grant (RegisteredUplink.keep_grant).
+            uplink=dict(
+                line_words=line_bytes // 4,
+                keep_grant=bool(mem_banks),
+                register_response=uplink_register_response,
+            )
+            if registered_uplinks
+            else None,
+        )
+        # With tile_blocks, every tile but tile 0 is an instance of one generated module, which
+        # holds the tile's router and uplink register too.
+        self.tile_block = TileBlock(platform, settings) if tile_blocks and n_tiles > 1 else None
+        block_routers = [None] * n_tiles
+        if self.tile_block is not None:
+            block_routers[1:] = [RouterPorts(i) for i in range(1, n_tiles)]
+
         # Network-on-Chip.
-        self.noc = Mesh(mesh_x, mesh_y, buffer_depth=noc_buffer_depth)
+        self.noc = Mesh(mesh_x, mesh_y, buffer_depth=noc_buffer_depth, routers=block_routers)
 
         # Tiles.
         self.bus.add_region(
             "tile_ram",
             SoCRegion(origin=self.mem_map["tile_ram"], size=tile_ram_size, cached=True, linker=True),
         )
-        self.cpus = [self.cpu]
-        self.tiles = []
+        self.tiles = []  # Tile 0, and every tile unless tile_blocks.
+        uplinks = []
         for i in range(n_tiles):
-            if i > 0:
-                cpu = VexRiscv(platform, litex_variant(cpu_variant))
-                use_variant(cpu, cpu_variant)
-                # Secondary cores always start in main RAM, where crt0 dispatches by tile id,
-                # even when core 0 boots the BIOS from ROM (boards).
-                cpu.set_reset_address(self.mem_map["main_ram"])
-                self.comb += cpu.reset.eq(self.cores.resets[i])
-                self.add_module(name=f"cpu{i}", module=cpu)
-                self.cpus.append(cpu)
-            ni = NetworkInterface(
-                mesh_x,
-                mesh_y,
-                x=i % mesh_x,
-                y=i // mesh_x,
-                tx_depth=ni_fifo_depth,
-                rx_depth=ni_fifo_depth,
-                prio_stream=True,
-                chan_stream=with_channels,
-                with_counters=with_counters,
-            )
-            chan = None
-            if with_channels:
-                chan = ChannelPort(
-                    ni, i, mesh_x, mesh_y, ram_origin=self.mem_map["tile_ram"], ram_size=tile_ram_size
+            x, y = i % mesh_x, i // mesh_x
+            if i == 0 or self.tile_block is None:
+                if i > 0:
+                    cpu = VexRiscv(platform, litex_variant(cpu_variant))
+                    use_variant(cpu, cpu_variant)
+                    # Secondary cores always start in main RAM, where crt0 dispatches by tile
+                    # id, even when core 0 boots the BIOS from ROM (boards).
+                    cpu.set_reset_address(self.mem_map["main_ram"])
+                    self.comb += cpu.reset.eq(self.cores.resets[i])
+                    self.add_module(name=f"cpu{i}", module=cpu)
+                tile = build_tile(self.cpu if i == 0 else cpu, i, x, y, self.cycles.value, settings)
+                setattr(self.submodules, f"tile{i}", tile)
+                self.tiles.append(tile)
+                self.comb += [
+                    tile.ni.tx.connect(self.noc.local_inputs[i]),
+                    self.noc.local_outputs[i].connect(tile.ni.rx),
+                ]
+                uplink = tile.uplink
+                if registered_uplinks:
+                    registered = RegisteredUplink(uplink, **settings.uplink)
+                    setattr(self.submodules, f"uplink{i}", registered)
+                    uplink = registered.source
+            else:
+                # The instance's uplink leaves through the register inside it.
+                uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+                self.specials += self.tile_block.instance(
+                    i, x, y, self.cores.resets[i], uplink, block_routers[i]
                 )
-            subutai = SubutaiPort(ni, i, mesh_x, mesh_y, spm_bytes=spm_bytes, with_counters=with_counters)
-            self.comb += [
-                ni.tx.connect(self.noc.local_inputs[i]),
-                self.noc.local_outputs[i].connect(ni.rx),
-            ]
-            tile = Tile(
-                self.cpus[i],
-                tile_id=i,
-                x=i % mesh_x,
-                y=i // mesh_x,
-                cycles=self.cycles.value,
-                ram_origin=self.mem_map["tile_ram"],
-                ram_size=tile_ram_size,
-                csr_origin=self.mem_map["tile_csr"],
-                sync_origin=self.mem_map["tile_sync"],
-                chan_origin=self.mem_map["tile_chan"],
-                ram_uncached_origin=self.mem_map["tile_ram_uncached"],
-                chan=chan,
-                csr_paging=self.csr.paging,
-                irqs=self.tile_irqs,
-                modules={"ni": ni, "subutai": subutai},
-                atomic_region=atomic_region,
-            )
-            setattr(self.submodules, f"tile{i}", tile)
-            self.tiles.append(tile)
-        masters = [t.uplink for t in self.tiles]
-        if registered_uplinks:
-            # Only the banks' own arbiters gain from keeping a grant (RegisteredUplink.keep_grant).
-            self.uplinks = [
-                RegisteredUplink(
-                    m,
-                    line_words=line_bytes // 4,
-                    keep_grant=bool(mem_banks),
-                    register_response=uplink_register_response,
-                )
-                for m in masters
-            ]
-            for i, u in enumerate(self.uplinks):
-                setattr(self.submodules, f"uplink{i}", u)
-            masters = [u.source for u in self.uplinks]
+            uplinks.append(uplink)
+        masters = uplinks
         if not mem_banks:
             for i, m in enumerate(masters):
                 self.bus.add_master(name=f"tile{i}", master=m)

@@ -281,8 +281,8 @@ class ChannelPort(LiteXModule):
                             head_flit(
                                 out_x[s],
                                 out_y[s],
-                                tile_id % mesh_x,
-                                tile_id // mesh_x,
+                                ni.x,
+                                ni.y,
                                 send_len,
                                 Mux(out_kind[s], TYPE_PUSH, TYPE_DATA) | out_slot[s],
                             )
@@ -300,8 +300,8 @@ class ChannelPort(LiteXModule):
                             head_flit(
                                 in_x[s],
                                 in_y[s],
-                                tile_id % mesh_x,
-                                tile_id // mesh_x,
+                                ni.x,
+                                ni.y,
                                 0,
                                 TYPE_ACK | in_slot[s],
                             )

@@ -68,6 +68,9 @@ class NetworkInterface(LiteXModule):
         assert 0 < max_payload <= min(tx_depth, rx_depth) - 1 and max_payload < 256
         assert prio_stream or not chan_stream
         self.max_payload = max_payload
+        # The tile's position: ints fold into the logic; Signals (a tile generated once as a
+        # module of its own, soc/tile_block.py) make it an input. The ports use it too.
+        self.x, self.y = x, y
 
         # Links to/from the router's local port.
         self.tx = Record(link_layout())  # NI -> router.

@@ -62,6 +62,9 @@ class SubutaiPort(LiteXModule):
     Engine output is a reply for this tile's core (local), or a packet for another tile. Packets
     from the network are replies (to the reply FIFO) or requests (to the engine).
 
+    ``tile_id`` is an int, or a Signal in a tile generated once for every position
+    (:mod:`soc.tile_block`); the packets' source position is the NI's (``ni.x``, ``ni.y``).
+
     Engine counters are readable as CSRs (``ev_<name>``) when ``with_counters`` (the simulated
     SoC; not on boards, where they would be a third of the engine), and the last error of a posted
     request always.
@@ -253,8 +256,8 @@ class SubutaiPort(LiteXModule):
                         head_flit(
                             dst_x,
                             dst_y,
-                            tile_id % mesh_x,
-                            tile_id // mesh_x,
+                            ni.x,
+                            ni.y,
                             SUBUTAI_PACKET_WORDS,
                             SUBUTAI_PACKET_TYPE,
                         )

@@ -30,13 +30,22 @@ class Mesh(LiteXModule):
     """``mesh_x`` x ``mesh_y`` mesh of routers (1..4 each by design; the head flit allows 16).
 
     ``buffer_depth``, ``starvation_limit``, ``with_counters`` and ``link_registers`` are passed
-    to every router.
+    to every router. ``routers`` (optional, by tile id) gives routers built elsewhere, as objects
+    with ``inputs``, ``outputs`` (every port) and ``error`` (a router inside a tile module of its
+    own, :mod:`soc.tile_block`); the mesh builds those that are None.
     Attributes: ``routers`` (list by tile id), ``local_inputs``/``local_outputs`` (links by tile
     id), ``error`` (sticky: some router dropped a packet).
     """
 
     def __init__(
-        self, mesh_x, mesh_y, buffer_depth=2, starvation_limit=8, with_counters=False, link_registers=True
+        self,
+        mesh_x,
+        mesh_y,
+        buffer_depth=2,
+        starvation_limit=8,
+        with_counters=False,
+        link_registers=True,
+        routers=None,
     ):
         assert 1 <= mesh_x <= MAX_MESH_DIM and 1 <= mesh_y <= MAX_MESH_DIM
         self.mesh_x, self.mesh_y = mesh_x, mesh_y
@@ -48,6 +57,9 @@ class Mesh(LiteXModule):
         self.routers = []
         for t in range(n):
             x, y = t % mesh_x, t // mesh_x
+            if routers is not None and routers[t] is not None:
+                self.routers.append(routers[t])
+                continue
             r = MeshRouter(
                 x,
                 y,

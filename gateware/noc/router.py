@@ -470,7 +470,10 @@ class MeshRouter(LiteXModule):
 
     Parameters:
 
-    - ``x``, ``y``: coordinates of the router (its local port is tile ``y*X + x``);
+    - ``x``, ``y``: coordinates of the router (its local port is tile ``y*X + x``): ints, or
+      Signals for a router generated once for every position (in a tile module of its own,
+      :mod:`soc.tile_block`), which then builds all its ports (the mesh ties off those at its
+      edges; the same cycles, as no packet turns towards the outside of the mesh);
     - ``buffer_depth``: flits per input FIFO, one FIFO per input and VC (>= 2 for full rate);
     - ``starvation_limit``: VC-1 grants in a row after which a waiting VC-0 flit goes first;
     - ``mesh_x``, ``mesh_y``: size of the mesh, if known. Ports that would face the outside of
@@ -510,7 +513,8 @@ class MeshRouter(LiteXModule):
         link_registers=True,
     ):
         assert buffer_depth >= 1
-        assert 0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM
+        positioned = isinstance(x, int) and isinstance(y, int)
+        assert not positioned or (0 <= x < MAX_MESH_DIM and 0 <= y < MAX_MESH_DIM)
         self.x, self.y = x, y
         self.inputs = {p: Link(name=f"{p}_in") for p in PORTS}
         self.outputs = {p: Link(name=f"{p}_out") for p in PORTS}
@@ -522,7 +526,7 @@ class MeshRouter(LiteXModule):
         present = []
         for i, p in enumerate(PORTS):
             dx, dy = PORT_OFFSETS[p]
-            nx, ny = x + dx, y + dy
+            nx, ny = (x + dx, y + dy) if positioned else (0, 0)
             if (
                 nx < 0
                 or ny < 0

@@ -486,7 +486,8 @@ class SubutaiEngine(LiteXModule):
     """
 
     def __init__(self, ni_id, n_tiles, spm_bytes=2048, n_ctrl=None, with_counters=True):
-        assert 0 <= ni_id < n_tiles <= P.MAX_TILES
+        # ni_id: an int, or a Signal when the tile is a module of its own (soc/tile_block.py).
+        assert n_tiles <= P.MAX_TILES and (not isinstance(ni_id, int) or 0 <= ni_id < n_tiles)
         depth, n_ctrl, n_queue = P.spm_geometry(spm_bytes, n_ctrl)
         self.ni_id, self.n_tiles = ni_id, n_tiles
         self.spm_bytes, self.depth, self.n_ctrl, self.n_queue = spm_bytes, depth, n_ctrl, n_queue
@@ -682,6 +683,7 @@ class SubutaiEngine(LiteXModule):
         alloc_kind = Signal(P.ID_KIND_BITS)
         alloc_val = Signal(32)
         new_id = Signal(32)
+        ni_id_value = C(ni_id, P.ID_NI_BITS) if isinstance(ni_id, int) else ni_id[: P.ID_NI_BITS]
         self.comb += [
             Case(
                 r_op,
@@ -696,9 +698,7 @@ class SubutaiEngine(LiteXModule):
             # owner that is neither locked nor released, for a cond a mutex id with no waiters:
             # both unused until overwritten; for a read-write lock (r_value = 0) no readers.
             alloc_val.eq(Cat(r_value[0:16], r_value[0:16])),
-            new_id.eq(
-                Cat(ctrl_free_head[0 : P.ID_INDEX_BITS], cw_gen, alloc_kind, C(ni_id, P.ID_NI_BITS), C(1, 1))
-            ),
+            new_id.eq(Cat(ctrl_free_head[0 : P.ID_INDEX_BITS], cw_gen, alloc_kind, ni_id_value, C(1, 1))),
         ]
         gen_inc = Signal(P.ID_GEN_BITS)
         self.comb += gen_inc.eq(cw_gen + 1)
