@@ -167,30 +167,19 @@ class TileBlock:
         self.noc_error.name_override = "noc_error"
 
         # The ports: the tile's interfaces, each signal named after its interface and field.
-        self._ports = []  # (name, direction "i"/"o", template signal)
-        for sig, d in [
-            (self.cd_sys.clk, "i"),
-            (self.cd_sys.rst, "i"),
-            (self.tile_id, "i"),
-            (self.tile_x, "i"),
-            (self.tile_y, "i"),
-            (self.cpu_reset, "i"),
-            (self.noc_error, "o"),
-        ]:
-            self._ports.append((sig.name_override, d, sig))
+        self.ios = {self.cd_sys.clk, self.cd_sys.rst, self.tile_id, self.tile_x, self.tile_y}
+        self.ios |= {self.cpu_reset, self.noc_error}
         for prefix, record, master in _interfaces(uplink, router):
-            for name, sig, d in _record_ports(prefix, record, master):
+            for name, sig, _ in _record_ports(prefix, record, master):
                 sig.name_override = name
-                self._ports.append((name, d, sig))
+                self.ios.add(sig)
 
     def verilog(self, platform):
         """The module's Verilog (a Migen ``ConvOutput``: ``.write(path)``)."""
         # The banner's hierarchy would be the SoC's (LiteXContext.top), not this module's.
         top, LiteXContext.top = LiteXContext.top, None
         try:
-            return verilog.convert(
-                self.module, ios={sig for _, _, sig in self._ports}, name=self.name, platform=platform
-            )
+            return verilog.convert(self.module, ios=self.ios, name=self.name, platform=platform)
         finally:
             LiteXContext.top = top
 
