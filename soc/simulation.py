@@ -52,8 +52,9 @@ EXIT_TIMEOUT = 124
 
 
 #: Smallest mesh whose model verilates one tile module for every tile but tile 0 by default
-#: (:mod:`soc.tile_block`): measured with ``make simspeed`` (``default`` against ``flat``), below
-#: it the hierarchy block's calls cost more than the shared code saves.
+#: (:mod:`soc.tile_block`): measured with ``boards/sim.py`` runs both ways (docs/architecture.md,
+#: Simulation: 1.6-2.1x at 16 and 32 tiles, 0.67x at 4, where the hierarchy block's calls cost
+#: more than the shared code saves).
 TILE_BLOCKS_FROM = 16
 
 
