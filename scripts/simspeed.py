@@ -2,10 +2,11 @@
 """Simulation speed benchmark: simulated cycles per wall-clock second of the SoC model.
 
 Builds the Verilator model of 1 to 64 tiles with several build configurations, from what LiteX's
-own flow does to this project's defaults (the others up to 8 tiles, --compare-up-to), runs the
-`busy` firmware (every core computing) for a fixed number of cycles and prints cycles/s; with
---rebuild, the time and peak memory of building each default model. Results go to
-results/simspeed.{csv,md,png}.
+own flow does to this project's defaults (those up to 8 tiles, --compare-up-to), the flattened and
+the tile-module models (up to 32 tiles, --tile-modules-up-to) and the model on two host threads
+(from 32 tiles, --threads-from), runs the `busy` firmware (every core computing) for a fixed
+number of cycles and prints cycles/s; with --rebuild, the time and peak memory of building each
+default model. Results go to results/simspeed.{csv,md,png}.
 """
 
 import argparse
@@ -105,15 +106,23 @@ def main():
     )
     p.add_argument(
         "--configs",
-        default="litex,default",
-        help=f"Comma-separated configurations (default: LiteX's flow and the project's; all: {', '.join(CONFIGS)}).",
+        default="litex,default,flat,blocks,threads",
+        help="Comma-separated configurations (default: LiteX's flow, the project's, flattened or one "
+        f"tile module, on host threads; all: {', '.join(CONFIGS)}).",
     )
     p.add_argument(
         "--compare-up-to",
         type=int,
         default=8,
-        help="Largest mesh the configurations other than `default` are built for (each is a build of "
-        "its own: minutes at 8 tiles, most of an hour at 64).",
+        help="Largest mesh the configurations of LiteX's flow and `pgo` are built for (each is a "
+        "build of its own: minutes at 8 tiles, most of an hour at 64).",
+    )
+    p.add_argument(
+        "--tile-modules-up-to",
+        type=int,
+        default=32,
+        help="Largest mesh `flat` and `blocks` are built for (where either is not the default model, "
+        "a build of its own: the flattened 64-tile model takes about 40 minutes).",
     )
     p.add_argument(
         "--threads-from",
@@ -160,7 +169,8 @@ def main():
         cycles = args.cycles or default_cycles(n)
         for c in configs:
             too_small = c == "threads" and n < args.threads_from
-            too_large = c not in ("default", "threads") and n > args.compare_up_to
+            limit = args.tile_modules_up_to if c in ("flat", "blocks") else args.compare_up_to
+            too_large = c not in ("default", "threads") and n > limit
             if too_small or too_large:
                 continue
             desc, opts = CONFIGS[c]
@@ -239,8 +249,8 @@ def main():
         rows.append(row)
     notes = (
         "Configurations (from `litex` to `default` each adds one change to the previous; `flat` and "
-        "`blocks` are the default's build with every tile flattened or one tile module for all; all "
-        "but `default` and `threads` up to "
+        "`blocks` are the default's build with every tile flattened or one tile module for all, up "
+        f"to {args.tile_modules_up_to} tiles; the others but `default` and `threads` up to "
         f"{args.compare_up_to} tiles, `threads` from {args.threads_from}):\n\n"
         + "\n".join(
             f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "") for c in configs
