@@ -159,8 +159,10 @@ bench-apps: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
 
 # The programs on the paper's 32 and 64 cores, added to results/apps.* (hours: a 64-tile model
-# runs a few thousand cycles per second; each model on SIM_THREADS host cores).
-SIM_THREADS ?= 2
+# runs a few thousand cycles per second; each model on SIM_THREADS host cores: with the tile
+# module, two threads run 32 tiles at 0.76x of one and 64 tiles at 1.15x, so one thread a model
+# and a model a core finishes first).
+SIM_THREADS ?= 1
 bench-apps-64: | $(PYTHON)
 	$(PYTHON) scripts/bench_apps.py --tiles 32 64 --threads $(SIM_THREADS) --append
 

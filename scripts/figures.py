@@ -509,6 +509,11 @@ def simspeed(d):
         value += "; " + ", ".join(
             f"{t} tiles on {threads_col.split()[0]} host threads {v:.3g} M tile-cycles/s" for t, v in threaded
         )
+    # What the largest model costs to build (simspeed --rebuild: a cold build of the default model).
+    built = [(t, r) for t, r in zip(tiles, rows) if r.get("build (s)", "–") not in ("", "–")]
+    if built:
+        t, r = built[-1]
+        value += f"; the {t}-tile model builds in {r['build (s)']} s, {r['build peak (GB)']} GB peak"
     return "simulation speed (`busy` on every core)", value, "make simspeed"
 
 
