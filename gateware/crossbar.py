@@ -14,7 +14,9 @@ SoC's 256 MB of Verilog, and most of the time of Verilator on it.
 :class:`Crossbar` has the same ports and the same behaviour, signal for signal and cycle for
 cycle, built differently:
 
-- a master's choice of slave is a one-hot vector (its ``match`` functions, as LiteX's decoder);
+- a master's choice of slave is a one-hot vector (its ``match`` functions, as LiteX's decoder),
+  or, given ``select``, the slave's number (all matches at once: Verilator would recompute a
+  65-bit one-hot vector for each of its bits, and a number is compared in one instruction);
 - a slave's requests are one bit per master (``cyc`` and that master's choice), the slave takes
   the granted master's signals through one multiplexer per signal, and
 - :class:`RoundRobin` finds the next grant with two priority encoders over the request vector
@@ -22,7 +24,8 @@ cycle, built differently:
   ``n (n - 1)``;
 - a master's ``ack``/``err`` is its bit in the OR over slaves of the slave's ``ack``/``err``
   shifted to its grant, its ``dat_r`` the read data of the slave it addresses (as LiteX's, which are not gated by the
-  grant).
+  grant): with ``select``, that slave's ``dat_r`` taken by its number rather than an OR over all
+  slaves (the same value: one match holds for every address).
 
 ``tests/test_crossbar.py`` runs both on the same random inputs and compares every output on
 every cycle.
@@ -72,19 +75,25 @@ class RoundRobin(Module):
 class Crossbar(LiteXModule):
     """Every master of ``masters`` onto the slave its address selects, as LiteX's ``Crossbar``:
     ``slaves`` is a list of ``(match, bus)`` whose ``match(adr)`` are mutually exclusive.
-    ``choose(adr)``, if given, is the one-hot vector of the matches computed at once (the main
-    RAM's bank number is one hash per master, not one per master and bank)."""
+    ``select(adr)``, if given, is the number of the slave whose match holds, computed at once
+    (the main RAM's bank is one hash per master, not one per master and bank); then one match
+    must hold for every address."""
 
-    def __init__(self, masters, slaves, choose=None):
+    def __init__(self, masters, slaves, select=None):
         matches, buses = zip(*slaves)
         n_masters = len(masters)
 
         # # #
 
-        # Each master's slave, one-hot (as LiteX's Decoder, combinatorial).
-        choice = [Signal(len(slaves), name=f"choice{i}") for i in range(n_masters)]
-        for m, c in zip(masters, choice):
-            self.comb += c.eq(choose(m.adr) if choose else Cat(*[match(m.adr) for match in matches]))
+        # Each master's slave (as LiteX's Decoder, combinatorial): one-hot, or its number.
+        if select:
+            number = [Signal(max=max(2, len(slaves)), name=f"slave{i}") for i in range(n_masters)]
+            self.comb += [n.eq(select(m.adr)) for m, n in zip(masters, number)]
+            choice = [[n == j for j in range(len(slaves))] for n in number]
+        else:
+            choice = [Signal(len(slaves), name=f"choice{i}") for i in range(n_masters)]
+            for m, c in zip(masters, choice):
+                self.comb += c.eq(Cat(*[match(m.adr) for match in matches]))
 
         arbiters = []
         for j, bus in enumerate(buses):
@@ -112,6 +121,9 @@ class Crossbar(LiteXModule):
             )
         for i, (m, c) in enumerate(zip(masters, choice)):
             self.comb += [m.ack.eq(granted["ack"][i]), m.err.eq(granted["err"][i])]
-            self.comb += m.dat_r.eq(
-                reduce(or_, [Replicate(c[j], len(m.dat_r)) & bus.dat_r for j, bus in enumerate(buses)])
-            )
+            if select:
+                self.comb += m.dat_r.eq(Array(bus.dat_r for bus in buses)[number[i]])
+            else:
+                self.comb += m.dat_r.eq(
+                    reduce(or_, [Replicate(c[j], len(m.dat_r)) & bus.dat_r for j, bus in enumerate(buses)])
+                )

@@ -112,12 +112,10 @@ class InterleavedMainRAM(LiteXModule):
             slaves.append((selects, port))
         slaves.append((lambda adr: ~in_main_ram(adr), self.io))
         # The matches above at once: one hash of the line index per master.
-        choose = lambda adr: Mux(
-            in_main_ram(adr),
-            1 << bank_of(adr[line_bits : line_bits + index_bits], bank_bits, index_bits),
-            1 << n_banks,
+        select = lambda adr: Mux(
+            in_main_ram(adr), bank_of(adr[line_bits : line_bits + index_bits], bank_bits, index_bits), n_banks
         )
-        self.crossbar = Crossbar(masters, slaves, choose=choose)
+        self.crossbar = Crossbar(masters, slaves, select=select)
 
 
 def bank_images(words, n_banks, size, line_bytes=32):

@@ -40,9 +40,9 @@ def _bus():
     return wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
 
-def _pair(n_masters, n_slaves, with_choose):
+def _pair(n_masters, n_slaves, with_select):
     """Two crossbars of the same shape (LiteX's and ours) with their own masters and slaves;
-    ``with_choose``: ours takes the slave choice as one expression."""
+    ``with_select``: ours takes the slave's number as one expression."""
     sides = []
     for cls in (wishbone.Crossbar, Crossbar):
         masters = [_bus() for _ in range(n_masters)]
@@ -51,18 +51,19 @@ def _pair(n_masters, n_slaves, with_choose):
         matches = [lambda a, k=k: a[4:7] == k for k in range(n_slaves - 1)]
         matches.append(lambda a: a[4:7] >= n_slaves - 1)
         kwargs = {}
-        if cls is Crossbar and with_choose:
+        if cls is Crossbar and with_select:
             last = n_slaves - 1
-            kwargs["choose"] = lambda a: Mux(a[4:7] >= last, 1 << last, 1 << a[4:7])
+            kwargs["select"] = lambda a: Mux(a[4:7] >= last, last, a[4:7])
         sides.append((cls(masters=masters, slaves=list(zip(matches, buses)), **kwargs), masters, buses))
     return sides
 
 
 @pytest.mark.parametrize(
-    "n_masters,n_slaves,with_choose", [(1, 3, False), (5, 4, False), (8, 9, False), (5, 4, True)]
+    "n_masters,n_slaves,with_select",
+    [(1, 3, False), (5, 4, False), (8, 9, False), (5, 4, True), (3, 8, True)],
 )
-def test_crossbar_matches_litex(n_masters, n_slaves, with_choose):
-    (ref, ref_m, ref_s), (dut, dut_m, dut_s) = _pair(n_masters, n_slaves, with_choose)
+def test_crossbar_matches_litex(n_masters, n_slaves, with_select):
+    (ref, ref_m, ref_s), (dut, dut_m, dut_s) = _pair(n_masters, n_slaves, with_select)
     top = Module()
     top.submodules += ref, dut
     rng = random.Random(100 * n_masters + n_slaves)
