@@ -57,6 +57,9 @@ def test_board_soc_serial_boots_firmware_through_its_bios(tmp_path):
     assert "*** trap on tile 0" in p.stdout
 
 
+# Slow (15 M cycles past the BIOS): the plain SoC's cycle limit stays in make test
+# (tests/test_soc_sim.py), the board SoC's serial boot too.
+@pytest.mark.slow
 def test_board_soc_firmware_that_never_ends_stops_at_the_cycle_limit():
     p = board_sim("--app", "busy", "--max-cycles", "15000000")
     assert p.returncode == EXIT_TIMEOUT, p.stdout[-3000:] + p.stderr[-3000:]
