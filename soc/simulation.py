@@ -66,9 +66,13 @@ def default_tile_blocks(n_tiles, trace=None):
 
 def default_mem_banks(n_tiles):
     """Main RAM banks of a simulated SoC of ``n_tiles`` (:class:`gateware.memory.InterleavedMainRAM`):
-    one per tile. Chosen with ``make bench-mem``: at 8 tiles 8 banks stream as fast as 16 (4 lose
-    half the store bandwidth), at 16 tiles 16 banks beat 8 by half on stores."""
-    return n_tiles
+    one per tile, or on a tile count that is not a power of two (3x1, 3x2, 6x4...) the power of two
+    below it, as the banks take their number from address bits. Chosen with ``make bench-mem``: at
+    8 tiles 8 banks stream as fast as 16 (4 lose half the store bandwidth), at 16 tiles 16 banks
+    beat 8 by half on stores."""
+    if n_tiles < 1:
+        raise ValueError(f"a SoC has 1 tile or more (got {n_tiles})")
+    return 1 << (n_tiles.bit_length() - 1)
 
 
 def mem_banks_arg(text):

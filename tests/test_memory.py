@@ -9,7 +9,7 @@ from gateware.build import BUILD_DIR
 from gateware.memory import InterleavedMainRAM, bank_images, bank_of
 from litex.soc.integration.soc import SoCRegion
 from scripts.capture import parse_lines
-from soc.simulation import build_model
+from soc.simulation import build_model, default_mem_banks
 
 
 def test_bank_images_hold_every_line_once_at_its_bank_address():
@@ -43,6 +43,27 @@ def test_interleaved_ram_refuses_bad_geometry(n_banks, size, line_bytes):
         )
 
 
+def test_default_banks_one_per_tile_or_the_power_of_two_below():
+    # Every mesh of 1x1 to 8x8 gets banks the interleaved RAM accepts, one per tile at most.
+    for n in range(1, 65):
+        banks = default_mem_banks(n)
+        assert banks & (banks - 1) == 0 and n // 2 < banks <= n
+    assert [default_mem_banks(n) for n in (1, 2, 3, 6, 8, 12, 16, 24, 48, 64)] == [
+        1,
+        2,
+        2,
+        4,
+        8,
+        8,
+        16,
+        16,
+        32,
+        64,
+    ]
+    with pytest.raises(ValueError):
+        default_mem_banks(0)
+
+
 def check_memstress(result, n):
     assert result.exit_code == 0, result.output[-2000:] + result.stderr
     records = parse_lines(result.output.splitlines())
@@ -56,7 +77,12 @@ def check_memstress(result, n):
     assert total and total[0]["counter"] == total[0]["expected"] == sum(r["adds"] for r in cores)
 
 
-@pytest.mark.parametrize("mesh", [(1, 1), (2, 2), (4, 2)], ids=["1x1", "2x2", "4x2"])
+# 3x2: 6 tiles over 4 banks (default_mem_banks()), slow for its build of its own.
+@pytest.mark.parametrize(
+    "mesh",
+    [(1, 1), (2, 2), (4, 2), pytest.param((3, 2), marks=pytest.mark.slow)],
+    ids=["1x1", "2x2", "4x2", "3x2"],
+)
 def test_random_accesses_over_every_bank_read_back(sim, mesh):
     """Every core writes its words of a buffer spread over every bank with stores of every width,
     reads some back through refill bursts, mixes in uncached atomic adds, and after a barrier

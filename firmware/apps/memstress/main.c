@@ -4,11 +4,12 @@
  * the atomic unit.
  *
  * A 32 KiB buffer (every bank many times over) is split word by word among the cores: word i
- * belongs to core i % n. In each round every core writes all its words in a pseudo-random order
- * (fixed seed), each word as one 32-bit store, two 16-bit stores or four byte stores, reads back
- * an earlier word of its own through the data cache now and then, and adds to an atomic counter
- * every few stores. After a barrier every core invalidates its data cache and checks every word
- * of the buffer, its own and everybody else's, against the value the round gave it.
+ * belongs to core i % n (up to a power of two words a core). In each round every core writes all
+ * its words in a pseudo-random order (fixed seed), each word as one 32-bit store, two 16-bit stores
+ * or four byte stores, reads back an earlier word of its own through the data cache now and then,
+ * and adds to an atomic counter every few stores. After a barrier every core invalidates its data
+ * cache and checks every word written, its own and everybody else's, against the value the round
+ * gave it.
  *
  * Core 0 prints one "@subutai" JSON line per core with its error counts, then the counter.
  */
@@ -74,7 +75,13 @@ static void barrier(uint32_t generation, unsigned int n)
 static void stress(unsigned int tile)
 {
 	unsigned int n = subutai_num_tiles();
+	/* Each core's share, a power of two (3 or 6 tiles leave the buffer's last words unused). */
 	uint32_t owned = WORDS / n;
+
+	while (owned & (owned - 1)) {
+		owned &= owned - 1;
+	}
+	uint32_t used = owned * n;
 	struct core_report r = {0, 0, WORDS, 0};
 	uint32_t rng = 0x1234567u + tile * 7919u;
 
@@ -101,7 +108,7 @@ static void stress(unsigned int tile)
 		}
 		barrier(2 * round + 1, n);
 		subutai_dcache_invalidate();
-		for (uint32_t i = 0; i < WORDS; i++) {
+		for (uint32_t i = 0; i < used; i++) {
 			if (((volatile uint32_t *)buffer)[i] != value_of(round, i)) {
 				if (r.check_errors++ == 0) {
 					r.first_bad = i;
