@@ -192,43 +192,50 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
     :class:`StageTimeout` raised."""
     progress(f"{name}: running (log: {os.path.relpath(log_path, ROOT)})")
     t0 = time.time()
-    with open(log_path, "w", buffering=1) as log:  # Line-buffered: `tail -f` shows progress.
-        proc = subprocess.Popen(
-            cmd,
-            shell=True,
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-            start_new_session=True,
-        )
+    # The command runs in its own session (so a time-out can stop all of it), so neither an
+    # interrupt nor a termination of this process (`kill`, make stopped) reaches it: stop it, then
+    # let the signal end this process as it would have (nextpnr left running holds a core and
+    # gigabytes for an hour). The handler is in place before the command starts, and a
+    # termination that comes while it starts is acted on once it has a process group.
+    proc, pending = None, []
 
-        def reader():
-            for line in proc.stdout:
-                log.write(line)
-                if watch is not None:
-                    watch.feed(line, time.time())
-                if stream and stream(line):
-                    progress(f"{name} {time.time() - t0:6.0f} s: {line.strip()}")
+    def terminate(signum, frame):
+        if proc is None:
+            pending.append(signum)
+            return
+        os.killpg(proc.pid, signal.SIGKILL)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
-        thread = threading.Thread(target=reader, daemon=True)
-        thread.start()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, terminate) if main else None
+    try:
+        with open(log_path, "w", buffering=1) as log:  # Line-buffered: `tail -f` shows progress.
+            proc = subprocess.Popen(
+                cmd,
+                shell=True,
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                start_new_session=True,
+            )
+            if pending:
+                terminate(pending[0], None)
 
-        # The command runs in its own session (so a time-out can stop all of it), so neither an
-        # interrupt nor a termination of this process (`kill`, make stopped) reaches it: stop
-        # it, then let the signal end this process as it would have (nextpnr left running
-        # holds a core and gigabytes for an hour).
-        def terminate(signum, frame):
-            os.killpg(proc.pid, signal.SIGKILL)
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+            def reader():
+                for line in proc.stdout:
+                    log.write(line)
+                    if watch is not None:
+                        watch.feed(line, time.time())
+                    if stream and stream(line):
+                        progress(f"{name} {time.time() - t0:6.0f} s: {line.strip()}")
 
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, terminate) if main else None
-        try:
+            thread = threading.Thread(target=reader, daemon=True)
+            thread.start()
             while True:
                 try:
                     code = proc.wait(timeout=every)
@@ -244,10 +251,10 @@ def run_stage(name, cmd, cwd, log_path, env=None, stream=None, every=60, timeout
                         proc.wait()
                         thread.join()
                         raise StageTimeout(name, time.time() - t0, reason)
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, previous)
-        thread.join()
+            thread.join()
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     seconds = time.time() - t0
     if code != 0:
         with open(log_path, errors="replace") as f:
