@@ -5,8 +5,8 @@ Builds the Verilator model of 1 to 64 tiles with several build configurations, f
 own flow does to this project's defaults (those up to 8 tiles, --compare-up-to), the flattened and
 the tile-module models (up to 32 tiles, --tile-modules-up-to) and the model on two host threads
 (from 32 tiles, --threads-from), runs the `busy` firmware (every core computing) for a fixed
-number of cycles and prints cycles/s, the fastest of --repeat runs; with --rebuild, the time and peak memory of building each
-default model. Results go to results/simspeed.{csv,md,png}.
+number of cycles and prints cycles/s, the fastest of --repeat runs; with --rebuild, the time and
+peak memory of building each default model. Results go to results/simspeed.{csv,md,png}.
 """
 
 import argparse
@@ -51,16 +51,16 @@ CONFIGS = {
 
 
 def measure(model, image, cycles, repeat):
-    """The fastest of `repeat` runs: the same model measured 0.52 and 0.91 M cycles/s in two
-    single runs of one benchmark here, and a run is only ever slowed down by the host (as
-    Python's timeit takes the minimum time)."""
+    """The speeds of `repeat` runs, of which the fastest is kept: the same model measured 0.52 and
+    0.91 M cycles/s in two single runs of one benchmark here, and a run is only ever slowed down by
+    the host (as Python's timeit takes the minimum time)."""
     speeds = []
     for _ in range(repeat):
         r = model.run(image, max_cycles=cycles)
         if r.exit_code != EXIT_TIMEOUT or r.cycles != cycles:
             raise RuntimeError(f"busy run ended early (exit {r.exit_code}):\n{r.output}\n{r.stderr}")
         speeds.append(r.speed)
-    return max(speeds), speeds
+    return speeds
 
 
 def measured_build(n, threads, jobs):
@@ -212,7 +212,8 @@ def main():
             else:
                 model = build_model(x, y, obj_dir=f"obj_dir_speed_{c}", jobs=args.jobs, **opts)
                 image = model.build_firmware("busy")
-            speeds[(n, c)], runs = measure(model, image, cycles, args.repeat)
+            runs = measure(model, image, cycles, args.repeat)
+            speeds[(n, c)] = max(runs)
             print(
                 f"[simspeed] {n} tiles, {c}: {speeds[(n, c)] / 1e6:.4f} M cycles/s"
                 + (f" (runs: {', '.join(f'{v / 1e6:.4f}' for v in runs)})" if len(runs) > 1 else ""),
