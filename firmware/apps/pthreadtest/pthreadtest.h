@@ -19,6 +19,8 @@
 #define MAX_THREADS   64
 /* More than any port's thread slots (Zephyr's CONFIG_SUBUTAI_THREADS_MAX is at most 255). */
 #define PROBE_THREADS 256
+/* The stack of each of those threads where the port lets the test choose it (bare metal). */
+#define PROBE_STACK   2048
 
 /* Cores of the SoC, threads of the test (per core times cores), failed checks so far. */
 extern unsigned int n_cores, n_threads;
