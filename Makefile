@@ -26,7 +26,7 @@ BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
-.PHONY: help setup lint format test test-slow test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-apps-64 bench-mem simspeed figures bench-noc bench-fsm resources bitstream \
+.PHONY: help setup lint format test test-slow test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-apps-64 bench-mem simspeed simprofile figures bench-noc bench-fsm resources bitstream \
 	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon bench-chan clean
 
 help:
@@ -61,6 +61,8 @@ help:
 	@echo "make bench-mem             memory bandwidth and refill latency, 1 to 16 tiles, shared bus vs banks"
 	@echo "make simspeed              simulated cycles per second for 1 to 64 tiles (benchmark;"
 	@echo "                           SIMSPEED_ARGS=--rebuild: build time and peak memory too)"
+	@echo "make simprofile            where the 64-tile model's time goes, by part of a tile (needs perf;"
+	@echo "                           SIMPROFILE_ARGS=--tiles 16 --app streamcluster ...)"
 	@echo "make figures               the README's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
@@ -175,6 +177,9 @@ figures: | $(PYTHON)
 SIMSPEED_ARGS ?=
 simspeed: | $(PYTHON)
 	$(PYTHON) scripts/simspeed.py $(SIMSPEED_ARGS)
+
+simprofile: | $(PYTHON)
+	$(PYTHON) scripts/simprofile.py $(SIMPROFILE_ARGS)
 
 bench-noc: | $(PYTHON)
 	$(PYTHON) scripts/bench_noc.py

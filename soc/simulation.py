@@ -243,8 +243,9 @@ class SimModel:
             if f.endswith(".init"):
                 shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
 
-    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=()):
-        """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse."""
+    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=(), launcher=()):
+        """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse.
+        ``launcher``: a command the model runs under (e.g. a profiler's, ending in ``--``)."""
         tmp = None
         if run_dir is None:
             tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
@@ -257,7 +258,7 @@ class SimModel:
             constants.get("mem_line_bytes", 32),
             self.config["memories"]["main_ram"]["size"],
         )
-        cmd = [self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
+        cmd = [*launcher, self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
         proc = None
@@ -412,7 +413,9 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None
     0.76x, 64 at 1.15x (``results/simspeed.md``). ``tile_blocks``: every tile but tile 0 an instance of one module,
     verilated once (:mod:`soc.tile_block`), or (False) every tile flattened into the SoC's module:
     the same cycles; None is :func:`default_tile_blocks`, the other choice a model of its own
-    (``obj_dir_blocks``, ``obj_dir_flat``)."""
+    (``obj_dir_blocks``, ``obj_dir_flat``). ``profile``: every Verilog statement a C++ function
+    named after its line (Verilator ``--prof-cfuncs``), for ``scripts/simprofile.py``; the same
+    cycles, a model of its own (``..._profile``)."""
     if mem_banks is None:
         mem_banks = default_mem_banks(mesh_x * mesh_y)
     output_dir = output_dir or model_dir(
@@ -446,6 +449,7 @@ def _build_model(
     jobs=None,
     threads=1,
     tile_blocks=None,
+    profile=False,
     force=False,
     log=print,
 ):
@@ -462,6 +466,7 @@ def _build_model(
             else f"obj_dir_{'blocks' if tile_blocks else 'flat'}"
         )
         obj_dir += "" if threads == 1 else f"_threads{threads}"
+        obj_dir += "_profile" if profile else ""
     model = SimModel(output_dir, obj_dir)
     params = dict(
         mesh=[mesh_x, mesh_y],
@@ -479,6 +484,8 @@ def _build_model(
         params["atomic_words"] = atomic_words
     if threads != 1:
         params["threads"] = threads
+    if profile:
+        params["profile"] = True
     if tile_blocks and mesh_x * mesh_y > 1:
         params["tile_blocks"] = True
     if registered_uplinks is not None:
@@ -492,7 +499,7 @@ def _build_model(
             raise RuntimeError(f"{tool} not found: install the Debian package {package} (make setup)")
 
     t0 = time.time()
-    knobs = harness_knobs(obj_dir, jobs, trace, opt, cxxopt, pgo, threads)
+    knobs = harness_knobs(obj_dir, jobs, trace, opt, cxxopt, pgo, threads, profile)
     if pgo == "use":
         # Recompile the C++ of the PGO=gen build with its recorded profile: new Verilog would
         # no longer match the profile.
@@ -555,9 +562,12 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
     _harness_make(model, "model", knobs)
 
 
-def harness_knobs(obj_dir="obj_dir", jobs=None, trace=None, opt=None, cxxopt=None, pgo=None, threads=1):
+def harness_knobs(
+    obj_dir="obj_dir", jobs=None, trace=None, opt=None, cxxopt=None, pgo=None, threads=1, profile=False
+):
     """The harness Makefile's variables (soc/sim_harness/Makefile)."""
     return {
+        "PROF_CFUNCS": 1 if profile else None,
         "THREADS": threads,
         "OBJ_DIR": obj_dir,
         "JOBS": jobs or os.cpu_count() or 2,

@@ -30,3 +30,62 @@ def test_wrong_arguments_are_refused(args, message):
     assert p.returncode == 2, p.stdout + p.stderr
     assert message in p.stderr
     assert "[build]" not in p.stdout
+
+
+def simprofile(*args):
+    return subprocess.run(
+        [sys.executable, "scripts/simprofile.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tiles", "1"], "the tile module needs 2 tiles or more"),
+        (["--tiles", "65"], "--tiles:"),
+        (["--cycles", "0"], "--cycles must be positive"),
+        (["--frequency", "-1"], "--frequency must be positive"),
+    ],
+)
+def test_simprofile_wrong_arguments_are_refused(args, message):
+    p = simprofile(*args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr
+    assert "[build]" not in p.stdout
+
+
+def test_simprofile_attributes_statements_to_parts():
+    """`make simprofile` names the part of a tile a profiled statement belongs to from the
+    Verilog line Verilator's --prof-cfuncs puts in the function's name."""
+    from scripts.simprofile import CORE, OTHER, SOC, TILE_EVAL, attribute
+
+    verilog = {
+        "subutai_tile": [
+            "reg    [1:0] outputport2_grant_vc0_1 = 2'd0;",  # line 1: a declaration
+            "always @(posedge sys_clk) begin",  # line 2: the block's first statement is line 3's
+            "    tile_subutaiport_engine_state <= 3'd1;",
+            "\t\tstorage_1[tile_networkinterface_tx_fifo_wrport_adr] <= tile_networkinterface_din;",
+            "    comb_rhs_self43 <= 1'd0;",
+        ]
+    }
+    samples = [
+        ("Vsubutai_tile_subutai_tile___nba_sequent__TOP__subutai_tile__7__PROF__subutai_tile__l1", 10.0),
+        ("Vsubutai_tile_subutai_tile___nba_sequent__TOP__subutai_tile__8__PROF__subutai_tile__l2", 5.0),
+        ("Vsubutai_tile_subutai_tile___nba_sequent__TOP__subutai_tile__9__PROF__subutai_tile__l4", 4.0),
+        ("Vsubutai_tile_subutai_tile___ico_sequent__TOP__subutai_tile__1__PROF__subutai_tile__l5", 3.0),
+        ("Vsubutai_tile_VexRiscv___ico_sequent__TOP__subutai_tile__VexRiscv__0__PROF__VexRiscv_x__l9", 2.0),
+        ("Vsim_VexRiscv___nba_sequent__TOP__sim__VexRiscv__3__PROF__VexRiscv_x__l9", 1.0),
+        ("Vsubutai_tile___024root___eval_nba__0", 7.0),
+        ("Vsim___024root___eval_nba__21", 6.0),
+        ("Vsim_sim___nba_sequent__TOP__sim__2__PROF__sim__l40", 1.5),
+    ]
+    parts = attribute(samples, verilog, "subutai_tile")
+    assert parts == {
+        "router": 10.0,
+        "Subutai port and engine": 5.0,
+        "network interface": 4.0,
+        OTHER: 3.0,
+        CORE: 3.0,
+        TILE_EVAL: 7.0,
+        SOC: 7.5,
+    }
