@@ -62,7 +62,7 @@ help:
 	@echo "make simspeed              simulated cycles per second for 1 to 64 tiles (benchmark;"
 	@echo "                           SIMSPEED_ARGS=--rebuild: build time and peak memory too)"
 	@echo "make simprofile            where the 64-tile model's time goes, by part of a tile (needs perf;"
-	@echo "                           SIMPROFILE_ARGS="--tiles 16 --app synctest" ...)"
+	@echo "                           SIMPROFILE_ARGS='--tiles 16 --app synctest' ...)"
 	@echo "make figures               the README's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
