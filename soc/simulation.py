@@ -409,8 +409,9 @@ def build_model(mesh_x=2, mesh_y=2, cpu_variant=SIM_CPU_VARIANT, output_dir=None
     model evaluates on (Verilator ``--threads``; a model of its own). It spins on them, so it pays
     on a machine with a core per thread and large meshes only: measured on 2 cores with ``hello``,
     2 threads run the flattened 16 tiles at 0.70x the cycles per second of one, 32 tiles at 2.6x
-    (each core's cache holds half the model); with ``busy``, the tile-module model 32 tiles at
-    0.76x, 64 at 1.15x (``results/simspeed.md``). ``tile_blocks``: every tile but tile 0 an instance of one module,
+    (each core's cache holds half the model); with ``busy``, the flattened 32 tiles at 1.2x (still
+    0.6x the tile-module model on one thread), the tile-module model 32 tiles at 0.76x, 64 at
+    1.15x (``results/simspeed.md``). ``tile_blocks``: every tile but tile 0 an instance of one module,
     verilated once (:mod:`soc.tile_block`), or (False) every tile flattened into the SoC's module:
     the same cycles; None is :func:`default_tile_blocks`, the other choice a model of its own
     (``obj_dir_blocks``, ``obj_dir_flat``). ``profile``: every Verilog statement a C++ function
