@@ -176,11 +176,11 @@ def plot(rows, path, label):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = plt.subplots(figsize=(8, 3.5))
     names = [r[0] for r in rows][::-1]
     ax.barh(names, [float(r[1]) for r in rows][::-1])
     ax.set_xlabel("share of the simulator's time (%)")
-    ax.set_title(f"Where the Verilator model's time goes ({label})")
+    ax.set_title(f"Where the Verilator model's time goes ({label})", fontsize=10)
     ax.tick_params(axis="y", labelsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
