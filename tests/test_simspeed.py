@@ -1,5 +1,5 @@
-"""`make simspeed`'s command line (scripts/simspeed.py): a wrong argument is refused with a clear
-message before any model is built."""
+"""`make simspeed`'s and `make simprofile`'s command lines (scripts/simspeed.py, simprofile.py): a
+wrong argument is refused with a clear message before any model is built."""
 
 import subprocess
 import sys
@@ -9,46 +9,28 @@ import pytest
 from gateware.build import ROOT
 
 
-def simspeed(*args):
+def run_script(script, *args):
     return subprocess.run(
-        [sys.executable, "scripts/simspeed.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, f"scripts/{script}.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    "script, args, message",
     [
-        (["--repeat", "0"], "--repeat must be 1 or more"),
-        (["--cycles", "0"], "--cycles must be positive"),
-        (["--configs", "default,fast"], "unknown configuration 'fast'"),
-        (["--threads", "1"], "--threads: 2 or more"),
-        (["--tiles", "65"], "--tiles:"),
+        ("simspeed", ["--repeat", "0"], "--repeat must be 1 or more"),
+        ("simspeed", ["--cycles", "0"], "--cycles must be positive"),
+        ("simspeed", ["--configs", "default,fast"], "unknown configuration 'fast'"),
+        ("simspeed", ["--threads", "1"], "--threads: 2 or more"),
+        ("simspeed", ["--tiles", "65"], "--tiles:"),
+        ("simprofile", ["--tiles", "1"], "the tile module needs 2 tiles or more"),
+        ("simprofile", ["--tiles", "65"], "--tiles:"),
+        ("simprofile", ["--cycles", "0"], "--cycles must be positive"),
+        ("simprofile", ["--frequency", "-1"], "--frequency must be positive"),
     ],
 )
-def test_wrong_arguments_are_refused(args, message):
-    p = simspeed(*args)
-    assert p.returncode == 2, p.stdout + p.stderr
-    assert message in p.stderr
-    assert "[build]" not in p.stdout
-
-
-def simprofile(*args):
-    return subprocess.run(
-        [sys.executable, "scripts/simprofile.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-
-
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (["--tiles", "1"], "the tile module needs 2 tiles or more"),
-        (["--tiles", "65"], "--tiles:"),
-        (["--cycles", "0"], "--cycles must be positive"),
-        (["--frequency", "-1"], "--frequency must be positive"),
-    ],
-)
-def test_simprofile_wrong_arguments_are_refused(args, message):
-    p = simprofile(*args)
+def test_wrong_arguments_are_refused(script, args, message):
+    p = run_script(script, *args)
     assert p.returncode == 2, p.stdout + p.stderr
     assert message in p.stderr
     assert "[build]" not in p.stdout
