@@ -23,6 +23,7 @@ import tempfile
 
 from soc.mesh import mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model, stop_runs_on_sigterm
+from soc.tile_block import TILE_MODULE
 from scripts.results import save_table, console_table, RESULTS_DIR
 
 # Migen names a tile's signals after the submodule that made them (tile_<submodule>_...), except
@@ -133,7 +134,7 @@ def main():
 
     model = build_model(x, y, tile_blocks=True, profile=True, jobs=args.jobs)
     image = model.build_firmware(args.app)
-    tile_module = "subutai_tile"
+    tile_module = TILE_MODULE
     verilog = {}
     with open(os.path.join(model.gateware_dir, f"{tile_module}.v")) as f:
         verilog[tile_module] = f.read().split("\n")

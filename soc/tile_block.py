@@ -39,6 +39,9 @@ from gateware.subutai import protocol as P
 from gateware.tile import Tile
 from gateware.uplink import RegisteredUplink
 
+# The Verilog module of a tile (and the basename of its file in the gateware directory).
+TILE_MODULE = "subutai_tile"
+
 
 @dataclass
 class TileSettings:
@@ -123,7 +126,7 @@ class TileBlock:
     ``<port>_out_*`` (the router's links with its neighbours, north, east, south and west,
     :func:`gateware.noc.common.link_layout`); ``noc_error`` (the router dropped a packet)."""
 
-    def __init__(self, platform, settings, name="subutai_tile"):
+    def __init__(self, platform, settings, name=TILE_MODULE):
         self.name = name
         s = settings
         self.module = m = Module()
