@@ -21,13 +21,23 @@ LAYOUTS ?= 8
 PERTURB ?= 1
 JOBS_ARG = $(if $(JOBS),--jobs $(JOBS))
 
+# Zephyr: ZEPHYR_BASE when set (a west workspace's zephyr/), else the tree make zephyr-tree
+# unpacked from ZEPHYR_ARCHIVE (a Zephyr 4.3.0 for machines without a network: CI's).
+ZEPHYR_ARCHIVE ?= ../shared/zephyr/zephyr-4.3.0-ci.tar.xz
+ZEPHYR_TREE    := build/zephyr-ci
+ifeq ($(ZEPHYR_BASE),)
+ifneq ($(wildcard $(ZEPHYR_TREE)/.unpacked),)
+export ZEPHYR_BASE := $(CURDIR)/$(ZEPHYR_TREE)/zephyr
+endif
+endif
+
 # FPGA boards (boards/<board>.py); BOARD_ARGS: more options of the board target.
 BOARD   ?= radiona_ulx3s
 BOARDS  := radiona_ulx3s colorlight_i5 digilent_arty
 BOARD_ARGS ?=
 
 .PHONY: help setup lint format test test-slow test-fast sim stress bench bench-rwlock bench-switch bench-apps bench-apps-64 bench-mem simspeed simprofile figures bench-noc bench-fsm resources bitstream \
-	test-bitstream board-sim zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon bench-chan clean
+	test-bitstream board-sim zephyr-tree zephyr-check zephyr-sim zephyr-test zephyr-twister zephyr-bench bench-multi bench-tidon bench-chan clean
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
@@ -35,8 +45,8 @@ help:
 	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
 	@echo "make format                rewrite the Python and the C to that style"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once), but"
-	@echo "                           the tests marked slow (pytest -m 'not slow'; CI's suite), a test"
-	@echo "                           file per core at a time (TEST_JOBS=auto; TEST_JOBS=1: one process)"
+	@echo "                           the tests marked slow or zephyr (pytest -m 'not slow and not zephyr';"
+	@echo "                           CI's suite), a file per core at a time (TEST_JOBS=auto; 1: one process)"
 	@echo "make test-slow             the tests marked slow: 8 to 64 tiles, long randomized runs"
 	@echo "make test-fast             the quick loop: the suite without the slow, bitstream and"
 	@echo "                           Zephyr tests (pytest -m 'not slow and not bitstream and not zephyr')"
@@ -82,7 +92,12 @@ help:
 	@echo "                           Zephyr on every tile: build a zephyr-app application and run it in"
 	@echo "                           Verilator (ZAPP=program PROGRAM=x264 ARGS=\"-i test\"; BACKEND=...;"
 	@echo "                           PROGRAM_DIR=path: a PThreads program of one's own)"
-	@echo "make zephyr-test           the Zephyr suite (needs ZEPHYR_BASE; skipped with a message without)"
+	@echo "make zephyr-tree           unpack the Zephyr 4.3.0 of ZEPHYR_ARCHIVE (default ../shared/zephyr/)"
+	@echo "                           into build/zephyr-ci once; the Zephyr targets use it when ZEPHYR_BASE"
+	@echo "                           is not set"
+	@echo "make zephyr-check          CI's Zephyr suite: every application and configuration compiled, a"
+	@echo "                           representative set run (pytest -m 'zephyr and not slow'; needs a tree)"
+	@echo "make zephyr-test           the whole Zephyr suite, the slow tests too (pytest -m zephyr)"
 	@echo "make zephyr-twister TILES=2  Zephyr's twister over zephyr-app/apps on the simulated board"
 	@echo "                           (TWISTER_ARGS=\"-s subutai.pthreadtest.swonly\" and other options)"
 	@echo "make zephyr-bench          prodcons and the benchmark programs under Zephyr, both backends:"
@@ -123,7 +138,7 @@ format: | $(PYTHON)
 # Most of the suite is single-threaded simulations: its files run side by side, one per core
 # (models and images are built once, under a lock, whichever worker comes first).
 test: | $(PYTHON)
-	$(PYTHON) -m pytest -q -rs -m "not slow" $(TEST_PARALLEL) $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs -m "not slow and not zephyr" $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 test-slow: | $(PYTHON)
 	$(PYTHON) -m pytest -q -rs -m slow $(PYTEST_ARGS)
@@ -215,8 +230,31 @@ zephyr-sim: | $(PYTHON)
 	  --backend $(BACKEND) $(if $(PROGRAM),--program $(PROGRAM) --args "$(ARGS)") \
 	  $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)" --args "$(ARGS)")
 
+# Unpacked once: a stamp names the archive it came from (a newer archive is unpacked again).
+zephyr-tree:
+	@test -f "$(ZEPHYR_ARCHIVE)" || { echo "error: no Zephyr archive $(ZEPHYR_ARCHIVE): set ZEPHYR_ARCHIVE, or ZEPHYR_BASE to a Zephyr tree (README.md, 'Zephyr')" >&2; exit 1; }
+	@stamp="$$(ls -l --time-style=+%s "$(ZEPHYR_ARCHIVE)" | awk '{print $$5, $$6}') $(notdir $(ZEPHYR_ARCHIVE))"; \
+	  if [ "$$(cat $(ZEPHYR_TREE)/.unpacked 2>/dev/null)" = "$$stamp" ]; then \
+	    echo "[zephyr] $(ZEPHYR_TREE)/zephyr: unpacked already"; \
+	  else \
+	    echo "[zephyr] unpacking $(ZEPHYR_ARCHIVE) into $(ZEPHYR_TREE)/"; \
+	    rm -rf $(ZEPHYR_TREE) && mkdir -p $(ZEPHYR_TREE) && tar xJf "$(ZEPHYR_ARCHIVE)" -C $(ZEPHYR_TREE) && \
+	    test -f $(ZEPHYR_TREE)/zephyr/share/zephyr-package/cmake/ZephyrConfig.cmake && \
+	    echo "$$stamp" > $(ZEPHYR_TREE)/.unpacked || { echo "error: $(ZEPHYR_ARCHIVE) did not unpack to a Zephyr tree (zephyr/)" >&2; exit 1; }; \
+	  fi
+
+# The Zephyr tests refuse to be skipped here: a suite that ran nothing must not pass.
+ZEPHYR_REQUIRED = @test -n "$(ZEPHYR_BASE)" || { echo "error: ZEPHYR_BASE is not set and $(ZEPHYR_TREE) holds no tree: run make zephyr-tree (or set ZEPHYR_BASE)" >&2; exit 1; }
+
+# CI's Zephyr suite (.ci/run): every application and configuration compiled
+# (tests/test_zephyr_builds.py) and a representative set run; make zephyr-test adds the rest.
+zephyr-check: | $(PYTHON)
+	$(ZEPHYR_REQUIRED)
+	$(PYTHON) -m pytest -q -rs -m "zephyr and not slow" $(TEST_PARALLEL) $(PYTEST_ARGS)
+
 zephyr-test: | $(PYTHON)
-	$(PYTHON) -m pytest -q -rs -m zephyr $(PYTEST_ARGS)
+	$(ZEPHYR_REQUIRED)
+	$(PYTHON) -m pytest -q -rs -m zephyr $(TEST_PARALLEL) $(PYTEST_ARGS)
 
 # Zephyr's twister over zephyr-app/apps (sample.yaml, testcase.yaml) on the simulated board.
 zephyr-twister: | $(PYTHON)

@@ -24,6 +24,7 @@ from soc.zephyr import (
     BARRIER_POLICIES,
     MULTI_SOC,
     SCHED_POLICIES,
+    ZEPHYR_FIRMWARE_APPS,
     build_app,
     chan_conf,
     build_multi,
@@ -112,11 +113,13 @@ def main():
     if (
         args.app == "program"
         and not args.program_dir
-        and args.program not in benchmark_programs(channels=True) + firmware_apps()
+        and args.program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS)
     ):
+        bare = " (it runs bare metal only)" if args.program in firmware_apps() else ""
         parser.error(
-            f"--program {args.program}: give a program of firmware/programs/ "
-            f"({', '.join(benchmark_programs(channels=True))}) or an application of firmware/apps/"
+            f"--program {args.program}{bare}: give a program of firmware/programs/ "
+            f"({', '.join(benchmark_programs(channels=True))}) or an application of firmware/apps/ "
+            f"written for Zephyr too ({', '.join(ZEPHYR_FIRMWARE_APPS)})"
         )
     if args.app == "multi" and not args.set:
         parser.error("--app multi needs --set 'P1 P2 ...' (programs of firmware/programs/)")

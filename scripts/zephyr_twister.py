@@ -7,8 +7,9 @@ Builds (or reuses) the Verilator model of the SoC, points the board at it (``SUB
 and runs ``$ZEPHYR_BASE/scripts/twister`` on ``zephyr-app/apps`` (each application's
 ``sample.yaml`` or ``testcase.yaml``) for the board ``subutai_litex``, whose run target boots each
 image on the model (``zephyr-app/boards/subutai/subutai_litex/board.cmake``). Options it does not
-know go to twister (e.g. ``-s subutai.pthreadtest.swonly``, ``--build-only``, ``-W``). Reports go
-to ``build/twister/``. Exit status: twister's.
+know go to twister (e.g. ``-s subutai.pthreadtest.swonly``, ``--build-only``, ``-W``); its test
+configuration is ``zephyr-app/twister/test_config.yaml`` unless ``--test-config`` is given. Reports
+go to ``build/twister/``. Exit status: twister's.
 """
 
 import argparse
@@ -19,7 +20,10 @@ import sys
 from gateware.build import BUILD_DIR, ROOT
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import build_model
-from soc.zephyr import ZephyrUnavailable, zephyr_environment
+from soc.zephyr import ZEPHYR_APP_DIR, ZephyrUnavailable, zephyr_environment
+
+#: The project's test configuration (platforms, no levels), unless the command line gives one.
+TEST_CONFIG = os.path.join(ZEPHYR_APP_DIR, "twister", "test_config.yaml")
 
 
 def main():
@@ -55,7 +59,10 @@ def main():
         "subutai_litex",
         "-O",
         os.path.join(BUILD_DIR, "twister"),
-    ] + twister_args
+    ]
+    if not any(a == "--test-config" or a.startswith("--test-config=") for a in twister_args):
+        cmd += ["--test-config", TEST_CONFIG]
+    cmd += twister_args
     print(
         f"[twister] {mesh_x}x{mesh_y} model {os.path.relpath(model.output_dir, ROOT)}: " + " ".join(cmd[1:]),
         flush=True,

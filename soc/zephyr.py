@@ -32,6 +32,12 @@ ZEPHYR_APP_DIR = os.path.join(ROOT, "zephyr-app")
 APPS_DIR = os.path.join(ZEPHYR_APP_DIR, "apps")
 
 
+#: Applications of firmware/apps/ written for both runtimes, which the app ``program`` builds under
+#: Zephyr; the others use the bare-metal runtime (its release cycle, its channel set-up) and do
+#: not link there (pthreadtest has an app of its own).
+ZEPHYR_FIRMWARE_APPS = ("prodcons", "switchbench")
+
+
 class ZephyrUnavailable(RuntimeError):
     """No Zephyr tree or toolchain to build with; the message says what to set or install."""
 
@@ -108,7 +114,12 @@ def build_app(
         if not glob.glob(os.path.join(program_dir, "*.c")):
             raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
     elif app == "program":
-        if program not in benchmark_programs(channels=True) + firmware_apps():
+        if program in firmware_apps() and program not in ZEPHYR_FIRMWARE_APPS:
+            raise ValueError(
+                f"application {program!r} of firmware/apps/ runs bare metal only "
+                f"(under Zephyr: {', '.join(ZEPHYR_FIRMWARE_APPS)})"
+            )
+        if program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS):
             raise ValueError(f"program {program!r}: no such program or application")
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")

@@ -31,13 +31,29 @@ class ModelCache:
         return model.run(self.image(mesh_x, mesh_y, app, backend, program_args), **kwargs)
 
 
+def _zephyr_missing():
+    """Why no Zephyr image can be built here, or None."""
+    from soc.zephyr import ZephyrUnavailable, zephyr_environment
+
+    try:
+        zephyr_environment()
+    except ZephyrUnavailable as e:
+        return f"Zephyr suite skipped: {e}"
+    return None
+
+
 def pytest_collection_modifyitems(items):
     """The slow marker by cost, in every file alike: a simulation of the SoC with 8 tiles or more
-    (a ``mesh`` parameter of X*Y >= 8) is slow (pytest.ini)."""
+    (a ``mesh`` parameter of X*Y >= 8) is slow (pytest.ini). A test marked zephyr builds a Zephyr
+    image: without a Zephyr tree it is skipped, with the reason in pytest's summary."""
     for item in items:
         mesh = item.callspec.params.get("mesh") if hasattr(item, "callspec") else None
         if isinstance(mesh, tuple) and len(mesh) == 2 and mesh[0] * mesh[1] >= 8:
             item.add_marker(pytest.mark.slow)
+    zephyr_items = [item for item in items if item.get_closest_marker("zephyr")]
+    reason = _zephyr_missing() if zephyr_items else None
+    for item in zephyr_items if reason else ():
+        item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session")

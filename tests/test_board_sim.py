@@ -16,7 +16,6 @@ import pytest
 
 from gateware.build import BUILD_DIR, ROOT
 from scripts.capture import read_capture
-from soc.zephyr import ZephyrUnavailable, zephyr_environment
 
 OUT = os.path.join(BUILD_DIR, "test_board_sim")
 EXIT_TIMEOUT = 124
@@ -83,16 +82,8 @@ def test_board_sim_refuses_an_fpga_build_and_app_without_sim():
     assert p.returncode == 2 and "add --sim" in p.stderr
 
 
-def _zephyr_missing():
-    try:
-        zephyr_environment()
-    except ZephyrUnavailable as e:
-        return f"Zephyr on the board SoC skipped: {e}"
-    return None
-
-
+@pytest.mark.slow
 @pytest.mark.zephyr
-@pytest.mark.skipif(_zephyr_missing() is not None, reason=str(_zephyr_missing()))
 def test_board_soc_serial_boots_zephyr(tmp_path):
     capture = tmp_path / "zephyr.txt"
     p = board_sim("--zephyr", "--app", "hello", "--capture", str(capture))

@@ -12,7 +12,6 @@ from scripts import host_programs
 from scripts.capture import parse_lines
 from scripts.chan_report import GOAL_NOC_1HOP, farm_rows, farm_runs, label_record, latency_rows, report
 from soc.firmware import CHANS
-from tests.test_zephyr import needs_zephyr
 
 
 def some_slow(default):
@@ -86,8 +85,8 @@ def test_farm_checksum_equals_the_hosts(sim, chan):
         assert record["workers"] == (0 if threads == 1 else 2) and record["impl"] == chan
 
 
-@needs_zephyr
-@pytest.mark.parametrize("chan", ["noc", "flags"])
+@pytest.mark.zephyr
+@pytest.mark.parametrize("chan", ["noc", pytest.param("flags", marks=pytest.mark.slow)])
 def test_farm_under_zephyr_more_threads_than_cores(sim, chan):
     """Seven threads on four kernels: waiters share cores, so a receive or a send to a full
     channel must sleep (noc: the port's interrupt) or yield (flags), not hold the core."""

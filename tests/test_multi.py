@@ -1,8 +1,9 @@
 """Several applications sharing the cores under Zephyr (zephyr-app/apps/multi, the scheduling
 policies of zephyr-app/lib/pthread/sched_zephyr.c; TPDS'21 section VII).
 
-A small set (two instances each of two programs on 2x2 tiles) under every policy with both
-backends: every instance's checksum equals the host build's, and the schedule requests add up;
+A set of two applications on 2x2 tiles under every policy (the backends in turn: CI's Zephyr
+suite), and a set of two instances each of two programs under every policy with both backends
+(slow): every instance's checksum equals the host build's, and the schedule requests add up;
 a deadlocked application (tests/programs/cs_spin: a thread spinning in its critical section for
 ever) does not keep the other application of its set from finishing under CSA, because CSALimit
 sends the spinner back to round robin, and does keep it from finishing without the limit. The
@@ -18,11 +19,10 @@ from gateware.build import ROOT
 from scripts import host_programs
 from scripts.capture import CaptureError, parse_lines
 from scripts.multi_report import CSV_FIELDS, label_record, metrics, set_runs
-from tests.test_zephyr import needs_zephyr
+from soc.zephyr import SCHED_POLICIES
 
-pytestmark = pytest.mark.zephyr
-
-SMALL_SET = ["bodytrack", "streamcluster", "bodytrack", "streamcluster"]
+TWO_SET = ["bodytrack", "streamcluster"]
+SMALL_SET = TWO_SET * 2
 TEST_ARGS = "-i test -s 1"
 CS_SPIN = os.path.join(ROOT, "tests", "programs", "cs_spin")
 #: Timeslot of the tests (us): short beside the test input's runs, so threads rotate many times.
@@ -49,18 +49,30 @@ def checksums(run):
     return {k: o.get("checksum", (None, None)) for k, o in run["output"].items()}
 
 
-@needs_zephyr
-@pytest.mark.parametrize("backend", ["subutai", "swonly"])
-@pytest.mark.parametrize("policy", ["oat", "rr", "csa", "csa-nolimit"])
-def test_small_set_under_every_policy(sim, reference, backend, policy):
-    result, run = run_set(sim, SMALL_SET, backend, policy)
+def _sets():
+    """Each policy with a set of two applications, the backends in turn; the set of four
+    instances under each policy with both backends (slow)."""
+    for k, policy in enumerate(SCHED_POLICIES):
+        backend = ("subutai", "swonly")[k % 2]
+        yield pytest.param(TWO_SET, backend, policy, id=f"two-{policy}-{backend}")
+    for policy in SCHED_POLICIES:
+        for backend in ("subutai", "swonly"):
+            yield pytest.param(
+                SMALL_SET, backend, policy, id=f"four-{policy}-{backend}", marks=pytest.mark.slow
+            )
+
+
+@pytest.mark.zephyr
+@pytest.mark.parametrize("programs, backend, policy", list(_sets()))
+def test_set_under_every_policy(sim, reference, programs, backend, policy):
+    result, run = run_set(sim, programs, backend, policy)
     assert result.exit_code == 0, result.output[-3000:]
     record = run["set"]
     assert record["policy"] == policy and record["ts_us"] == TS_US and record["backend"] == backend
-    assert record["finished"] == record["instances"] == len(SMALL_SET)
+    assert record["finished"] == record["instances"] == len(programs)
     for k, (program, value) in checksums(run).items():
-        assert program == SMALL_SET[k] and value == reference[program], (k, program, value)
-    assert len(checksums(run)) == len(SMALL_SET)
+        assert program == programs[k] and value == reference[program], (k, program, value)
+    assert len(checksums(run)) == len(programs)
     # Every request is in exactly one of Table VII's columns (the total is counted apart).
     counts = record["req_outside_cs"], record["req_cs_csa"], record["req_cs_rr"]
     assert sum(counts) == record["requests"] > 0
@@ -80,7 +92,8 @@ def test_small_set_under_every_policy(sim, reference, backend, policy):
     assert record["makespan"] == max(i["end"] for i in instances)
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 def test_csa_limit_returns_a_spinning_holder_to_round_robin(sim, reference, backend):
     """cs_spin's main thread holds its mutex for ever on core 1, beside a thread of streamcluster:
@@ -100,7 +113,8 @@ def test_csa_limit_returns_a_spinning_holder_to_round_robin(sim, reference, back
     assert record["req_cs_csa"] > 0
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_without_the_limit_a_deadlocked_application_stops_the_others(sim):
     conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=40"]
     result, run = run_set(sim, ["streamcluster", CS_SPIN], "subutai", "csa-nolimit", extra_conf=conf)
@@ -109,7 +123,8 @@ def test_without_the_limit_a_deadlocked_application_stops_the_others(sim):
     assert run["set"]["req_cs_rr"] == 0
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_round_robin_also_lets_the_others_finish(sim, reference):
     conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=40"]
     result, run = run_set(sim, ["streamcluster", CS_SPIN], "subutai", "rr", extra_conf=conf)

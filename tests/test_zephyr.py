@@ -15,26 +15,12 @@ import sys
 
 import pytest
 
-from soc.zephyr import ZephyrUnavailable, zephyr_environment
 from scripts.capture import parse_lines
 
 from gateware.build import ROOT
 
 GEN_DTSI = os.path.join(ROOT, "zephyr-app", "scripts", "gen_soc_dtsi.py")
 ZEPHYR_PY = os.path.join(ROOT, "boards", "zephyr.py")
-
-
-def _zephyr_missing():
-    try:
-        zephyr_environment()
-    except ZephyrUnavailable as e:
-        return f"Zephyr suite skipped: {e}"
-    return None
-
-
-pytestmark = pytest.mark.zephyr
-
-needs_zephyr = pytest.mark.skipif(_zephyr_missing() is not None, reason=str(_zephyr_missing()))
 
 
 class ZephyrCache:
@@ -149,6 +135,7 @@ def test_devicetree_generator_errors(sim, tmp_path):
         (["--tiles", "17"], "tiles"),
         (["--tiles", "4", "--app", "nosuchapp"], "no such application"),
         (["--tiles", "4", "--app", "program", "--program", "nosuch"], "--program"),
+        (["--tiles", "4", "--app", "program", "--program", "syncstress"], "runs bare metal only"),
         (["--tiles", "4", "--app", "pthreadtest", "--program", "x264"], "only apply"),
         (["--tiles", "4", "--conf", "SUBUTAI=y"], "CONFIG_NAME=VALUE"),
     ],
@@ -167,7 +154,7 @@ def test_missing_zephyr_is_a_clear_error():
 # With Zephyr: boot, primitives, programs ----------------------------------------------------------
 
 
-@needs_zephyr
+@pytest.mark.zephyr
 @pytest.mark.parametrize("mesh", [(2, 2), (4, 2)], ids=["2x2", "4x2"])
 def test_every_tile_boots_its_kernel(zephyr, mesh):
     r = zephyr.run(*mesh, "hello")
@@ -196,7 +183,7 @@ def _placement(output):
     return [int(c) for c in m.group(1).split()]
 
 
-@needs_zephyr
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 @pytest.mark.parametrize("mesh, per_core", [((2, 2), 3), ((4, 2), 2)], ids=["2x2-3", "4x2-2"])
 def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, backend, mesh, per_core):
@@ -205,7 +192,8 @@ def test_every_primitive_several_threads_per_tile(zephyr, pthreadtest_groups, ba
     assert f"{mesh[0] * mesh[1]} cores, {mesh[0] * mesh[1] * per_core} threads" in r.output
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 @pytest.mark.parametrize(
     "conf, per_core",
@@ -223,7 +211,8 @@ def test_spin_then_block_paths(zephyr, pthreadtest_groups, backend, conf, per_co
     assert f"4 cores, {4 * per_core} threads" in r.output
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_least_loaded_placement(zephyr, pthreadtest_groups):
     """Least-loaded placement fills the emptiest cores first, the lowest number first: with the
     main thread on core 0 and two threads pinned on core 2, the unpinned ones go to 1, 3, then 0
@@ -233,7 +222,8 @@ def test_least_loaded_placement(zephyr, pthreadtest_groups):
     assert _placement(r.output) == [1, 3, 0, 1]
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_round_robin_placement(zephyr, pthreadtest_groups):
     """Round-robin placement (the default) takes the cores in turn whatever they hold."""
     r = zephyr.run(2, 2, "pthreadtest", "subutai")
@@ -249,7 +239,8 @@ def _checksum(output, program):
     return m.group(1)
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 @pytest.mark.parametrize("program", ["streamcluster", "bodytrack", "x264", "radix", "ep"])
 def test_programs_match_bare_metal(sim, zephyr, program, backend):
@@ -263,7 +254,8 @@ def test_programs_match_bare_metal(sim, zephyr, program, backend):
     assert len(runs) == 1 and runs[0]["backend"] == backend and runs[0]["tiles"] == 4
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_program_of_ones_own_under_zephyr(sim, tmp_path):
     """A PThreads program outside the tree (--program-dir) builds as a Zephyr application as the
     benchmark programs do and runs under the harness."""
@@ -286,7 +278,8 @@ def test_program_of_ones_own_under_zephyr(sim, tmp_path):
     assert len(runs) == 1 and runs[0]["program"] == "counting" and runs[0]["exit"] == 0
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_program_with_more_threads_than_cores(sim, zephyr):
     """Several threads per core: the checksum does not depend on the thread count."""
     bare = sim.run(2, 2, "x264", "subutai", "-i test")
@@ -297,7 +290,8 @@ def test_program_with_more_threads_than_cores(sim, zephyr):
     assert run["threads"] == 8
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 def test_prodcons_unchanged(zephyr, backend):
     r = zephyr.run(2, 2, "program", backend, "prodcons")
@@ -306,7 +300,8 @@ def test_prodcons_unchanged(zephyr, backend):
     assert any(rec.get("backend") == backend for rec in records)
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_zephyr_prodcons_results_are_reproduced():
     """The 2-tile prodcons of `make zephyr-bench`, rerun: its medians are those of
     results/zephyr_prodcons.csv (a change that moves them must commit the new results). A waiter
@@ -331,7 +326,8 @@ def test_zephyr_prodcons_results_are_reproduced():
         assert rerun[(2, "subutai") + case] < 1000, rerun
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", "swonly"])
 def test_kernel_path_costs(zephyr, backend):
     """The Zephyr costs app: every piece of a sleeping wait's path measured, in an order that
@@ -353,7 +349,8 @@ def test_kernel_path_costs(zephyr, backend):
     assert pair > costs["pthread unlock"]
 
 
-@needs_zephyr
+@pytest.mark.slow
+@pytest.mark.zephyr
 def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
     """One application built in two directories: identical zephyr.bin and zephyr.elf (debug
     information included)."""
@@ -371,10 +368,13 @@ def test_zephyr_image_does_not_depend_on_build_directory(sim, tmp_path):
     assert str(tmp_path).encode() not in second
 
 
-@needs_zephyr
-def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path):
-    """Zephyr's twister builds the applications' sample.yaml/testcase.yaml for subutai_litex and
-    runs them on the Verilator model (the board's run target): each passes on its console check."""
+@pytest.mark.zephyr
+@pytest.mark.parametrize(
+    "scenario", ["subutai.hello", pytest.param("subutai.pthreadtest.swonly", marks=pytest.mark.slow)]
+)
+def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path, scenario):
+    """Zephyr's twister builds an application's sample.yaml/testcase.yaml for subutai_litex and
+    runs it on the Verilator model (the board's run target): it passes on its console check."""
     sim.model(2, 1)
     out = tmp_path / "twister"
     # -W: twister makes warnings errors; the Zephyr tree's own sources are not ours to judge.
@@ -385,9 +385,7 @@ def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path):
             "--tiles",
             "2",
             "-s",
-            "subutai.hello",
-            "-s",
-            "subutai.pthreadtest.swonly",
+            scenario,
             "-W",
             "-O",
             str(out),
@@ -400,4 +398,4 @@ def test_twister_runs_the_applications_on_the_simulated_board(sim, tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     report = json.load(open(out / "twister.json"))
     status = {s["name"].split("/")[-1]: s["status"] for s in report["testsuites"]}
-    assert status == {"subutai.hello": "passed", "subutai.pthreadtest.swonly": "passed"}, status
+    assert status == {scenario: "passed"}, status

@@ -85,6 +85,11 @@ if(ZEPHYR_TOOLCHAIN_VARIANT STREQUAL "cross-compile" AND CROSS_COMPILE)
     set(subutai_specs_file ${CMAKE_BINARY_DIR}/subutai/rv32im-zicsr.specs)
     file(WRITE ${subutai_specs_file}
       "${subutai_matches}march=rv32im_zicsr_zifencei march=rv32im;\n\n")
+    # ccache hashes a -specs file by its modification time. This one follows from the compiler
+    # alone, so it takes the compiler's: then every build directory, whose configure writes the
+    # file anew, reuses the objects cached by the others.
+    find_program(subutai_gcc ${CROSS_COMPILE}gcc REQUIRED)
+    execute_process(COMMAND touch -r ${subutai_gcc} ${subutai_specs_file} COMMAND_ERROR_IS_FATAL ANY)
     list(APPEND TOOLCHAIN_C_FLAGS -specs=${subutai_specs_file})
     list(APPEND TOOLCHAIN_LD_FLAGS -specs=${subutai_specs_file})
     message(STATUS "Subutai: ${CROSS_COMPILE}gcc maps rv32im_zicsr_zifencei to its rv32im multilib "
