@@ -114,13 +114,12 @@ def build_app(
         if not glob.glob(os.path.join(program_dir, "*.c")):
             raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
     elif app == "program":
-        if program in firmware_apps() and program not in ZEPHYR_FIRMWARE_APPS:
-            raise ValueError(
-                f"application {program!r} of firmware/apps/ runs bare metal only "
-                f"(under Zephyr: {', '.join(ZEPHYR_FIRMWARE_APPS)})"
-            )
         if program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS):
-            raise ValueError(f"program {program!r}: no such program or application")
+            bare = " (an application that runs bare metal only)" if program in firmware_apps() else ""
+            raise ValueError(
+                f"program {program!r}{bare}: no such program or application under Zephyr "
+                f"(firmware/apps/ written for Zephyr too: {', '.join(ZEPHYR_FIRMWARE_APPS)})"
+            )
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")
     if program in CHANNEL_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):

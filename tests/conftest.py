@@ -52,8 +52,9 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
     zephyr_items = [item for item in items if item.get_closest_marker("zephyr")]
     reason = _zephyr_missing() if zephyr_items else None
-    for item in zephyr_items if reason else ():
-        item.add_marker(pytest.mark.skip(reason=reason))
+    if reason:
+        for item in zephyr_items:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from scripts.capture import parse_lines
+from soc.firmware import firmware_apps
 
 from gateware.build import ROOT
 
@@ -143,6 +144,18 @@ def test_devicetree_generator_errors(sim, tmp_path):
 def test_cli_errors(args, message):
     r = subprocess.run([sys.executable, ZEPHYR_PY, *args], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr
+
+
+def test_bare_metal_applications_are_refused_under_zephyr():
+    """An application of firmware/apps/ that uses the bare-metal runtime is refused by name
+    before any build (it would stop at the link); the ones written for both runtimes are not."""
+    from soc.zephyr import ZEPHYR_FIRMWARE_APPS, build_app
+
+    with pytest.raises(ValueError, match="'syncstress' \\(an application that runs bare metal only\\)"):
+        build_app(None, "program", "subutai", "syncstress")
+    with pytest.raises(ValueError, match="no such program"):
+        build_app(None, "program", "subutai", "nosuch")
+    assert set(ZEPHYR_FIRMWARE_APPS) <= set(firmware_apps())
 
 
 def test_missing_zephyr_is_a_clear_error():
