@@ -184,6 +184,22 @@ def test_cli_rejects_bad_arguments(args, message):
     assert message in p.stderr
 
 
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        (["sim", "TILES=1", "APP=hello"], "--args only applies to a benchmark program"),
+        (["zephyr-sim", "TILES=4", "ZAPP=pthreadtest", "PROGRAM=x264"], "only apply"),
+    ],
+)
+def test_make_passes_one_option_as_the_programs_arguments(target, message):
+    """ARGS holding a single option (``-m10``) reaches the target as the value of its --args, not
+    as an option of the target's own (argparse took ``--args -m10`` for a missing value): the
+    target's own check of the arguments answers, before anything is built."""
+    p = subprocess.run(["make", "-s", *target, "ARGS=-m10"], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode != 0
+    assert message in p.stderr and "expected one argument" not in p.stderr, p.stderr
+
+
 def test_harness_rejects_bad_arguments(sim):
     model = sim.model(1, 1)
     p = subprocess.run([model.binary, "--max-cycles", "ten"], capture_output=True, text=True)
