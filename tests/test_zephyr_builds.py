@@ -44,8 +44,9 @@ TS_US = 500
 
 
 def _builds():
-    """(id, app, backend, program, conf) of every build: each setting with both backends where
-    the library's code differs by backend, the pairs of policies spread over the builds."""
+    """Every build as a pytest parameter (app, backend, program, conf), named by what it sets:
+    each setting with both backends where the library's code differs by backend, the pairs of
+    policies spread over the builds."""
     builds = []
 
     def add(app, backend, program=None, conf=(), tag=None):
