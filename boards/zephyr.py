@@ -17,17 +17,17 @@ import argparse
 import os
 import sys
 
-from soc.firmware import BACKENDS, CHANS, benchmark_programs, firmware_apps
+from soc.firmware import BACKENDS, CHANS
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
     BARRIER_POLICIES,
     MULTI_SOC,
     SCHED_POLICIES,
-    ZEPHYR_FIRMWARE_APPS,
     build_app,
     chan_conf,
     build_multi,
+    check_program,
     require_zephyr,
     zephyr_apps,
 )
@@ -110,17 +110,11 @@ def main():
         parser.error("--program-dir goes with --app program, instead of --program")
     if args.program_dir and not os.path.isdir(args.program_dir):
         parser.error(f"--program-dir {args.program_dir}: no such directory")
-    if (
-        args.app == "program"
-        and not args.program_dir
-        and args.program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS)
-    ):
-        bare = " (it runs bare metal only)" if args.program in firmware_apps() else ""
-        parser.error(
-            f"--program {args.program}{bare}: give a program of firmware/programs/ "
-            f"({', '.join(benchmark_programs(channels=True))}) or an application of firmware/apps/ "
-            f"written for Zephyr too ({', '.join(ZEPHYR_FIRMWARE_APPS)})"
-        )
+    if args.app == "program" and not args.program_dir:
+        try:
+            check_program(args.program)
+        except ValueError as e:
+            parser.error(f"--program: {e}")
     if args.app == "multi" and not args.set:
         parser.error("--app multi needs --set 'P1 P2 ...' (programs of firmware/programs/)")
     if args.app != "multi" and args.set:

@@ -48,6 +48,18 @@ def zephyr_apps():
     )
 
 
+def check_program(program):
+    """``program`` if the app ``program`` builds it under Zephyr, else ValueError saying why."""
+    if program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS):
+        bare = " (an application that runs bare metal only)" if program in firmware_apps() else ""
+        raise ValueError(
+            f"program {program!r}{bare}: no such program under Zephyr; give one of firmware/programs/ "
+            f"({', '.join(benchmark_programs(channels=True))}) or an application of firmware/apps/ "
+            f"written for Zephyr too ({', '.join(ZEPHYR_FIRMWARE_APPS)})"
+        )
+    return program
+
+
 def zephyr_environment():
     """Environment of a Zephyr build: ZEPHYR_BASE and a toolchain, or ZephyrUnavailable."""
     env = dict(os.environ)
@@ -114,12 +126,7 @@ def build_app(
         if not glob.glob(os.path.join(program_dir, "*.c")):
             raise ValueError(f"program directory {program_dir}: no C sources (*.c) there")
     elif app == "program":
-        if program not in benchmark_programs(channels=True) + list(ZEPHYR_FIRMWARE_APPS):
-            bare = " (an application that runs bare metal only)" if program in firmware_apps() else ""
-            raise ValueError(
-                f"program {program!r}{bare}: no such program or application under Zephyr "
-                f"(firmware/apps/ written for Zephyr too: {', '.join(ZEPHYR_FIRMWARE_APPS)})"
-            )
+        check_program(program)
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")
     if program in CHANNEL_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):
