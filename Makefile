@@ -10,7 +10,10 @@ TEST_JOBS ?= auto
 TEST_PARALLEL = $(if $(filter 1,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile)
 
 BACKEND ?= subutai
+# A program's command line, split as a shell splits it (quotes and all): the recipes take it from
+# the environment ("$ARGS"), so that no quoting of the recipe's shell changes it.
 ARGS    ?=
+export ARGS
 # C macros of the APP, e.g. DEFINES="STRESS_CYCLES=1000000".
 DEFINES ?=
 STRESS_CYCLES ?= 10000000
@@ -150,7 +153,7 @@ test-fast: | $(PYTHON)
 
 sim: | $(PYTHON)
 	$(PYTHON) boards/sim.py --tiles $(TILES) $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)",--app $(APP)) \
-	  --backend $(BACKEND) --args="$(ARGS)" \
+	  --backend $(BACKEND) --args="$$ARGS" \
 	  $(foreach d,$(DEFINES),--define $(d))
 
 stress: | $(PYTHON)
@@ -218,7 +221,7 @@ board-sim: | $(PYTHON)
 	@case " $(BOARDS) " in *" $(BOARD) "*) ;; \
 	  *) echo "error: unknown BOARD=$(BOARD) (boards: $(BOARDS))" >&2; exit 2;; esac
 	$(PYTHON) boards/$(BOARD).py --tiles $(TILES) --sim --app $(APP) --backend $(BACKEND) \
-	  $(if $(ARGS),--app-args="$(ARGS)") $(BOARD_ARGS)
+	  $(if $(ARGS),--app-args="$$ARGS") $(BOARD_ARGS)
 
 test-bitstream: | $(PYTHON)
 	SUBUTAI_BITSTREAM_TEST=1 $(PYTHON) -m pytest -q -m bitstream $(PYTEST_ARGS)
@@ -228,8 +231,8 @@ PROGRAM ?=
 
 zephyr-sim: | $(PYTHON)
 	$(PYTHON) boards/zephyr.py --tiles $(TILES) --app $(if $(PROGRAM_DIR),program,$(ZAPP)) \
-	  --backend $(BACKEND) $(if $(PROGRAM),--program $(PROGRAM) --args="$(ARGS)") \
-	  $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)" --args="$(ARGS)")
+	  --backend $(BACKEND) $(if $(PROGRAM),--program $(PROGRAM) --args="$$ARGS") \
+	  $(if $(PROGRAM_DIR),--program-dir "$(PROGRAM_DIR)" --args="$$ARGS")
 
 # Unpacked once: a stamp names the archive it came from (a newer archive is unpacked again).
 zephyr-tree:

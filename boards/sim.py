@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from gateware.cpu import SIM_CPU_VARIANT
-from soc.firmware import BACKENDS, CHANS, benchmark_programs, define_arg, firmware_apps
+from soc.firmware import BACKENDS, CHANS, benchmark_programs, check_program_args, define_arg, firmware_apps
 from soc.mesh import mesh_shape, MeshShapeError
 from soc.simulation import EXIT_TIMEOUT, TILE_BLOCKS_FROM, build_model, mem_banks_arg
 from soc.subutai_soc import KiB, MiB
@@ -57,7 +57,9 @@ def main():
         "--args",
         default="",
         metavar="'ARGS'",
-        help="Arguments of a benchmark program, after the '-t <tiles>' it always gets (e.g. '-i test -s 7').",
+        help="Arguments of a benchmark program, split as a shell splits them: a program of "
+        "firmware/programs/ gets them after '-t <tiles>' (e.g. '-i test -s 7'), a --program-dir "
+        "exactly these (e.g. '-p8 -m10').",
     )
     parser.add_argument(
         "--define",
@@ -141,8 +143,10 @@ def main():
         )
     if args.args and args.app not in benchmark_programs(channels=True) and not args.program_dir:
         parser.error("--args only applies to a benchmark program (firmware/programs/, --program-dir)")
-    if "'" in args.args:
-        parser.error("--args: no quotes allowed")
+    try:
+        check_program_args(args.args, own_program=bool(args.program_dir))
+    except ValueError as e:
+        parser.error(f"--args: {e}")
     if args.define and not (args.app or args.program_dir):
         parser.error("--define applies to an --app or a --program-dir")
 

@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from soc.firmware import BACKENDS, CHANS
+from soc.firmware import BACKENDS, CHANS, check_program_args
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
@@ -55,7 +55,11 @@ def main():
         "directory) instead of --program.",
     )
     parser.add_argument(
-        "--args", default="", metavar="'ARGS'", help="Arguments of a benchmark program after '-t <tiles>'."
+        "--args",
+        default="",
+        metavar="'ARGS'",
+        help="Arguments of the program, split as a shell splits them: a program of "
+        "firmware/programs/ gets them after '-t <tiles>', a --program-dir exactly these.",
     )
     parser.add_argument(
         "--set",
@@ -121,8 +125,10 @@ def main():
         parser.error("--set only applies to --app multi")
     if args.app not in ("program", "multi") and (args.program or args.args):
         parser.error("--program and --args only apply to --app program (--args also to --app multi)")
-    if "'" in args.args or '"' in args.args:
-        parser.error("--args: no quotes allowed")
+    try:
+        check_program_args(args.args, own_program=bool(args.program_dir))
+    except ValueError as e:
+        parser.error(f"--args: {e}")
     for c in args.conf:
         if not c.startswith("CONFIG_") or "=" not in c:
             parser.error(f"--conf {c}: expected CONFIG_NAME=VALUE")

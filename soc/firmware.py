@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import glob
 import hashlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -35,6 +36,28 @@ def _backends():
 #: PThreads backends a program can be linked with (link time): ``subutai`` (the engines in the
 #: NIs), ``swonly`` (the software-only baseline).
 BACKENDS = _backends()
+
+
+def _program_args_generator():
+    # The generator the builds run (firmware/lib/program_args.py): one splitting of a command line.
+    path = os.path.join(FIRMWARE_DIR, "lib", "program_args.py")
+    spec = importlib.util.spec_from_file_location("subutai_program_args", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_program_args(text, own_program=False):
+    """Check a program's command line (ARGS); ValueError, with the reason, if it cannot be given.
+    A program of one's own (``own_program``, PROGRAM_DIR) gets its words split as a POSIX shell
+    splits them, quotes and backslashes included, by the generator its builds run: a line a shell
+    would refuse (an unclosed quote, say) is refused. The project's applications and programs get
+    words separated by spaces, compiled in as they are: no quotes."""
+    if own_program:
+        _program_args_generator().source(text)
+    elif "'" in text or '"' in text:
+        raise ValueError(f"program arguments {text!r}: no quotes allowed (words separated by spaces)")
+    return text
 
 
 def firmware_apps():
@@ -182,7 +205,8 @@ def build_firmware(
     shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld);
     ``perturbation`` (a :class:`LinkPerturbation`) links the library another way; ``program_dir``
     is a plain PThreads program of one's own (its .c files, any directory), built and run as the
-    benchmark programs are, ``app`` then being the directory's name (or None for it); ``chan``
+    benchmark programs are but with exactly ``program_args``, split as a shell splits them, ``app``
+    then being the directory's name (or None for it); ``chan``
     the implementation of channels (:data:`CHANS`, None the default)."""
     check_backend(backend)
     if chan is not None:
@@ -194,8 +218,7 @@ def build_firmware(
         app = app or os.path.basename(program_dir)
     if not isinstance(layout_pad, int) or layout_pad < 0 or layout_pad % 4:
         raise ValueError(f"layout_pad {layout_pad!r}: a non-negative multiple of 4 bytes")
-    if "'" in program_args:
-        raise ValueError(f"program arguments {program_args!r}: no quotes allowed")
+    check_program_args(program_args, own_program=program_dir is not None)
     soc_dir = os.path.abspath(soc_dir)
     if out_dir is None:
         tag = slug(program_args)

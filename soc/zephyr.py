@@ -24,6 +24,7 @@ from soc.firmware import (
     benchmark_programs,
     check_backend,
     check_chan,
+    check_program_args,
     firmware_apps,
     slug,
 )
@@ -129,6 +130,7 @@ def build_app(
         check_program(program)
     elif program or program_args:
         raise ValueError("program and program arguments only apply to the app 'program'")
+    check_program_args(program_args, own_program=program_dir is not None)
     if program in CHANNEL_PROGRAMS and not any(c.startswith("CONFIG_SUBUTAI_CHAN") for c in conf):
         conf = list(conf) + chan_conf(DEFAULT_CHAN)
     env = zephyr_environment()

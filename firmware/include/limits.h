@@ -15,6 +15,10 @@
 #define SUBUTAI_PTHREAD_DESTRUCTOR_ITERATIONS 4
 #define SUBUTAI_PTHREAD_STACK_MIN             256
 
+/* The largest value of a semaphore (semaphore.h): its count is an int. */
+#undef SEM_VALUE_MAX
+#define SEM_VALUE_MAX __INT_MAX__
+
 #undef PTHREAD_KEYS_MAX
 #define PTHREAD_KEYS_MAX SUBUTAI_PTHREAD_KEYS
 #undef PTHREAD_DESTRUCTOR_ITERATIONS

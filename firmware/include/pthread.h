@@ -220,6 +220,30 @@ int pthread_attr_getdetachstate(const pthread_attr_t *attr, int *detachstate);
 
 int pthread_attr_setstacksize(pthread_attr_t *attr, size_t stacksize);
 int pthread_attr_getstacksize(const pthread_attr_t *attr, size_t *stacksize);
+/*
+ * Scheduling (sched_attr.c): the library's one kind of thread has system scope, inherits its
+ * scheduling and runs SCHED_OTHER at priority 0; other values are refused with ENOTSUP. The
+ * concurrency level is a hint, kept and returned.
+ */
+#define PTHREAD_SCOPE_SYSTEM   0
+#define PTHREAD_SCOPE_PROCESS  1
+#define PTHREAD_INHERIT_SCHED  1
+#define PTHREAD_EXPLICIT_SCHED 2
+
+struct sched_param;
+int pthread_attr_setscope(pthread_attr_t *attr, int scope);
+int pthread_attr_getscope(const pthread_attr_t *attr, int *scope);
+int pthread_attr_setinheritsched(pthread_attr_t *attr, int inheritsched);
+int pthread_attr_getinheritsched(const pthread_attr_t *attr, int *inheritsched);
+int pthread_attr_setschedpolicy(pthread_attr_t *attr, int policy);
+int pthread_attr_getschedpolicy(const pthread_attr_t *attr, int *policy);
+int pthread_attr_setschedparam(pthread_attr_t *attr, const struct sched_param *param);
+int pthread_attr_getschedparam(const pthread_attr_t *attr, struct sched_param *param);
+int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param);
+int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
+int pthread_setconcurrency(int new_level);
+int pthread_getconcurrency(void);
+
 /* Non-portable: run the thread on this core (-1: let the placement policy choose). */
 int pthread_attr_setcore_np(pthread_attr_t *attr, int core);
 int pthread_attr_getcore_np(const pthread_attr_t *attr, int *core);

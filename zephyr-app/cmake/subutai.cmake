@@ -69,6 +69,15 @@ if(ZEPHYR_TOOLCHAIN_VARIANT STREQUAL "cross-compile" AND CROSS_COMPILE)
     "CONFIG_TOOLCHAIN_CROSS_COMPILE_SUPPORTS_THREAD_LOCAL_STORAGE=y\n"
     "CONFIG_TOOLCHAIN_CROSS_COMPILE_SUPPORTS_GNU_EXTENSIONS=y\n")
   list(APPEND EXTRA_CONF_FILE ${subutai_toolchain_conf})
+  # Zephyr looks for picolibc.h under the toolchain's directory, which a compiler of /usr/bin
+  # does not have; the compiler itself says whether it has picolibc (the full C library that
+  # programs of one's own get, apps/program).
+  execute_process(
+    COMMAND ${CROSS_COMPILE}gcc -print-file-name=picolibc.specs
+    OUTPUT_VARIABLE subutai_picolibc_specs OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(IS_ABSOLUTE "${subutai_picolibc_specs}")
+    set(TOOLCHAIN_HAS_PICOLIBC ON CACHE BOOL "True if toolchain supports picolibc")
+  endif()
   execute_process(
     COMMAND ${CROSS_COMPILE}gcc -march=rv32im_zicsr_zifencei -mabi=ilp32 --print-multi-directory
     OUTPUT_VARIABLE subutai_multilib OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE subutai_gcc_result)

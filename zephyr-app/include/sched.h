@@ -1,8 +1,11 @@
 /*
  * <sched.h> for Zephyr's minimal C library, which has none (Zephyr's own is part of its POSIX
  * layer, which this module does not use): what the project's PThreads library provides.
- * <pthread.h> includes it, as POSIX asks.
+ * <pthread.h> includes it, as POSIX asks. With the toolchain's picolibc it is picolibc's.
  */
+#ifdef CONFIG_PICOLIBC
+#include_next <sched.h>
+#else
 #ifndef SUBUTAI_ZEPHYR_SCHED_H
 #define SUBUTAI_ZEPHYR_SCHED_H
 
@@ -29,3 +32,4 @@ int sched_yield(void);
 #endif
 
 #endif /* SUBUTAI_ZEPHYR_SCHED_H */
+#endif /* CONFIG_PICOLIBC */

@@ -4,6 +4,10 @@
  * thread stacks. The C library's malloc is per kernel (CONFIG_COMMON_LIBC_MALLOC=n): this one is
  * locked across cores with a spinlock of the atomic unit, and its bookkeeping is read after a
  * data-cache invalidation, since another core may have changed it.
+ *
+ * It is the whole malloc family of the C libraries it goes with (Zephyr's minimal one, the
+ * toolchain's picolibc): a member left to the C library would allocate from the library's own
+ * per-kernel heap, and free() here would take its blocks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,4 +104,66 @@ void free(void *ptr)
 
 	sys_heap_free(&heap, ptr);
 	heap_unlock(key);
+}
+
+void *memalign(size_t align, size_t size)
+{
+	return aligned_alloc(align, size);
+}
+
+int posix_memalign(void **ptr, size_t align, size_t size)
+{
+	/* A power of two and a multiple of sizeof(void *) (POSIX). */
+	if (align < sizeof(void *) || (align & (align - 1)) != 0) {
+		return EINVAL;
+	}
+	void *p = aligned_alloc(align, size);
+
+	if (!p) {
+		return ENOMEM;
+	}
+	*ptr = p;
+	return 0;
+}
+
+/* A page is what sysconf(_SC_PAGESIZE) says. */
+#define HEAP_PAGE_SIZE RT_PAGE_SIZE
+
+void *valloc(size_t size)
+{
+	return aligned_alloc(HEAP_PAGE_SIZE, size);
+}
+
+void *pvalloc(size_t size)
+{
+	return aligned_alloc(HEAP_PAGE_SIZE,
+			     (size + HEAP_PAGE_SIZE - 1) & ~(size_t)(HEAP_PAGE_SIZE - 1));
+}
+
+void *reallocarray(void *ptr, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(ptr, bytes);
+}
+
+void cfree(void *ptr)
+{
+	free(ptr);
+}
+
+size_t malloc_usable_size(void *ptr)
+{
+	if (!ptr) {
+		return 0;
+	}
+	unsigned int key = heap_lock();
+	size_t size = sys_heap_usable_size(&heap, ptr);
+
+	heap_unlock(key);
+	return size;
 }

@@ -26,8 +26,8 @@ uint64_t bench_clock(void);
 uint32_t bench_clock32(void);
 
 /*
- * Run the program with argv (argv[0] is the program's name) and print the report; returns the
- * program's exit code.
+ * Run the program with argv (argv[0] is the program's name) and print the report (a program of
+ * one's own's also when it ends by exit(), BENCH_OWN_PROGRAM); returns the program's exit code.
  */
 int bench_main(const struct bench_platform *platform, int argc, char **argv);
 

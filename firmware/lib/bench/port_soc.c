@@ -4,6 +4,11 @@
  * ARGS=... of the firmware Makefile, PROGRAM_ARGS of zephyr-app/apps/program), so it uses every
  * core of the SoC; times are cycles of the SoC's global counter. Under Zephyr this main is
  * renamed subutai_app_main at compile time, as any application's.
+ *
+ * A program of one's own (PROGRAM_DIR; built with BENCH_OWN_PROGRAM) gets exactly its user's
+ * arguments instead, split as a shell splits them (subutai/args.h), and no "-t": it learns the
+ * core count, if it wants it, from sysconf(_SC_NPROCESSORS_ONLN). The project's programs keep
+ * the code above, which the images their figures were measured on hold.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -32,6 +37,27 @@ uint32_t bench_clock32(void)
 	return subutai_cycles32();
 }
 
+#ifdef BENCH_OWN_PROGRAM
+#include <subutai/args.h>
+
+int main(void)
+{
+	static char name[] = BENCH_PROGRAM;
+	static char *argv[1 + SUBUTAI_PROGRAM_ARGS_MAX + 1] = {name};
+	int argc = 1;
+	const struct bench_platform platform = {
+		.backend = pthread_backend_np,
+		.unit = "cycles",
+		.cores = subutai_num_tiles(),
+	};
+
+	for (unsigned int i = 0; i < subutai_program_argc; i++) {
+		argv[argc++] = subutai_program_args[i];
+	}
+	argv[argc] = NULL;
+	return bench_main(&platform, argc, argv);
+}
+#else
 int main(void)
 {
 	static char args[] = BENCH_ARGS;
@@ -57,3 +83,4 @@ int main(void)
 	}
 	return bench_main(&platform, argc, argv);
 }
+#endif /* BENCH_OWN_PROGRAM */

@@ -117,8 +117,24 @@ int pthread_setcancelstate(int state, int *oldstate)
 			      PTHREAD_CANCEL_ENABLE, oldstate);
 }
 
+/*
+ * Asynchronous cancellation is refused (ENOTSUP), not emulated: POSIX lets it act at any moment,
+ * a thread blocked in a mutex, read-write lock or barrier wait included, and neither backend can
+ * take such a waiter out safely. The engines have no operation that removes a waiter from the
+ * middle of a queue (docs/subutai-hw.md), and leaving a software queue would need a check on the
+ * lock paths, the timed code whose placement the published figures depend on (docs/programs.md,
+ * "Asynchronous cancellation"). A program that ignores the error keeps the deferred type, which
+ * *oldtype reports. (The RT_CANCEL_ASYNC bit is then never set; its paths stay, unchanged, in the
+ * code the figures were measured with.)
+ */
 int pthread_setcanceltype(int type, int *oldtype)
 {
+	if (type == PTHREAD_CANCEL_ASYNCHRONOUS) {
+		if (oldtype) {
+			*oldtype = PTHREAD_CANCEL_DEFERRED;
+		}
+		return ENOTSUP;
+	}
 	return cancel_setting(RT_CANCEL_ASYNC, type, PTHREAD_CANCEL_ASYNCHRONOUS,
 			      PTHREAD_CANCEL_DEFERRED, oldtype);
 }

@@ -9,7 +9,7 @@
 
 #include "rt.h"
 
-#define NSEC_PER_SEC 1000000000ull
+#define RT_NSEC_PER_SEC 1000000000ull
 
 /* Sets errno and returns -1 (the clock and sleep functions report errors so). */
 static int fail(int err)
@@ -26,9 +26,45 @@ int clock_gettime(clockid_t clock_id, struct timespec *tp)
 	uint64_t cycles = subutai_cycles();
 
 	tp->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
-	tp->tv_nsec = (cycles % CONFIG_CLOCK_FREQUENCY) * NSEC_PER_SEC / CONFIG_CLOCK_FREQUENCY;
+	tp->tv_nsec = (cycles % CONFIG_CLOCK_FREQUENCY) * RT_NSEC_PER_SEC / CONFIG_CLOCK_FREQUENCY;
 	return 0;
 }
+
+/*
+ * The time calls of classic benchmark code, where the C library declares them (picolibc; Zephyr's
+ * minimal library has neither <sys/time.h> nor <sys/times.h>). picolibc builds time() on
+ * gettimeofday() and clock() on times(). The time of day is the same clock: seconds since the
+ * SoC's reset; clock() counts the time since the reset too, the SoC running one program.
+ */
+#if __has_include(<sys/time.h>) && __has_include(<sys/times.h>)
+#include <sys/time.h>
+#include <sys/times.h>
+
+int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
+	(void)tz; /* obsolete (POSIX): no time zone */
+	if (tv) {
+		uint64_t cycles = subutai_cycles();
+
+		tv->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
+		tv->tv_usec = (cycles % CONFIG_CLOCK_FREQUENCY) * 1000000u / CONFIG_CLOCK_FREQUENCY;
+	}
+	return 0;
+}
+
+clock_t times(struct tms *buf)
+{
+	clock_t ticks = (clock_t)(subutai_cycles() * RT_CLK_TCK / CONFIG_CLOCK_FREQUENCY);
+
+	if (buf) {
+		buf->tms_utime = ticks;
+		buf->tms_stime = 0;
+		buf->tms_cutime = 0;
+		buf->tms_cstime = 0;
+	}
+	return ticks;
+}
+#endif
 
 int clock_getres(clockid_t clock_id, struct timespec *res)
 {
@@ -38,7 +74,8 @@ int clock_getres(clockid_t clock_id, struct timespec *res)
 	if (res) {
 		/* One cycle, rounded up to whole nanoseconds. */
 		res->tv_sec = 0;
-		res->tv_nsec = (NSEC_PER_SEC + CONFIG_CLOCK_FREQUENCY - 1) / CONFIG_CLOCK_FREQUENCY;
+		res->tv_nsec =
+			(RT_NSEC_PER_SEC + CONFIG_CLOCK_FREQUENCY - 1) / CONFIG_CLOCK_FREQUENCY;
 	}
 	return 0;
 }
@@ -47,7 +84,7 @@ int clock_getres(clockid_t clock_id, struct timespec *res)
 static uint64_t duration_cycles(uint64_t sec, uint64_t nsec)
 {
 	return sec * CONFIG_CLOCK_FREQUENCY +
-	       (nsec * CONFIG_CLOCK_FREQUENCY + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+	       (nsec * CONFIG_CLOCK_FREQUENCY + RT_NSEC_PER_SEC - 1) / RT_NSEC_PER_SEC;
 }
 
 /* The sleeping calls are cancellation points: the port's nap ends early for a canceller. */

@@ -335,13 +335,15 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 	if (err != EBUSY) {
 		return err;
 	}
-	if (!rt_timespec_valid(abstime)) {
+	struct timespec t;
+
+	if (rt_abstime_clamp(abstime, &t) != 0) {
 		return EINVAL;
 	}
 	if (mutex->type == PTHREAD_MUTEX_ERRORCHECK && mutex->owner == pthread_self()) {
 		return EDEADLK;
 	}
-	uint64_t deadline = rt_timespec_to_cycles(abstime);
+	uint64_t deadline = rt_timespec_to_cycles(&t);
 
 	if (deadline <= subutai_cycles()) {
 		/* Already past (a time of 0 included, which the waits below would take for none).
@@ -650,8 +652,7 @@ SUBUTAI_SYNC_PATH int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *m
 	return cond_wait(cond, mutex, 0);
 }
 
-int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
-			   const struct timespec *abstime)
+int rt_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime)
 {
 	if (!rt_timespec_valid(abstime)) {
 		return EINVAL;
@@ -828,4 +829,16 @@ int pthread_barrierattr_setpshared(pthread_barrierattr_t *attr, int pshared)
 int pthread_barrierattr_getpshared(const pthread_barrierattr_t *attr, int *pshared)
 {
 	return rt_attr_getpshared(attr ? &attr->magic : NULL, pshared);
+}
+
+/* After everything else in this file: the code before it keeps its place (rt_cond_timedwait()). */
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+			   const struct timespec *abstime)
+{
+	struct timespec t;
+
+	if (rt_abstime_clamp(abstime, &t) != 0) {
+		return EINVAL;
+	}
+	return rt_cond_timedwait(cond, mutex, &t);
 }

@@ -25,6 +25,17 @@
 _Static_assert(SUBUTAI_BARRIER_SERIAL_THREAD == PTHREAD_BARRIER_SERIAL_THREAD,
 	       "the driver's serial-thread value is POSIX's");
 
+/* The process (sysconf.c): pages exist only as what sysconf(_SC_PAGESIZE), valloc() and
+ * picolibc's getpagesize() agree on (no MMU); times() and clock() count ticks of the C library's
+ * CLOCKS_PER_SEC (picolibc's clock() sums times()'s fields); the one process's id. */
+#define RT_PAGE_SIZE 4096
+#ifdef CLOCKS_PER_SEC
+#define RT_CLK_TCK CLOCKS_PER_SEC
+#else
+#define RT_CLK_TCK 1000
+#endif
+#define RT_PROCESS_ID 1
+
 /* Thread handle: slot of the thread table and its generation (never 0). */
 #define RT_SLOT_BITS         8
 #define RT_HANDLE(slot, gen) (((gen) << RT_SLOT_BITS) | (slot))
@@ -313,6 +324,35 @@ static inline uint64_t rt_timespec_to_cycles(const struct timespec *t)
 	       (uint64_t)t->tv_nsec * CONFIG_CLOCK_FREQUENCY / 1000000000ull;
 }
 
+/*
+ * The absolute time of a timed wait as the waits above take it (rt_timespec_valid()), in *clamped;
+ * EINVAL for nanoseconds out of range, the one error POSIX gives a time. Any second is a time: one
+ * before the clock's start (a negative tv_sec) is long past and becomes the start, so the wait
+ * times out; one beyond the cycle counter's range becomes its last second, never reached. The
+ * timed calls clamp at their entry, so the waits' own paths stay as they are.
+ */
+static inline int rt_abstime_clamp(const struct timespec *t, struct timespec *clamped)
+{
+	/* The last second whose cycles fit the counter, its nanoseconds included. */
+	const int64_t last = (int64_t)(UINT64_MAX / CONFIG_CLOCK_FREQUENCY) - 1;
+
+	if (!t || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L) {
+		return EINVAL;
+	}
+	*clamped = *t;
+	if (t->tv_sec < 0) {
+		clamped->tv_sec = 0;
+		clamped->tv_nsec = 0;
+	} else if ((int64_t)t->tv_sec > last) {
+		clamped->tv_sec = (time_t)last;
+	}
+	return 0;
+}
+
+/* pthread_cond_timedwait() with a time as the waits take it (rt_timespec_valid(): the public
+ * call clamps it, rt_abstime_clamp()): what the library's own timed waits call. */
+int rt_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime);
+
 /* Sleeps until a wake-up arrives. */
 void rt_sleep(void);
 /* The same until the global cycle counter reaches deadline (0: none); false on timeout. */
@@ -327,11 +367,11 @@ void rt_nap_until(uint64_t deadline);
  * Deferred cancellation (cancel.c). Two atomic-unit words per thread slot:
  *
  *   cancel  RT_CANCEL_DISABLED and RT_CANCEL_ASYNC, the thread's state and type (changed by the
- *           thread alone); the requests, counted from RT_CANCEL_REQ; RT_CANCEL_DONE once the
- *           first canceller is done with the thread, RT_CANCEL_TOOK if it found the thread
- *           blocked and woke it (one wake-up the thread must take, RT_WAIT_WAKE).
- *   wait    what the thread blocks on while at a cancellation point, 0 elsewhere: a tag telling
- *           the canceller how to get it out.
+ *           thread alone; the asynchronous type is refused, cancel.c); the requests, counted from
+ * RT_CANCEL_REQ; RT_CANCEL_DONE once the first canceller is done with the thread, RT_CANCEL_TOOK if
+ * it found the thread blocked and woke it (one wake-up the thread must take, RT_WAIT_WAKE). wait
+ * what the thread blocks on while at a cancellation point, 0 elsewhere: a tag telling the canceller
+ * how to get it out.
  *
  * The thread stores its tag, then reads its cancel word (rt_cancel_enter()); the canceller adds
  * its request, then swaps the tag out: one of them sees the other. A thread that sees a request

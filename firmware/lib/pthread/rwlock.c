@@ -184,7 +184,7 @@ static int rwlock_wait(pthread_rwlock_t *rw, pthread_cond_t *cond, const struct 
 	int err;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-	err = abstime ? pthread_cond_timedwait(cond, &rw->lock, abstime)
+	err = abstime ? rt_cond_timedwait(cond, &rw->lock, abstime)
 		      : pthread_cond_wait(cond, &rw->lock);
 	pthread_setcancelstate(state, NULL);
 	return err;
@@ -272,7 +272,12 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
-	return abstime ? rdlock(rw, false, abstime) : EINVAL;
+	struct timespec t;
+
+	/* A time with its nanoseconds out of range goes on as it is: EINVAL if the lock must wait.
+	 */
+	return abstime ? rdlock(rw, false, rt_abstime_clamp(abstime, &t) == 0 ? &t : abstime)
+		       : EINVAL;
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
@@ -287,7 +292,12 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
-	return abstime ? wrlock(rw, false, abstime) : EINVAL;
+	struct timespec t;
+
+	/* A time with its nanoseconds out of range goes on as it is: EINVAL if the lock must wait.
+	 */
+	return abstime ? wrlock(rw, false, rt_abstime_clamp(abstime, &t) == 0 ? &t : abstime)
+		       : EINVAL;
 }
 
 /*
