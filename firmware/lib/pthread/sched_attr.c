@@ -17,44 +17,43 @@ static bool attr_valid(const pthread_attr_t *attr)
 	return attr && attr->magic == RT_MAGIC_ATTR;
 }
 
-int pthread_attr_setscope(pthread_attr_t *attr, int scope)
+/* A setting with one value supported: 0 for it, ENOTSUP for the other value POSIX defines. */
+static int only(const pthread_attr_t *attr, int value, int supported, int other)
 {
-	if (!attr_valid(attr)) {
+	if (!attr_valid(attr) || (value != supported && value != other)) {
 		return EINVAL;
 	}
-	if (scope == PTHREAD_SCOPE_SYSTEM) {
-		return 0;
+	return value == supported ? 0 : ENOTSUP;
+}
+
+/* The value of such a setting. */
+static int only_value(const pthread_attr_t *attr, int *value, int supported)
+{
+	if (!attr_valid(attr) || !value) {
+		return EINVAL;
 	}
-	return scope == PTHREAD_SCOPE_PROCESS ? ENOTSUP : EINVAL;
+	*value = supported;
+	return 0;
+}
+
+int pthread_attr_setscope(pthread_attr_t *attr, int scope)
+{
+	return only(attr, scope, PTHREAD_SCOPE_SYSTEM, PTHREAD_SCOPE_PROCESS);
 }
 
 int pthread_attr_getscope(const pthread_attr_t *attr, int *scope)
 {
-	if (!attr_valid(attr) || !scope) {
-		return EINVAL;
-	}
-	*scope = PTHREAD_SCOPE_SYSTEM;
-	return 0;
+	return only_value(attr, scope, PTHREAD_SCOPE_SYSTEM);
 }
 
 int pthread_attr_setinheritsched(pthread_attr_t *attr, int inheritsched)
 {
-	if (!attr_valid(attr)) {
-		return EINVAL;
-	}
-	if (inheritsched == PTHREAD_INHERIT_SCHED) {
-		return 0;
-	}
-	return inheritsched == PTHREAD_EXPLICIT_SCHED ? ENOTSUP : EINVAL;
+	return only(attr, inheritsched, PTHREAD_INHERIT_SCHED, PTHREAD_EXPLICIT_SCHED);
 }
 
 int pthread_attr_getinheritsched(const pthread_attr_t *attr, int *inheritsched)
 {
-	if (!attr_valid(attr) || !inheritsched) {
-		return EINVAL;
-	}
-	*inheritsched = PTHREAD_INHERIT_SCHED;
-	return 0;
+	return only_value(attr, inheritsched, PTHREAD_INHERIT_SCHED);
 }
 
 /* A policy and priority: SCHED_OTHER at 0, the one there is; other known policies ENOTSUP. */
@@ -76,11 +75,7 @@ int pthread_attr_setschedpolicy(pthread_attr_t *attr, int policy)
 
 int pthread_attr_getschedpolicy(const pthread_attr_t *attr, int *policy)
 {
-	if (!attr_valid(attr) || !policy) {
-		return EINVAL;
-	}
-	*policy = SCHED_OTHER;
-	return 0;
+	return only_value(attr, policy, SCHED_OTHER);
 }
 
 int pthread_attr_setschedparam(pthread_attr_t *attr, const struct sched_param *param)

@@ -49,6 +49,15 @@ static void *holder(void *arg)
 	return NULL;
 }
 
+static volatile int waiting;
+
+static void *sem_waiter(void *arg)
+{
+	waiting = 1;
+	sem_wait(arg); /* a cancellation point; nothing posts */
+	return NULL;
+}
+
 int main(void)
 {
 	const struct timespec past[] = {
@@ -121,6 +130,16 @@ int main(void)
 	CHECK(sem_timedwait(&sem, &past[0]) == 0);
 	CHECK(sem_wait(&sem) == 0);
 	CHECK(sem_getvalue(&sem, &value) == 0 && value == 0);
+	/* A thread blocked in sem_wait() is cancelled out of it and leaves the semaphore usable. */
+	void *ret = NULL;
+
+	CHECK(pthread_create(&t, NULL, sem_waiter, &sem) == 0);
+	while (!waiting) {
+		sched_yield();
+	}
+	CHECK(pthread_cancel(t) == 0);
+	CHECK(pthread_join(t, &ret) == 0 && ret == PTHREAD_CANCELED);
+	CHECK(sem_post(&sem) == 0 && sem_trywait(&sem) == 0);
 	CHECK(sem_destroy(&sem) == 0);
 	CHECK(sem_post(&sem) == -1 && errno == EINVAL);
 	CHECK(sem_init(&sem, 0, (unsigned int)SEM_VALUE_MAX + 1u) == -1 && errno == EINVAL);
