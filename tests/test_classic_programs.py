@@ -119,6 +119,23 @@ def test_arguments_a_shell_would_refuse_are_refused(own, line, message):
         check_program_args(line, own_program=own)
 
 
+@pytest.mark.parametrize("call", ["sem_open", "sched_setaffinity"])
+def test_call_not_provided_is_named_at_link(tmp_path, call):
+    """What the survey (docs/programs.md) lists as refused fails the link with its name."""
+    program = tmp_path / "uses"
+    program.mkdir()
+    (program / "main.c").write_text(f"void *{call}();\nint main(void) {{ return {call}() != 0; }}\n")
+    proc = subprocess.run(
+        [sys.executable, "boards/sim.py", "--tiles", "2", "--program-dir", str(program)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert f"nor the C library provides: {call}" in proc.stderr
+
+
 def test_unclosed_quote_refused_on_the_command_line():
     proc = subprocess.run(
         [sys.executable, "boards/sim.py", "--tiles", "2", "--program-dir", ARGV_ECHO, "--args=-o 'a b"],
@@ -149,7 +166,9 @@ def test_own_program_gets_exactly_its_arguments(sim, tmp_path, backend):
     assert _argv(r.output) == ["argv_echo", "-t", "3", "two words", "it's", "", "-m10"]
     assert "argv[argc]=NULL" in r.output and "clocks OK" in r.output
     assert "nprocessors_onln=2 nprocessors_conf=2" in r.output
-    assert "pagesize=4096" in r.output and "pid=1" in r.output
+    # The library's limits (limits.h: 32 thread slots a core up to 4 tiles), and clock()'s tick.
+    assert "pagesize=4096 clk_tck=1000000 threads_max=64 keys_max=128 stack_min=256" in r.output
+    assert "clocks_per_sec=1000000" in r.output and "pid=1" in r.output
     assert "threads_option=200809 barriers_option=200809 semaphores_option=200809" in r.output
     (run,) = _runs(r.output)
     # The report's args give the words again as a shell command line (argv[1] the program changed).
