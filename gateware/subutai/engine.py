@@ -55,10 +55,19 @@ engine splices the whole queue onto the mutex's queue in constant time.
 Engine-to-engine requests addressed to this engine itself are *self requests*, served before
 ``sink`` and never sent through ``source``; at most two are pending, and they are made of
 registers the engine holds anyway (:class:`EngineRequestInput`).
+
+:class:`SubutaiEngine` builds the datapath in its constructor (request input, scratchpad, packet
+output, the latched control structure, the decode) and then one FSM, whose states each operation
+family adds in a method of its own: ``_add_common_states`` (INIT, IDLE, DECODE),
+``_add_allocation_states``, ``_add_mutex_states``, ``_add_barrier_states`` and
+``_add_barrier_release_states``, ``_add_condition_states``, ``_add_rwlock_states`` and
+``_add_error_states``. The constructor names the states first, in the order of their encoding,
+so the families can be read (and changed) apart without moving a state's number.
 """
 
 from functools import reduce
 from operator import or_
+from types import SimpleNamespace
 
 from migen import *
 from migen.genlib.fsm import FSM, NextState, NextValue
@@ -807,6 +816,139 @@ class SubutaiEngine(LiteXModule):
         # FSM ------------------------------------------------------------------------------------
         self.fsm = fsm = FSM(reset_state="INIT")
 
+        # The states in the order of their encoding (Migen numbers them as they are first named);
+        # each family's method then gives them their actions.
+        for state in (
+            "INIT",
+            "IDLE",
+            "DECODE",
+            "ALLOC",
+            "FREE",
+            "LOCK",
+            "ENQ_LINK",
+            "ENQ_CTRL",
+            "UNLOCK",
+            "FREE_ELEM",
+            "BARRIER",
+            "CWAIT",
+            "WCHECK",
+            "CENQ",
+            "SIGNAL",
+            "BC_DECIDE",
+            "BC_BRANCH",
+            "BC_GRANT",
+            "BC_FREE_FIRST",
+            "BC_TAKE",
+            "BC_LINK",
+            "BC_APPEND",
+            "BC_END",
+            "WALK",
+            "RWLOCK",
+            "RWUNLOCK",
+            "RW_READ",
+            "RW_NEXT",
+            "ERROR",
+        ):
+            fsm.act(state)
+        # What the families' states read and drive: the request, the latched control structure,
+        # the decode and the datapath's named sources (above).
+        dp = SimpleNamespace(
+            WE_HEAD=WE_HEAD,
+            WE_TAIL=WE_TAIL,
+            WE_VALUE=WE_VALUE,
+            accept=accept,
+            b_idx=b_idx,
+            b_last=b_last,
+            b_left_dec=b_left_dec,
+            b_max=b_max,
+            bmutex=bmutex,
+            can_emit=can_emit,
+            cbase=cbase,
+            ctrl_free_head=ctrl_free_head,
+            cw_gen=cw_gen,
+            cw_head=cw_head,
+            cw_kind=cw_kind,
+            cw_tail=cw_tail,
+            cw_val=cw_val,
+            d=d,
+            d_alloc=d_alloc,
+            d_gen=d_gen,
+            d_head=d_head,
+            d_kind=d_kind,
+            d_splice=d_splice,
+            d_val=d_val,
+            enqueue=enqueue,
+            err=err,
+            error_inc=error_inc,
+            free_ctrl=free_ctrl,
+            free_queue=free_queue,
+            grant_inc=grant_inc,
+            id_idx=id_idx,
+            init_cnt=init_cnt,
+            link=link,
+            lock_for=lock_for,
+            locked=locked,
+            me=me,
+            mw_empty=mw_empty,
+            mw_locked=mw_locked,
+            n_ctrl=n_ctrl,
+            ok_r=ok_r,
+            op_ok=op_ok,
+            owner=owner,
+            qd_aux=qd_aux,
+            qd_next=qd_next,
+            qfree_head=qfree_head,
+            qptr=qptr,
+            qsel=qsel,
+            r_op=r_op,
+            r_reply=r_reply,
+            r_value=r_value,
+            rd=rd,
+            readers=readers,
+            reply=reply,
+            request=request,
+            rw_free=rw_free,
+            rw_write=rw_write,
+            send=send,
+            silent_inc=silent_inc,
+            splice_r=splice_r,
+            status=status,
+            take=take,
+            want_reply=want_reply,
+            write=write,
+            write_ctrl=write_ctrl,
+            write_cw=write_cw,
+            write_next=write_next,
+        )
+        self._add_common_states(dp)
+        self._add_allocation_states(dp)
+        self._add_mutex_states(dp)
+        self._add_barrier_states(dp)
+        self._add_condition_states(dp)
+        self._add_barrier_release_states(dp)
+        self._add_rwlock_states(dp)
+        self._add_error_states(dp)
+
+        # Status and counters --------------------------------------------------------------------
+        self.comb += [
+            self.ready.eq(fsm.ongoing("IDLE") & ~request.pending),
+            # The skid register holds a packet only while source holds one: source.valid covers it.
+            self.idle.eq(fsm.ongoing("IDLE") & ~request.pending & ~source.valid),
+        ]
+        events.count(
+            accept,
+            request.next_op,
+            output,
+            spm,
+            n_queue,
+            request,
+            status,
+            busy=~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"),
+        )
+
+    def _add_common_states(self, dp):
+        """INIT (the free lists), IDLE (take a request) and DECODE (latch its structure, go to its op)."""
+        fsm = self.fsm
         # INIT: build both free lists, one word per cycle from the last word down, each word
         # pushed on its list (it links to the list's head so far, then heads it): the lists
         # leave INIT in address order with no logic of their own (the heads start at nil). r_core
@@ -815,31 +957,31 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "INIT",
             If(
-                init_cnt >= cbase,
-                write("init", "nil", "nil", "req_thread", "free_list"),
-                NextValue(ctrl_free_head, init_cnt - cbase),
+                dp.init_cnt >= dp.cbase,
+                dp.write("init", "nil", "nil", "req_thread", "free_list"),
+                NextValue(dp.ctrl_free_head, dp.init_cnt - dp.cbase),
             ).Else(
-                write("init", "qfree_head", "req_core", "req_thread", "free_list"),
-                NextValue(qfree_head, init_cnt),
+                dp.write("init", "qfree_head", "req_core", "req_thread", "free_list"),
+                NextValue(dp.qfree_head, dp.init_cnt),
             ),
-            NextValue(init_cnt, init_cnt - 1),
-            If(init_cnt == 0, NextState("IDLE")),
+            NextValue(dp.init_cnt, dp.init_cnt - 1),
+            If(dp.init_cnt == 0, NextState("IDLE")),
         )
 
         # IDLE: take a request (a pending self request first) and read its control structure (or
         # the first free one, for an allocation).
         fsm.act(
             "IDLE",
-            take.eq(1),
-            rd.adr.eq(
-                cbase
+            dp.take.eq(1),
+            dp.rd.adr.eq(
+                dp.cbase
                 + Mux(
-                    request.next_alloc,
-                    ctrl_free_head,
-                    request.next_sync[P.ID_INDEX_SHIFT : P.ID_INDEX_SHIFT + P.ID_INDEX_BITS],
+                    dp.request.next_alloc,
+                    dp.ctrl_free_head,
+                    dp.request.next_sync[P.ID_INDEX_SHIFT : P.ID_INDEX_SHIFT + P.ID_INDEX_BITS],
                 )
             ),
-            If(accept, NextState("DECODE")),
+            If(dp.accept, NextState("DECODE")),
         )
 
         # DECODE: the control word is in the read register. Latch it and the request's validity
@@ -848,28 +990,30 @@ class SubutaiEngine(LiteXModule):
         # code alone (allocation arguments are checked here: they are in registers).
         fsm.act(
             "DECODE",
-            NextValue(cw_head, d_head),
-            NextValue(cw_tail, d[8:16]),
-            NextValue(cw_gen, d_gen),
-            NextValue(link, d[8:16]),  # The tail an enqueue links to, a walk ends at.
-            NextValue(cw_kind, d_kind),
-            NextValue(cw_val, d_val),
-            rd.adr.eq(qsel),
-            NextValue(qptr, qsel),
-            NextValue(ok_r, op_ok),
-            NextValue(splice_r, d_splice),
+            NextValue(dp.cw_head, dp.d_head),
+            NextValue(dp.cw_tail, dp.d[8:16]),
+            NextValue(dp.cw_gen, dp.d_gen),
+            NextValue(dp.link, dp.d[8:16]),  # The tail an enqueue links to, a walk ends at.
+            NextValue(dp.cw_kind, dp.d_kind),
+            NextValue(dp.cw_val, dp.d_val),
+            dp.rd.adr.eq(dp.qsel),
+            NextValue(dp.qptr, dp.qsel),
+            NextValue(dp.ok_r, dp.op_ok),
+            NextValue(dp.splice_r, dp.d_splice),
             Case(
-                r_op,
+                dp.r_op,
                 {
-                    P.OP_ALLOC_MUTEX: If(r_value > 1, *err(P.EINVAL))
-                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    P.OP_ALLOC_MUTEX: If(dp.r_value > 1, *dp.err(P.EINVAL))
+                    .Elif(dp.free_ctrl == 0, *dp.err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
-                    P.OP_ALLOC_BARRIER: If((r_value == 0) | (r_value > P.MAX_BARRIER), *err(P.EINVAL))
-                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    P.OP_ALLOC_BARRIER: If(
+                        (dp.r_value == 0) | (dp.r_value > P.MAX_BARRIER), *dp.err(P.EINVAL)
+                    )
+                    .Elif(dp.free_ctrl == 0, *dp.err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
-                    P.OP_ALLOC_COND: If(free_ctrl == 0, *err(P.EAGAIN)).Else(NextState("ALLOC")),
-                    P.OP_ALLOC_RWLOCK: If(r_value != 0, *err(P.EINVAL))
-                    .Elif(free_ctrl == 0, *err(P.EAGAIN))
+                    P.OP_ALLOC_COND: If(dp.free_ctrl == 0, *dp.err(P.EAGAIN)).Else(NextState("ALLOC")),
+                    P.OP_ALLOC_RWLOCK: If(dp.r_value != 0, *dp.err(P.EINVAL))
+                    .Elif(dp.free_ctrl == 0, *dp.err(P.EAGAIN))
                     .Else(NextState("ALLOC")),
                     P.OP_FREE: NextState("FREE"),
                     P.OP_LOCK: NextState("LOCK"),
@@ -889,20 +1033,23 @@ class SubutaiEngine(LiteXModule):
                     P.OP_WRLOCK: NextState("RWLOCK"),
                     P.OP_TRYWRLOCK: NextState("RWLOCK"),
                     P.OP_RWUNLOCK: NextState("RWUNLOCK"),
-                    "default": err(P.EINVAL),
+                    "default": dp.err(P.EINVAL),
                 },
             ),
         )
 
+    def _add_allocation_states(self, dp):
+        """Allocation: ALLOC and FREE of a control structure."""
+        fsm = self.fsm
         # ALLOC: pop the first free control structure (its word was read at IDLE).
         fsm.act(
             "ALLOC",
             If(
-                can_emit,
-                write_ctrl("free", "nil", "nil", "alloc", "alloc"),
-                reply(0, value="new", sync_id="new"),
-                NextValue(ctrl_free_head, cw_val[0:16]),
-                NextValue(free_ctrl, free_ctrl - 1),
+                dp.can_emit,
+                dp.write_ctrl("free", "nil", "nil", "alloc", "alloc"),
+                dp.reply(0, value="new", sync_id="new"),
+                NextValue(dp.ctrl_free_head, dp.cw_val[0:16]),
+                NextValue(dp.free_ctrl, dp.free_ctrl - 1),
                 NextState("IDLE"),
             ),
         )
@@ -912,55 +1059,58 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "FREE",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    (cw_head != QNIL) | (~cw_kind[1] & locked) | (cw_kind[2] & (readers != 0)),
-                    *err(P.EBUSY),
+                    (dp.cw_head != QNIL) | (~dp.cw_kind[1] & dp.locked) | (dp.cw_kind[2] & (dp.readers != 0)),
+                    *dp.err(P.EBUSY),
                 ).Elif(
-                    can_emit,
-                    write_ctrl("id", "nil", "nil", "free", "free_list"),
-                    reply(0),
-                    NextValue(ctrl_free_head, id_idx),
-                    NextValue(free_ctrl, free_ctrl + 1),
+                    dp.can_emit,
+                    dp.write_ctrl("id", "nil", "nil", "free", "free_list"),
+                    dp.reply(0),
+                    NextValue(dp.ctrl_free_head, dp.id_idx),
+                    NextValue(dp.free_ctrl, dp.free_ctrl + 1),
                     NextState("IDLE"),
                 ),
             ),
         )
 
+    def _add_mutex_states(self, dp):
+        """Mutexes: LOCK (and TRYLOCK, LOCK_FOR), the enqueue tail every queue uses, UNLOCK and FREE_ELEM."""
+        fsm = self.fsm
         # LOCK / TRYLOCK / LOCK_FOR (the requeue of a woken condition waiter: same semantics, the
         # grant goes to the waiter named in the packet).
         fsm.act(
             "LOCK",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    ~locked,
+                    ~dp.locked,
                     If(
-                        can_emit,
-                        write_cw(value="owner"),
-                        reply(0, value="grant"),
-                        grant_inc.eq(1),
+                        dp.can_emit,
+                        dp.write_cw(value="owner"),
+                        dp.reply(0, value="grant"),
+                        dp.grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
                 )
                 .Elif(
-                    r_op == P.OP_TRYLOCK,
-                    *err(P.EBUSY),
+                    dp.r_op == P.OP_TRYLOCK,
+                    *dp.err(P.EBUSY),
                 )
                 .Elif(
-                    (owner == me) & (cw_kind == P.KIND_MUTEX_EC),
-                    *err(P.EDEADLK),
+                    (dp.owner == dp.me) & (dp.cw_kind == P.KIND_MUTEX_EC),
+                    *dp.err(P.EDEADLK),
                 )
                 .Elif(
-                    free_queue == 0,
-                    *err(P.EAGAIN),
+                    dp.free_queue == 0,
+                    *dp.err(P.EAGAIN),
                 )
                 .Else(
-                    *enqueue("req_value"),
+                    *dp.enqueue("req_value"),
                 ),
             ),
         )
@@ -969,12 +1119,12 @@ class SubutaiEngine(LiteXModule):
         # word.
         fsm.act(
             "ENQ_LINK",
-            write_next("link", "qptr"),
+            dp.write_next("link", "qptr"),
             NextState("ENQ_CTRL"),
         )
         fsm.act(
             "ENQ_CTRL",
-            write_cw(),
+            dp.write_cw(),
             NextState("IDLE"),
         )
 
@@ -983,28 +1133,28 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "UNLOCK",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    ~locked | (owner != me),
-                    *err(P.EPERM),
+                    ~dp.locked | (dp.owner != dp.me),
+                    *dp.err(P.EPERM),
                 )
                 .Elif(
-                    cw_head == QNIL,
+                    dp.cw_head == QNIL,
                     If(
-                        ~r_reply | can_emit,
+                        ~dp.r_reply | dp.can_emit,
                         # Free, released by this core (UNLOCK_FOR: the condition waiter's).
-                        write_cw(value="released"),
-                        If(r_reply, reply(0)),
+                        dp.write_cw(value="released"),
+                        If(dp.r_reply, dp.reply(0)),
                         NextState("IDLE"),
                     ),
                 )
                 .Elif(
-                    can_emit,
-                    write_cw(value="owner", head="qd_next"),
-                    reply(0, who="queue"),
-                    grant_inc.eq(1),
+                    dp.can_emit,
+                    dp.write_cw(value="owner", head="qd_next"),
+                    dp.reply(0, who="queue"),
+                    dp.grant_inc.eq(1),
                     NextState("FREE_ELEM"),
                 ),
             ),
@@ -1015,79 +1165,85 @@ class SubutaiEngine(LiteXModule):
         is_bcast = Signal()
         more = Signal()
         self.comb += [
-            is_bcast.eq((r_op == P.OP_COND_BROADCAST) | (r_op == P.OP_BROADCAST_NEXT)),
-            more.eq(is_bcast & (link != QNIL)),
+            is_bcast.eq((dp.r_op == P.OP_COND_BROADCAST) | (dp.r_op == P.OP_BROADCAST_NEXT)),
+            more.eq(is_bcast & (dp.link != QNIL)),
         ]
         fsm.act(
             "FREE_ELEM",
-            request.load_cond.eq(more),
+            dp.request.load_cond.eq(more),
             If(
-                ~(r_reply | more) | can_emit,
-                write_next("qptr", "qfree_head"),
-                NextValue(qfree_head, qptr),
-                NextValue(free_queue, free_queue + 1),
+                ~(dp.r_reply | more) | dp.can_emit,
+                dp.write_next("qptr", "qfree_head"),
+                NextValue(dp.qfree_head, dp.qptr),
+                NextValue(dp.free_queue, dp.free_queue + 1),
                 If(
                     more,
                     # To this engine (r_sync is one of its structures): a self request.
-                    send(P.OP_BROADCAST_NEXT, reply=r_reply),
+                    dp.send(P.OP_BROADCAST_NEXT, reply=dp.r_reply),
                 ).Elif(
-                    r_reply,
-                    reply(0),
+                    dp.r_reply,
+                    dp.reply(0),
                 ),
                 NextState("IDLE"),
             ),
         )
 
+    def _add_barrier_states(self, dp):
+        """Barriers: BARRIER (an arrival)."""
+        fsm = self.fsm
         # BARRIER_WAIT: queue the arrival, or (last arrival) answer it with SERIAL_THREAD, splice
         # the whole queue onto the free list and walk it to release every waiter (replies go to
         # cores only, never to an engine, so waiting on source here cannot close a cycle).
         fsm.act(
             "BARRIER",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    b_last,
+                    dp.b_last,
                     If(
-                        can_emit,
-                        reply(0, value="ones"),
+                        dp.can_emit,
+                        dp.reply(0, value="ones"),
                         If(
-                            cw_head == QNIL,
-                            write_cw(value="barrier"),
+                            dp.cw_head == QNIL,
+                            dp.write_cw(value="barrier"),
                             NextState("IDLE"),
                         ).Else(
-                            write_next("link", "qfree_head"),
-                            NextValue(qfree_head, cw_head),
-                            NextValue(cw_head, QNIL),
-                            NextValue(cw_tail, QNIL),
-                            NextValue(cw_val, Cat(b_max, b_max)),
+                            dp.write_next("link", "qfree_head"),
+                            NextValue(dp.qfree_head, dp.cw_head),
+                            NextValue(dp.cw_head, QNIL),
+                            NextValue(dp.cw_tail, QNIL),
+                            NextValue(dp.cw_val, Cat(dp.b_max, dp.b_max)),
                             NextState("WALK"),
                         ),
                     ),
                 )
                 .Elif(
-                    free_queue == 0,
-                    *err(P.EAGAIN),
+                    dp.free_queue == 0,
+                    *dp.err(P.EAGAIN),
                 )
                 .Else(
-                    NextValue(cw_val, Cat(b_left_dec, b_max)),
-                    *enqueue("req_value"),
+                    NextValue(dp.cw_val, Cat(dp.b_left_dec, dp.b_max)),
+                    *dp.enqueue("req_value"),
                 ),
             ),
         )
 
+    def _add_condition_states(self, dp):
+        """Condition variables: the wait at the cond's and at the mutex's host, signal, and broadcast (per waiter, or the splice of its fast path)."""
+        fsm = self.fsm
         # COND_WAIT at the cond's host: check the mutex id and ask its host whether the caller
         # owns it (the waiter is enqueued only then, so every error leaves all state unchanged).
         fsm.act(
             "CWAIT",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    can_emit,
-                    send(P.OP_WAIT_CHECK, sync_id="value", value="req"),
+                    dp.can_emit,
+                    dp.send(P.OP_WAIT_CHECK, sync_id="value", value="req"),
                     NextState("IDLE"),
                 ),
             ),
@@ -1097,18 +1253,18 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "WCHECK",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    locked & (owner == me),
+                    dp.locked & (dp.owner == dp.me),
                     If(
-                        can_emit,
-                        send(P.OP_COND_ENQUEUE, sync_id="value", value="req"),
+                        dp.can_emit,
+                        dp.send(P.OP_COND_ENQUEUE, sync_id="value", value="req"),
                         NextState("IDLE"),
                     ),
                 ).Else(
-                    *err(P.EPERM),
+                    *dp.err(P.EPERM),
                 ),
             ),
         )
@@ -1119,34 +1275,34 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "CENQ",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    free_queue == 0,
-                    *err(P.EAGAIN),
+                    dp.free_queue == 0,
+                    *dp.err(P.EAGAIN),
                 ).Elif(
-                    can_emit,
-                    send(P.OP_UNLOCK_FOR, sync_id="value", value="req"),
+                    dp.can_emit,
+                    dp.send(P.OP_UNLOCK_FOR, sync_id="value", value="req"),
                     # Track the waiters' common mutex (for the broadcast fast path).
                     If(
-                        cw_head == QNIL,
-                        NextValue(cw_val, r_value),
+                        dp.cw_head == QNIL,
+                        NextValue(dp.cw_val, dp.r_value),
                     ).Elif(
-                        cw_val != r_value,
-                        NextValue(cw_val[P.ID_F_BIT], 0),
+                        dp.cw_val != dp.r_value,
+                        NextValue(dp.cw_val[P.ID_F_BIT], 0),
                     ),
-                    *enqueue("req_value"),
+                    *dp.enqueue("req_value"),
                 ),
             ),
         )
 
         m_ok = Signal()
         self.comb += m_ok.eq(
-            (b_idx < n_ctrl)
-            & d_alloc
-            & (d_kind == bmutex[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + P.ID_KIND_BITS])
-            & (d_gen == bmutex[P.ID_GEN_SHIFT : P.ID_GEN_SHIFT + P.ID_GEN_BITS])
+            (dp.b_idx < dp.n_ctrl)
+            & dp.d_alloc
+            & (dp.d_kind == dp.bmutex[P.ID_KIND_SHIFT : P.ID_KIND_SHIFT + P.ID_KIND_BITS])
+            & (dp.d_gen == dp.bmutex[P.ID_GEN_SHIFT : P.ID_GEN_SHIFT + P.ID_GEN_BITS])
         )
 
         # COND_SIGNAL / COND_BROADCAST / BROADCAST_NEXT: dequeue the head waiter and requeue it
@@ -1156,31 +1312,31 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "SIGNAL",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             )
             .Elif(
-                (r_op == P.OP_COND_BROADCAST) & splice_r,
+                (dp.r_op == P.OP_COND_BROADCAST) & dp.splice_r,
                 # Fast path (below): read the mutex's word (the first waiter's is read again
                 # from BC_BRANCH on).
-                rd.adr.eq(cbase + b_idx),
+                dp.rd.adr.eq(dp.cbase + dp.b_idx),
                 NextState("BC_DECIDE"),
             )
             .Elif(
-                cw_head == QNIL,
+                dp.cw_head == QNIL,
                 If(
-                    ~r_reply | can_emit,
-                    If(r_reply, reply(0)),
+                    ~dp.r_reply | dp.can_emit,
+                    If(dp.r_reply, dp.reply(0)),
                     NextState("IDLE"),
                 ),
             )
             .Else(
-                request.load_mutex.eq(1),
+                dp.request.load_mutex.eq(1),
                 If(
-                    can_emit,
-                    write_cw(head="qd_next"),
-                    lock_for(),
-                    NextValue(link, qd_next),
+                    dp.can_emit,
+                    dp.write_cw(head="qd_next"),
+                    dp.lock_for(),
+                    NextValue(dp.link, dp.qd_next),
                     NextState("FREE_ELEM"),
                 ),
             ),
@@ -1194,22 +1350,22 @@ class SubutaiEngine(LiteXModule):
         # The mutex's head and tail, and its value when named; its generation, kind and alloc bit
         # (and value, when not named) stay as the SPM holds them.
         def write_mutex(head, value=None):
-            return write_ctrl(
+            return dp.write_ctrl(
                 "mutex",
                 head,
                 "cw_tail",
                 None,
                 value,
-                we=(WE_HEAD if head else 0) | WE_TAIL | (WE_VALUE if value else 0),
+                we=(dp.WE_HEAD if head else 0) | dp.WE_TAIL | (dp.WE_VALUE if value else 0),
             )
 
         mok_r = Signal()
         fsm.act(
             "BC_DECIDE",
             # The mutex's word is in the read register: keep it and its validity.
-            NextValue(mw_empty, d_head == QNIL),
-            NextValue(link, d[8:16]),
-            NextValue(mw_locked, d_val[24]),
+            NextValue(dp.mw_empty, dp.d_head == QNIL),
+            NextValue(dp.link, dp.d[8:16]),
+            NextValue(dp.mw_locked, dp.d_val[24]),
             NextValue(mok_r, m_ok),
             NextState("BC_BRANCH"),
         )
@@ -1217,16 +1373,16 @@ class SubutaiEngine(LiteXModule):
             "BC_BRANCH",
             If(
                 ~mok_r,
-                rd.adr.eq(qptr),  # Re-read the first waiter for the slow path.
-                NextValue(splice_r, 0),
+                dp.rd.adr.eq(dp.qptr),  # Re-read the first waiter for the slow path.
+                NextValue(dp.splice_r, 0),
                 NextState("SIGNAL"),
             )
             .Elif(
-                ~mw_locked,
+                ~dp.mw_locked,
                 NextState("BC_GRANT"),
             )
             .Elif(
-                mw_empty,
+                dp.mw_empty,
                 NextState("BC_TAKE"),
             )
             .Else(
@@ -1237,20 +1393,20 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "BC_GRANT",
             If(
-                can_emit,
+                dp.can_emit,
                 # The first waiter's word is in the read register again (read from BC_BRANCH
                 # on): it owns the mutex (its aux is the mutex's id), the rest are its queue.
                 write_mutex("qd_next", "owner"),
-                reply(0, sync_id="aux", who="queue"),
-                grant_inc.eq(1),
+                dp.reply(0, sync_id="aux", who="queue"),
+                dp.grant_inc.eq(1),
                 NextState("BC_FREE_FIRST"),
             ),
         )
         fsm.act(
             "BC_FREE_FIRST",
-            write_next("qptr", "qfree_head"),
-            NextValue(qfree_head, qptr),
-            NextValue(free_queue, free_queue + 1),
+            dp.write_next("qptr", "qfree_head"),
+            NextValue(dp.qfree_head, dp.qptr),
+            NextValue(dp.free_queue, dp.free_queue + 1),
             NextState("BC_END"),
         )
         # Held mutex with an empty queue: the cond queue becomes its queue.
@@ -1262,7 +1418,7 @@ class SubutaiEngine(LiteXModule):
         # Held mutex with waiters: append the cond queue behind them.
         fsm.act(
             "BC_LINK",
-            write_next("link", "qptr"),
+            dp.write_next("link", "qptr"),
             NextState("BC_APPEND"),
         )
         fsm.act(
@@ -1273,71 +1429,77 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "BC_END",
             If(
-                ~r_reply | can_emit,
-                write_cw(head="nil", tail="nil"),
-                If(r_reply, reply(0)),
+                ~dp.r_reply | dp.can_emit,
+                dp.write_cw(head="nil", tail="nil"),
+                If(dp.r_reply, dp.reply(0)),
                 NextState("IDLE"),
             ),
         )
 
+    def _add_barrier_release_states(self, dp):
+        """Barriers: WALK, the release of a round's waiters."""
+        fsm = self.fsm
         # WALK (barrier release): one released waiter per cycle. The queue is already on the
         # free list: the walk stops at the old tail (its "next" now points into the free list),
         # and writes the emptied control word (idempotently).
         walk_end = Signal()
-        self.comb += walk_end.eq(qptr == link)
+        self.comb += walk_end.eq(dp.qptr == dp.link)
         fsm.act(
             "WALK",
-            write_cw(),
+            dp.write_cw(),
             If(
-                can_emit,
-                reply(0, who="queue"),
-                NextValue(free_queue, free_queue + 1),
+                dp.can_emit,
+                dp.reply(0, who="queue"),
+                NextValue(dp.free_queue, dp.free_queue + 1),
                 If(
                     walk_end,
                     NextState("IDLE"),
                 ).Else(
-                    rd.adr.eq(qd_next),
-                    NextValue(qptr, qd_next),
+                    dp.rd.adr.eq(dp.qd_next),
+                    NextValue(dp.qptr, dp.qd_next),
                 ),
             ),
         )
 
+    def _add_rwlock_states(self, dp):
+        """Read-write locks: RWLOCK, RWUNLOCK and the readers' release."""
+        fsm = self.fsm
         # Read-write locks (writers preferred). RDLOCK / TRYRDLOCK: one reader more while no
         # writer holds the lock or waits for it; WRLOCK / TRYWRLOCK: the lock alone when nobody
         # holds it (then nobody waits). Else wait in the queue, aux 1 for a writer.
         fsm.act(
             "RWLOCK",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    locked & (owner == me),
-                    *err(P.EDEADLK),
+                    dp.locked & (dp.owner == dp.me),
+                    *dp.err(P.EDEADLK),
                 )
                 .Elif(
-                    rw_free,
+                    dp.rw_free,
                     If(
-                        ~rw_write & (readers == P.MAX_READERS),
-                        *err(P.EAGAIN),
+                        ~dp.rw_write & (dp.readers == P.MAX_READERS),
+                        *dp.err(P.EAGAIN),
                     ).Elif(
-                        can_emit,
-                        If(rw_write, write_cw(value="owner")).Else(write_cw(value="reader_in")),
-                        reply(0),
-                        grant_inc.eq(1),
+                        dp.can_emit,
+                        If(dp.rw_write, dp.write_cw(value="owner")).Else(dp.write_cw(value="reader_in")),
+                        dp.reply(0),
+                        dp.grant_inc.eq(1),
                         NextState("IDLE"),
                     ),
                 )
                 .Elif(
-                    (r_op == P.OP_TRYRDLOCK) | (r_op == P.OP_TRYWRLOCK),
-                    *err(P.EBUSY),
+                    (dp.r_op == P.OP_TRYRDLOCK) | (dp.r_op == P.OP_TRYWRLOCK),
+                    *dp.err(P.EBUSY),
                 )
                 .Elif(
-                    free_queue == 0,
-                    *err(P.EAGAIN),
+                    dp.free_queue == 0,
+                    *dp.err(P.EAGAIN),
                 )
                 .Else(
-                    *enqueue("rw_write"),
+                    *dp.enqueue("rw_write"),
                 ),
             ),
         )
@@ -1349,38 +1511,38 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "RWUNLOCK",
             If(
-                ~ok_r,
-                *err(P.EINVAL),
+                ~dp.ok_r,
+                *dp.err(P.EINVAL),
             ).Else(
                 If(
-                    locked & (owner != me),
-                    *err(P.EPERM),
+                    dp.locked & (dp.owner != dp.me),
+                    *dp.err(P.EPERM),
                 )
                 .Elif(
-                    ~locked & (readers == 0),
-                    *err(P.EPERM),
+                    ~dp.locked & (dp.readers == 0),
+                    *dp.err(P.EPERM),
                 )
                 .Elif(
-                    (cw_head == QNIL) | (~locked & (readers != 1)),
+                    (dp.cw_head == QNIL) | (~dp.locked & (dp.readers != 1)),
                     If(
-                        ~r_reply | can_emit,
-                        If(locked, write_cw(value="zero")).Else(write_cw(value="reader_out")),
-                        If(r_reply, reply(0)),
+                        ~dp.r_reply | dp.can_emit,
+                        If(dp.locked, dp.write_cw(value="zero")).Else(dp.write_cw(value="reader_out")),
+                        If(dp.r_reply, dp.reply(0)),
                         NextState("IDLE"),
                     ),
                 )
                 .Elif(
-                    ~locked | qd_aux[0],
+                    ~dp.locked | dp.qd_aux[0],
                     If(
-                        can_emit,
-                        write_cw(value="owner", head="qd_next"),
-                        reply(0, who="queue"),
-                        grant_inc.eq(1),
+                        dp.can_emit,
+                        dp.write_cw(value="owner", head="qd_next"),
+                        dp.reply(0, who="queue"),
+                        dp.grant_inc.eq(1),
                         NextState("FREE_ELEM"),
                     ),
                 )
                 .Else(
-                    NextValue(cw_val, 0),
+                    NextValue(dp.cw_val, 0),
                     NextState("RW_READ"),
                 ),
             ),
@@ -1392,27 +1554,27 @@ class SubutaiEngine(LiteXModule):
         fsm.act(
             "RW_READ",
             If(
-                can_emit,
-                reply(0, who="queue"),
-                grant_inc.eq(1),
-                write_next("qptr", "qfree_head"),
-                NextValue(qfree_head, qptr),
-                NextValue(free_queue, free_queue + 1),
-                NextValue(cw_val, Cat(readers + 1, C(0, 16))),
-                NextValue(cw_head, qd_next),
-                NextValue(qptr, qd_next),
-                rd.adr.eq(qd_next),
+                dp.can_emit,
+                dp.reply(0, who="queue"),
+                dp.grant_inc.eq(1),
+                dp.write_next("qptr", "qfree_head"),
+                NextValue(dp.qfree_head, dp.qptr),
+                NextValue(dp.free_queue, dp.free_queue + 1),
+                NextValue(dp.cw_val, Cat(dp.readers + 1, C(0, 16))),
+                NextValue(dp.cw_head, dp.qd_next),
+                NextValue(dp.qptr, dp.qd_next),
+                dp.rd.adr.eq(dp.qd_next),
                 NextState("RW_NEXT"),
             ),
         )
         fsm.act(
             "RW_NEXT",
             If(
-                (qptr == QNIL) | qd_aux[0],
+                (dp.qptr == QNIL) | dp.qd_aux[0],
                 If(
-                    ~r_reply | can_emit,
-                    write_cw(),
-                    If(r_reply, reply(0)),
+                    ~dp.r_reply | dp.can_emit,
+                    dp.write_cw(),
+                    If(dp.r_reply, dp.reply(0)),
                     NextState("IDLE"),
                 ),
             ).Else(
@@ -1420,37 +1582,23 @@ class SubutaiEngine(LiteXModule):
             ),
         )
 
+    def _add_error_states(self, dp):
+        """ERROR: the answer to a refused request."""
+        fsm = self.fsm
         # ERROR: answer with the status, or count and latch it for a request without reply.
         fsm.act(
             "ERROR",
             If(
-                want_reply,
+                dp.want_reply,
                 If(
-                    can_emit,
-                    reply(status),
-                    error_inc.eq(1),
+                    dp.can_emit,
+                    dp.reply(dp.status),
+                    dp.error_inc.eq(1),
                     NextState("IDLE"),
                 ),
             ).Else(
-                error_inc.eq(1),
-                silent_inc.eq(1),
+                dp.error_inc.eq(1),
+                dp.silent_inc.eq(1),
                 NextState("IDLE"),
             ),
-        )
-
-        # Status and counters --------------------------------------------------------------------
-        self.comb += [
-            self.ready.eq(fsm.ongoing("IDLE") & ~request.pending),
-            # The skid register holds a packet only while source holds one: source.valid covers it.
-            self.idle.eq(fsm.ongoing("IDLE") & ~request.pending & ~source.valid),
-        ]
-        events.count(
-            accept,
-            request.next_op,
-            output,
-            spm,
-            n_queue,
-            request,
-            status,
-            busy=~fsm.ongoing("IDLE") & ~fsm.ongoing("INIT"),
         )
