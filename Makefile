@@ -44,8 +44,10 @@ BOARD_ARGS ?=
 
 help:
 	@echo "make setup                 install apt packages and the Python venv (.venv)"
-	@echo "make lint                  ruff's checks and format of the Python (pyproject.toml), clang-format's of the"
-	@echo "                           C (.clang-format, Zephyr's style); .ci/run runs them first"
+	@echo "make lint                  ruff's checks and format of the Python and mypy's types of soc/ and gateware/"
+	@echo "                           (pyproject.toml), clang-format's of the"
+	@echo "                           C (.clang-format, Zephyr's style) and cppcheck's warnings"
+	@echo "                           (.cppcheck-suppressions: what is not a defect); .ci/run runs them first"
 	@echo "make format                rewrite the Python and the C to that style"
 	@echo "make test                  run the test suite (pytest; builds Verilator models once), but"
 	@echo "                           the tests marked slow or zephyr (pytest -m 'not slow and not zephyr';"
@@ -129,9 +131,14 @@ C_SOURCES = $(shell git ls-files '*.c' '*.h' | grep -v '^tests/data/')
 lint: | $(PYTHON)
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy
 	@command -v clang-format >/dev/null || { echo "error: clang-format not found: install the Debian package clang-format (make setup)" >&2; exit 1; }
 	@echo "clang-format --dry-run -Werror <the C of firmware/ and zephyr-app/>"
 	@clang-format --dry-run -Werror $(C_SOURCES)
+	@command -v cppcheck >/dev/null || { echo "error: cppcheck not found: install the Debian package cppcheck (make setup)" >&2; exit 1; }
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
+	  --suppressions-list=.cppcheck-suppressions --suppress=missingInclude --suppress=missingIncludeSystem --suppress=toomanyconfigs \
+	  -I firmware/include -I firmware/lib/port -I zephyr-app/include firmware zephyr-app
 
 # Rewrites the Python and the C in place to the house style (what make lint checks).
 format: | $(PYTHON)

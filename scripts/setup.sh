@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a Debian 12 machine: apt packages
-# (Verilator, the RISC-V cross compiler, picolibc, ccache, clang-format) and a Python
+# (Verilator, the RISC-V cross compiler, picolibc, ccache, clang-format, cppcheck) and a Python
 # virtual environment with LiteX and its data packages from PyPI.
 set -euo pipefail
 
@@ -11,7 +11,7 @@ python=${PYTHON:-python3}
 APT_PACKAGES=(
     verilator libevent-dev libjson-c-dev zlib1g-dev
     gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-    device-tree-compiler ccache make cmake clang-format
+    device-tree-compiler ccache make cmake clang-format cppcheck
 )
 
 missing=()

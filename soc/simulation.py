@@ -321,7 +321,7 @@ class SimModel:
 
 # Model processes running (SimModel.run): what stop_runs_on_sigterm() kills. The benchmark
 # scripts run several at once from a pool of threads, hence the lock.
-_RUNNING = set()
+_RUNNING: set = set()
 _RUNNING_LOCK = threading.Lock()
 _STOPPING = threading.Event()
 

@@ -21,6 +21,7 @@ inputs.
 
 import os
 from dataclasses import dataclass
+from typing import Optional
 
 from migen import *
 
@@ -66,7 +67,7 @@ class TileSettings:
     noc_buffer_depth: int = 2
     #: Options of the :class:`gateware.uplink.RegisteredUplink` the tile's uplink leaves through,
     #: or None: the uplink leaves the tile unregistered.
-    uplink: dict = None
+    uplink: Optional[dict] = None
 
 
 def build_tile(cpu, tile_id, x, y, cycles, s):

@@ -133,7 +133,7 @@ void subutai_start(void)
 		halt();
 	}
 
-	memset(_fbss, 0, _ebss - _fbss);
+	memset(_fbss, 0, (uintptr_t)_ebss - (uintptr_t)_fbss);
 	/* Shared atomic variables start from zero, also when a program is reloaded without a reset.
 	 */
 	for (unsigned int i = 0; i < ATOMIC_WORDS; i++) {

@@ -103,9 +103,9 @@ HEAD_FIELDS = {
     "length": (16, 8),
     "type": (24, 8),
 }
-_HEAD_ORDER = ["dst_x", "dst_y", "src_x", "src_y", "length", "type"]
 
-HeadFlit = namedtuple("HeadFlit", _HEAD_ORDER)
+HeadFlit = namedtuple("HeadFlit", ["dst_x", "dst_y", "src_x", "src_y", "length", "type"])
+_HEAD_ORDER = list(HeadFlit._fields)
 
 
 def head_field(data, name):

@@ -27,7 +27,7 @@ static int subutai_heap_init(void)
 {
 	if (subutai_tile_id() == 0) {
 		sys_heap_init(&heap, __subutai_heap_start,
-			      __subutai_heap_end - __subutai_heap_start);
+			      (uintptr_t)__subutai_heap_end - (uintptr_t)__subutai_heap_start);
 	}
 	return 0;
 }

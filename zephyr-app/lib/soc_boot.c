@@ -37,14 +37,15 @@ static size_t line_len;
 static int subutai_boot_shared(void)
 {
 	/* Every core: its per-core variables (__tile_bss). */
-	memset(__subutai_tile_bss_start, 0, __subutai_tile_bss_end - __subutai_tile_bss_start);
+	memset(__subutai_tile_bss_start, 0,
+	       (uintptr_t)__subutai_tile_bss_end - (uintptr_t)__subutai_tile_bss_start);
 	if (subutai_tile_id() != 0) {
 		/* Core 0 wrote shared memory before it released this core. */
 		subutai_dcache_invalidate();
 		return 0;
 	}
 	memset(__subutai_shared_bss_start, 0,
-	       __subutai_shared_bss_end - __subutai_shared_bss_start);
+	       (uintptr_t)__subutai_shared_bss_end - (uintptr_t)__subutai_shared_bss_start);
 	/* Shared atomic variables start from zero, also when an image is reloaded without reset. */
 	for (unsigned int i = 0; i < ATOMIC_WORDS; i++) {
 		subutai_atomic_store(i, 0);

@@ -226,10 +226,11 @@ static inline __attribute__((always_inline)) void measure(unsigned int k, unsign
 	       "\"stream_cycles\":%lu,\"send_cycles\":%lu,\"recv_cycles\":%lu,\"port_rtt_min\":%lu}"
 	       "\n",
 	       subutai_chan_impl(), subutai_num_tiles(), (unsigned long)peers[k], hops(0, peers[k]),
-	       words, CHANBENCH_ROUNDS, (unsigned long)rtt[0], (unsigned long)median,
+	       words, (unsigned int)CHANBENCH_ROUNDS, (unsigned long)rtt[0], (unsigned long)median,
 	       (unsigned long)rtt[CHANBENCH_ROUNDS - 1], (unsigned long)(median / 2),
-	       (unsigned long)(median % 2 ? 5 : 0), CHANBENCH_STREAM, (unsigned long)stream,
-	       (unsigned long)t_send, (unsigned long)t_recv, (unsigned long)raw);
+	       (unsigned long)(median % 2 ? 5 : 0), (unsigned int)CHANBENCH_STREAM,
+	       (unsigned long)stream, (unsigned long)t_send, (unsigned long)t_recv,
+	       (unsigned long)raw);
 }
 
 int main(void)

@@ -220,7 +220,7 @@ int main(void)
 	const unsigned int n = subutai_num_tiles();
 
 	if (n < 2 || n > MAX_TILES) {
-		printf("chanstress: needs 2 to %u tiles\n", MAX_TILES);
+		printf("chanstress: needs 2 to %u tiles\n", (unsigned int)MAX_TILES);
 		return 1;
 	}
 	for (unsigned int from = 0; from < n; from++) {

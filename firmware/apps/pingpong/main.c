@@ -179,8 +179,8 @@ int main(void)
 			       "poll",
 #endif
 			       n, src, dst, (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy),
-			       PINGPONG_ROUNDS, (unsigned long)s.min, (unsigned long)s.max,
-			       (unsigned long)(s.sum / PINGPONG_ROUNDS));
+			       (unsigned int)PINGPONG_ROUNDS, (unsigned long)s.min,
+			       (unsigned long)s.max, (unsigned long)(s.sum / PINGPONG_ROUNDS));
 		}
 	}
 	for (unsigned int t = 1; t < n; t++) {

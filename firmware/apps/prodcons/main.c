@@ -378,7 +378,7 @@ int main(void)
 	check(pthread_cond_init(&consumers_waiting, NULL), "pthread_cond_init");
 	check(pthread_barrier_init(&barrier, NULL, n_threads), "pthread_barrier_init");
 	printf("prodcons: 1 producer, %u consumers, %u rounds after %u warm-up rounds\n",
-	       n_consumers, ROUNDS, WARMUP);
+	       n_consumers, (unsigned int)ROUNDS, (unsigned int)WARMUP);
 
 	for (unsigned int i = 1; i < n_threads; i++) {
 		check(pthread_create(&t[i], NULL, consumer, (void *)(uintptr_t)i),
@@ -418,7 +418,7 @@ int main(void)
 	       "\"layout_pad\":%u,\"layout_variant\":%u,\"cycles\":%lu,\"rounds\":%u,"
 	       "\"warmup\":%u}\n",
 	       pthread_backend_np, n_threads, (unsigned int)(uintptr_t)__layout_pad,
-	       (unsigned int)(uintptr_t)__layout_variant, (unsigned long)(end - begin), ROUNDS,
-	       WARMUP);
+	       (unsigned int)(uintptr_t)__layout_variant, (unsigned long)(end - begin),
+	       (unsigned int)ROUNDS, (unsigned int)WARMUP);
 	return ok ? 0 : 1;
 }

@@ -45,6 +45,6 @@ void test_barrier(void)
 	CHECK(pthread_barrier_destroy(&barrier) == EINVAL);
 	CHECK(pthread_barrier_wait(&barrier) == EINVAL);
 	CHECK(pthread_barrier_init(&barrier, NULL, 0) == EINVAL);
-	printf("barrier: %u rounds of %u threads\n", BARRIER_ROUNDS, n_threads);
+	printf("barrier: %u rounds of %u threads\n", (unsigned int)BARRIER_ROUNDS, n_threads);
 	report("barrier", before);
 }

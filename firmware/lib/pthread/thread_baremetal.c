@@ -70,7 +70,7 @@ size_t rt_stack_default(void)
 /* What the heap could hold. */
 size_t rt_stack_max(void)
 {
-	return (size_t)(__heap_end - __heap_start);
+	return (size_t)((uintptr_t)__heap_end - (uintptr_t)__heap_start);
 }
 
 bool rt_core_can_host(unsigned int core)

@@ -239,7 +239,7 @@ static int parse(int argc, char **argv, struct wl_options *opt)
 	if (opt->threads == 2 || opt->threads > FARM_MAX_WORKERS + 2) {
 		printf("farm: -t %u: 1 (sequential) or 3 to %u (an emitter, a collector, "
 		       "workers)\n",
-		       opt->threads, FARM_MAX_WORKERS + 2);
+		       opt->threads, (unsigned int)FARM_MAX_WORKERS + 2);
 		return -1;
 	}
 	if (g.tasks == 0) {

@@ -5,6 +5,7 @@
 ``random.Random``, so every run is reproducible)."""
 
 from dataclasses import dataclass
+from typing import Optional
 
 from gateware.noc.common import head_flit_value, tile_xy
 
@@ -17,7 +18,7 @@ class Packet:
     payload: list  # Words after the head flit.
     inject: int = 0  # Earliest injection cycle.
     type: int = 0
-    dst_xy: tuple = None  # Explicit destination coordinates (to address outside the mesh).
+    dst_xy: Optional[tuple] = None  # Explicit destination coordinates (to address outside the mesh).
 
     def destination(self, mesh_x):
         return self.dst_xy if self.dst_xy is not None else tile_xy(self.dst, mesh_x)
