@@ -12,6 +12,7 @@ reads the same list).
 
 import argparse
 import dataclasses
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -38,6 +39,7 @@ def _backends():
 BACKENDS = _backends()
 
 
+@functools.cache
 def _program_args_generator():
     # The generator the builds run (firmware/lib/program_args.py): one splitting of a command line.
     path = os.path.join(FIRMWARE_DIR, "lib", "program_args.py")

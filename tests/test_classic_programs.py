@@ -22,12 +22,6 @@ ARGV_ECHO = os.path.join(PROGRAMS, "argv_echo")
 GENERATOR = os.path.join(ROOT, "firmware", "lib", "program_args.py")
 
 
-def _program_args():
-    from soc.firmware import _program_args_generator
-
-    return _program_args_generator()
-
-
 def _runs(output):
     return app_runs(output.splitlines())
 

@@ -44,10 +44,11 @@ int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 {
 	(void)tz; /* obsolete (POSIX): no time zone */
 	if (tv) {
-		uint64_t cycles = subutai_cycles();
+		struct timespec now;
 
-		tv->tv_sec = cycles / CONFIG_CLOCK_FREQUENCY;
-		tv->tv_usec = (cycles % CONFIG_CLOCK_FREQUENCY) * 1000000u / CONFIG_CLOCK_FREQUENCY;
+		clock_gettime(CLOCK_REALTIME, &now);
+		tv->tv_sec = now.tv_sec;
+		tv->tv_usec = now.tv_nsec / 1000;
 	}
 	return 0;
 }
