@@ -17,12 +17,18 @@ export ARGS
 # C macros of the APP, e.g. DEFINES="STRESS_CYCLES=1000000".
 DEFINES ?=
 STRESS_CYCLES ?= 10000000
-# Benchmarks: simulations run at once (default: the number of cores); layouts of each prodcons image.
+# Benchmarks: simulations run at once (workers of the local Dask cluster; default: the number of
+# cores); layouts of each prodcons image.
 JOBS    ?=
 LAYOUTS ?= 8
 # make bench also links every prodcons image the perturbed ways (scripts/bench.py --perturb); 0: not.
 PERTURB ?= 1
-JOBS_ARG = $(if $(JOBS),--jobs $(JOBS))
+JOBS_ARG = $(if $(JOBS),--jobs $(JOBS)) $(EXPERIMENT_ARGS)
+# The benchmarks: experiments of scripts/experiments/, run as campaigns through Dask (a local
+# cluster of JOBS workers; EXPERIMENT_ARGS="--scheduler tcp://host:8786" or "--cluster slurm" for
+# others; a sweep stopped and started again runs only what is missing).
+EXPERIMENT_ARGS ?=
+EXPERIMENT = $(PYTHON) -m scripts.experiments
 
 # Zephyr: ZEPHYR_BASE when set (a west workspace's zephyr/), else the tree make zephyr-tree
 # unpacked from ZEPHYR_ARCHIVE (a Zephyr 4.3.0 for machines without a network: CI's).
@@ -169,23 +175,23 @@ stress: | $(PYTHON)
 	  --max-cycles $$(( $(STRESS_CYCLES) * 4 ))
 
 bench: | $(PYTHON)
-	$(PYTHON) scripts/bench.py --layouts $(LAYOUTS) $(if $(filter 1,$(PERTURB)),--perturb) $(JOBS_ARG)
-	$(PYTHON) scripts/bench_rwlock.py $(JOBS_ARG)
+	$(EXPERIMENT) prodcons --layouts $(LAYOUTS) $(if $(filter 1,$(PERTURB)),--perturb) $(JOBS_ARG)
+	$(EXPERIMENT) rwlock $(JOBS_ARG)
 
 # The read-write lock benchmark alone (the second half of make bench).
 bench-rwlock: | $(PYTHON)
-	$(PYTHON) scripts/bench_rwlock.py $(JOBS_ARG)
+	$(EXPERIMENT) rwlock $(JOBS_ARG)
 
 # Switching threads on one core, bare metal's user-level threads beside Zephyr's (with ZEPHYR_BASE).
 bench-switch: | $(PYTHON)
-	$(PYTHON) scripts/bench_switch.py $(JOBS_ARG)
+	$(EXPERIMENT) switch $(JOBS_ARG)
 
 # The memory system before banking (--mem-banks 0, results/apps_mem0.*) beside the default, and
 # each program on 8 tiles across the perturbed links of the library (results/apps_links.*).
 bench-apps: | $(PYTHON)
-	$(PYTHON) scripts/bench_apps.py $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --perturb --tiles 8 $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --mem-banks 0 $(JOBS_ARG)
+	$(EXPERIMENT) apps $(JOBS_ARG)
+	$(EXPERIMENT) apps --perturb --tiles 8 $(JOBS_ARG)
+	$(EXPERIMENT) apps --mem-banks 0 $(JOBS_ARG)
 
 # The programs on the paper's 32 and 64 cores, added to results/apps.* (hours: a 64-tile model
 # runs a few thousand cycles per second; each model on SIM_THREADS host cores: with the tile
@@ -193,26 +199,26 @@ bench-apps: | $(PYTHON)
 # and a model a core finishes first).
 SIM_THREADS ?= 1
 bench-apps-64: | $(PYTHON)
-	$(PYTHON) scripts/bench_apps.py --tiles 32 64 --threads $(SIM_THREADS) --append
+	$(EXPERIMENT) apps --tiles 32 64 --threads $(SIM_THREADS) --append $(JOBS_ARG)
 
 bench-mem: | $(PYTHON)
-	$(PYTHON) scripts/bench_mem.py $(JOBS_ARG)
+	$(EXPERIMENT) mem $(JOBS_ARG)
 
 figures: | $(PYTHON)
 	$(PYTHON) scripts/figures.py
 
 SIMSPEED_ARGS ?=
 simspeed: | $(PYTHON)
-	$(PYTHON) scripts/simspeed.py $(SIMSPEED_ARGS)
+	$(EXPERIMENT) simspeed $(SIMSPEED_ARGS)
 
 simprofile: | $(PYTHON)
 	$(PYTHON) scripts/simprofile.py $(SIMPROFILE_ARGS)
 
 bench-noc: | $(PYTHON)
-	$(PYTHON) scripts/bench_noc.py
+	$(EXPERIMENT) noc $(JOBS_ARG)
 
 bench-fsm: | $(PYTHON)
-	$(PYTHON) scripts/bench_fsm.py
+	$(EXPERIMENT) fsm
 
 resources: | $(PYTHON)
 	$(PYTHON) scripts/noc_resources.py
@@ -274,19 +280,19 @@ zephyr-twister: | $(PYTHON)
 
 # Zephyr programs up to 8 tiles: a 16-tile Zephyr run takes minutes per program.
 zephyr-bench: | $(PYTHON)
-	$(PYTHON) scripts/bench.py --os zephyr $(JOBS_ARG)
-	$(PYTHON) scripts/bench_apps.py --os zephyr --tiles 1 2 4 8 16 $(JOBS_ARG)
+	$(EXPERIMENT) prodcons --os zephyr $(JOBS_ARG)
+	$(EXPERIMENT) apps --os zephyr --tiles 1 2 4 8 16 $(JOBS_ARG)
 
 bench-multi: | $(PYTHON)
-	$(PYTHON) scripts/bench_multi.py $(MULTI_ARGS) $(JOBS_ARG)
+	$(EXPERIMENT) multi $(MULTI_ARGS) $(JOBS_ARG)
 
 bench-tidon: | $(PYTHON)
-	$(PYTHON) scripts/bench_tidon.py $(TIDON_ARGS) $(JOBS_ARG)
+	$(EXPERIMENT) tidon $(TIDON_ARGS) $(JOBS_ARG)
 
 # Channels through the NoC (seed 004): latency and throughput per implementation, and the farm;
 # CHAN_ARGS narrows it (e.g. CHAN_ARGS="--tiles 8 --sizes 32 --types int").
 bench-chan: | $(PYTHON)
-	$(PYTHON) scripts/bench_chan.py $(CHAN_ARGS) $(JOBS_ARG)
+	$(EXPERIMENT) chan $(CHAN_ARGS) $(JOBS_ARG)
 
 clean:
 	rm -rf build

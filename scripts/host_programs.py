@@ -11,6 +11,7 @@ runs each program with each thread count and prints its checksums.
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -19,7 +20,9 @@ import sys
 from gateware.build import BUILD_DIR, ROOT
 
 from soc.firmware import benchmark_programs as programs
-from scripts.apps_report import CHECKSUM_RE
+
+#: A benchmark program's checksum line ("<program>: checksum 0x........").
+CHECKSUM_RE = re.compile(r"^\s*([A-Za-z0-9_.-]+): checksum (0x[0-9a-f]{8})\s*$")
 
 PROGRAMS_DIR = os.path.join(ROOT, "firmware", "programs")
 HOST_DIR = os.path.join(BUILD_DIR, "host")

@@ -2,7 +2,6 @@
 
 import csv
 import os
-import threading
 
 from gateware.build import ROOT
 
@@ -14,6 +13,26 @@ def spread(values):
     far a figure moves across layouts, links or runs of one configuration."""
     low = min(values)
     return 100.0 * (max(values) - low) / low if low else 0.0
+
+
+def to_int(text):
+    """An integer of a CSV cell (written as 12 or 12.0)."""
+    return int(float(text))
+
+
+def cycles_text(n):
+    """3.39 M, 511 k, 856: three significant figures for large cycle counts."""
+    if n >= 1e6:
+        return f"{n / 1e6:#.3g}".rstrip(".") + " M"
+    if n >= 1e4:
+        return f"{n / 1e3:#.3g}".rstrip(".") + " k"
+    return f"{n:,}"
+
+
+def range_text(values, fmt):
+    """"a–b" of some figures formatted by ``fmt``, or one figure when they format alike."""
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
 
 
 def markdown_table(header, rows):
@@ -34,31 +53,6 @@ def console_table(header, rows):
         if n == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
-
-
-def save_capture(name, lines, results_dir=RESULTS_DIR):
-    """Keep a run's whole output as results/<name>_capture.txt (the reports' input); its path."""
-    os.makedirs(results_dir, exist_ok=True)
-    path = os.path.join(results_dir, f"{name}_capture.txt")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-
-
-class PartialCapture:
-    """The lines of every run that ended, appended to a file as it ends (runs end in any order;
-    each run's lines stay together, its label record first)."""
-
-    def __init__(self, path):
-        self.path = path
-        self.lock = threading.Lock()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        open(path, "w").close()
-
-    def add(self, lines):
-        with self.lock, open(self.path, "a") as f:
-            f.write("\n".join(lines) + "\n")
-        return lines
 
 
 def save_csv(name, header, rows, results_dir=RESULTS_DIR):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Reports of the time-donating barrier (make bench-tidon): seed 002 (Tidon) on the Subutai SoC.
 
 Reads the capture of scripts/bench_tidon.py: runs of zephyr-app/apps/multi, each labelled with its
@@ -8,17 +7,24 @@ default spin-then-block barrier and the same backend, over its turnaround in the
 weighted speed-up (their sum: seed 002's throughput metric) and the unfairness (largest / smallest
 speed-up), as seed 002 §5.2 defines them.
 
-Usage: python scripts/tidon_report.py [results/tidon_capture.txt] rewrites results/tidon.* from a
-capture.
+Seed 002 §5: a barrier-intensive program (streamcluster, bodytrack) runs one thread per tile while
+``ep`` (NAS EP) runs beside it with 1, 2 or 4 threads (imbalanced) or one per tile (balanced); each
+program also runs alone, with the default barrier (spin-then-block), as the reference of its
+speed-up. Every co-run is built once per barrier waiting policy (Kconfig SUBUTAI_BARRIER_WAIT) and
+backend, with round-robin scheduling at a 0.5 ms timeslot (zephyr-app/apps/multi).
+
+Usage: python -m scripts.experiments tidon [--tiles 8] [--workloads streamcluster bodytrack]
+           [--ep-threads 1 2 4] [--backends swonly subutai] [--policies spin block ...] [--jobs N]
 """
 
 import json
 import os
-import sys
 
+from scripts import host_programs
 from scripts.capture import CaptureError
-from scripts.multi_report import BACKEND_NAMES, set_runs
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, Run, program_args, run_image
+from scripts.experiments.multi import BACKEND_NAMES, multi_model, set_runs
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
 
 #: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES).
 POLICIES = ("spin", "block", "spin-then-block", "tidon")
@@ -319,21 +325,143 @@ def plot(rows, path):
     plt.close(fig)
 
 
-def main():
-    capture = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "tidon_capture.txt")
-    from scripts import host_programs
+WORKLOADS = ("streamcluster", "bodytrack")
+EP_THREADS = (1, 2, 4)
+SCHED_POLICY = "rr"
+TS_US = 500
+MAX_CYCLES = 400_000_000
+#: The launcher's deadline (ms of simulated time): a spinning co-run that has not ended by then is
+#: reported unfinished (exit 3) instead of holding the benchmark.
+DEADLINE_MS = 300
 
-    with open(capture) as f:
-        lines = f.read().splitlines()
-    try:
+
+class Tidon(Experiment):
+    name = "tidon"
+    title = "Tidon's weighted speed-up over the best other barrier policy"
+    command = "make bench-tidon"
+    measures = MEASURES_ZEPHYR
+    backends = True
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tiles", type=int, default=8, help="SoC size (tiles; default 8).")
+        parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+        parser.add_argument(
+            "--ep-threads",
+            type=int,
+            nargs="+",
+            default=list(EP_THREADS),
+            help="ep's thread counts beside the workload (one per tile, balanced, is always run).",
+        )
+        parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
+
+    def validate(self, args, error):
+        for n in args.ep_threads:
+            if not 1 <= n <= args.tiles:
+                error(f"--ep-threads {n}: 1 to {args.tiles} (the tiles)")
+
+    def result_name(self, args):
+        return "tidon" if args.tiles == 8 else f"tidon_{args.tiles}"
+
+    def prepare(self, args):
+        from soc.zephyr import require_zephyr
+
+        require_zephyr()
+        try:
+            self.reference = host_programs.checksums(list(args.workloads) + ["ep"], program_args("simsmall", 1))
+        except host_programs.HostProgramError as e:
+            raise RuntimeError(str(e)) from None
+
+    def runs(self, args):
+        """Every run, alone ones first: (kind, workload, ep threads, backend, policy, programs)."""
+        threads = sorted(set(args.ep_threads) | {args.tiles})
+        model = multi_model(args.tiles)
+        order = []
+        for backend in args.backends:
+            for program in list(args.workloads) + [f"ep:{n}" for n in threads]:
+                n = int(program.split(":")[1]) if program.startswith("ep:") else 0
+                order.append(("alone", program.split(":")[0], n, backend, ALONE_POLICY, [program]))
+        for workload in args.workloads:
+            for n in threads:
+                for backend in args.backends:
+                    for policy in args.policies:
+                        order.append(("corun", workload, n, backend, policy, [workload, f"ep:{n}"]))
+        return [
+            Run.of(
+                f"{' + '.join(programs)}, {b}, {p}, {args.tiles} tiles",
+                model,
+                kind=k,
+                workload=w,
+                ep_threads=n,
+                backend=b,
+                policy=p,
+                programs=tuple(programs),
+            )
+            for k, w, n, b, p, programs in order
+        ]
+
+    def image(self, run, model, args):
+        from soc.zephyr import build_multi
+
+        c = run.config
+        deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={DEADLINE_MS}"]
+        return build_multi(
+            model,
+            list(c["programs"]),
+            c["backend"],
+            SCHED_POLICY,
+            TS_US,
+            program_args("simsmall", 1),
+            deadline,
+            barrier=c["policy"],
+        )
+
+    def execute(self, run, model, image, args):
+        c = run.config
+        label = label_record(c["kind"], c["workload"], c["ep_threads"], args.tiles, c["backend"], c["policy"])
+        return [label] + run_image(model, image, run.what, MAX_CYCLES, (0, 3))
+
+    def report(self, lines, args, results_dir):
         runs = set_runs(lines)
-        programs = sorted({i["program"] for r in runs for i in r["instances"]})
-        reference = host_programs.checksums(programs, "-i simsmall -s 1")
-        name = os.path.basename(capture).removesuffix("_capture.txt")
-        print(report(runs, reference, os.path.dirname(capture) or ".", name))
-    except (CaptureError, host_programs.HostProgramError) as e:
-        raise SystemExit(f"error: {e}")
+        reference = getattr(self, "reference", None) or host_programs.checksums(
+            sorted({i["program"] for r in runs for i in r["instances"]}), program_args("simsmall", 1)
+        )
+        text = report(runs, reference, results_dir, self.result_name(args))
+        wrong = [
+            f"{r['label']['set']} ep:{r['label']['ep_threads']} {r['label']['backend']} {r['label']['policy']}: "
+            f"instance {k} ({o.get('checksum')})"
+            for r in runs
+            for k, o in r["output"].items()
+            if o.get("checksum", (None, None))[1] != reference.get(o.get("checksum", (None, None))[0])
+        ]
+        unfinished = [
+            f"{r['label']['set']} ep:{r['label']['ep_threads']} {r['label']['backend']} {r['label']['policy']}"
+            for r in runs
+            if any(not i["finished"] or i["exit"] != 0 for i in r["instances"])
+        ]
+        if unfinished:
+            text += "\ndid not finish by the launcher's deadline:\n  " + "\n  ".join(unfinished)
+        return text, wrong
+
+    def headlines(self, results):
+        by = {}
+        for r in results.rows("tidon"):
+            if r["weighted_speedup"]:
+                by.setdefault((r["workload"], to_int(r["ep_threads"]), r["backend"]), {})[r["policy"]] = float(
+                    r["weighted_speedup"]
+                )
+        parts = []
+        for (workload, n, backend), pol in by.items():
+            if backend != "subutai" or "tidon" not in pol or len(pol) < 2:
+                continue
+            best = max((p for p in pol if p != "tidon"), key=pol.get)
+            parts.append(f"{workload}+ep×{n} {pol['tidon'] / pol[best]:.2f}×")
+        return [
+            (
+                "Tidon's weighted speed-up over the best other barrier policy (Subutai, 8 tiles)",
+                ", ".join(parts),
+                self.command,
+            )
+        ]
 
 
-if __name__ == "__main__":
-    main()
+EXPERIMENT = Tidon()

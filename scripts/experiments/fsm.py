@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Cycles of every Subutai-HW engine operation, best and worst case, measured on the RTL.
 
 Runs the Verilator bench of gateware/subutai/tb (4 engines, ideal interconnect, no back-pressure),
@@ -15,12 +14,16 @@ SPM (read/write latency m = 1 cycle, FSM cycle c = 1; n = control structures per
 rho = waiters), which excludes the paper's FSM entry (4 cycles: 3 flits + decision) and exit
 (1 cycle). Writes results/bench_fsm.csv and results/bench_fsm.md.
 
-Usage: python scripts/bench_fsm.py
+Usage: python -m scripts.experiments fsm
 """
 
 from gateware.subutai import protocol as P
 from gateware.subutai.model import request
-from scripts.results import save_table, console_table
+import json
+
+from scripts.capture import parse_lines
+from scripts.experiments.framework import Experiment, Run
+from scripts.results import console_table, range_text, save_table, to_int
 from gateware.subutai.tb.bench import Bench, build
 
 SPM = [2048, 2048, 2048, 256]
@@ -299,15 +302,7 @@ def scenarios(m):
         release(1, mx_remote, [me])
 
 
-def main():
-    binary = build(SPM)
-    rows = []
-    with Bench(binary, len(SPM), trace_idle=True) as b:
-        for op, case, formula, paper, (fsm, first, pkts) in scenarios(Meter(b)):
-            rows.append([op, case, fsm, "-" if first is None else first, pkts, formula, paper])
-    header = ["operation", "case", "FSM cycles", "1st pkt", "pkts", "Table III formula", "Table III cycles"]
-    print(console_table(header, rows))
-    notes = f"""
+NOTES = f"""
 Measured on the RTL (Verilator, `gateware/subutai/tb`), SPM {SPM[0]} bytes: n = {N_CTRL} control
 structures, {N_QUEUE} queue elements; m = {M} cycle (SPM read latency: synchronous BRAM read
 port, address in cycle t, word in t+1), c = {C} cycle. Cycle 0 = the cycle the engine accepts the
@@ -323,12 +318,63 @@ its hop latency three times). A broadcast whose waiters all use one mutex hosted
 engine splices the cond queue onto the mutex queue (constant time); otherwise it requeues one
 waiter per step (a self-queue chain of BROADCAST_NEXT requests, each one LOCK_FOR).
 """
-    csv_path, md_path = save_table(
-        "bench_fsm", header, rows, title="Subutai-HW engine: cycles per operation (RTL)", notes=notes
-    )
-    print(notes)
-    print(f"wrote {csv_path} and {md_path}")
+HEADER = ["operation", "case", "FSM cycles", "1st pkt", "pkts", "Table III formula", "Table III cycles"]
 
 
-if __name__ == "__main__":
-    main()
+class EngineFsm(Experiment):
+    name = "fsm"
+    title = "Subutai-HW operation latency (m = c = 1)"
+    command = "make bench-fsm"
+    # The engine's RTL and its testbench.
+    measures = ("gateware/subutai",)
+    results = ("bench_fsm",)
+
+    def owns(self, result):
+        return result == "bench_fsm"
+
+    def result_name(self, args):
+        return "bench_fsm"
+
+    def runs(self, args):
+        # One run: the scenarios build on each other's state in one bench.
+        return [Run.of("every engine operation, best and worst case", spm=tuple(SPM))]
+
+    def execute(self, run, model, image, args):
+        binary = build(SPM)
+        lines = []
+        with Bench(binary, len(SPM), trace_idle=True) as b:
+            for op, case, formula, paper, (fsm, first, pkts) in scenarios(Meter(b)):
+                row = [op, case, fsm, "-" if first is None else first, pkts, formula, paper]
+                lines.append("@subutai " + json.dumps({"program": "fsm", "row": row}))
+        return lines
+
+    def report(self, lines, args, results_dir):
+        rows = [r["row"] for r in parse_lines(lines) if r.get("program") == "fsm"]
+        save_table(
+            "bench_fsm", HEADER, rows, title="Subutai-HW engine: cycles per operation (RTL)", notes=NOTES, results_dir=results_dir
+        )
+        return console_table(HEADER, rows) + "\n" + NOTES, []
+
+    def headlines(self, results):
+        rows = results.rows("bench_fsm")
+
+        def cycles(match):
+            found = [to_int(r["FSM cycles"]) for r in rows if match(r["operation"], r["case"])]
+            if not found:
+                raise ValueError(f"results/bench_fsm.csv lacks a case of the figure: run `{self.command}`")
+            return range_text(found, str)
+
+        mutex = cycles(lambda op, case: op.startswith("Mutex"))
+        barrier = cycles(lambda op, case: op == "Barrier wait" and "rho=63" in case)
+        splice = cycles(lambda op, case: op == "Cond broadcast" and "rho=63" in case and "splice" in case)
+        return [
+            (
+                "Subutai-HW operation latency (m = c = 1)",
+                f"mutex lock, trylock, unlock {mutex} engine cycles; barrier release of 63 waiters {barrier}; "
+                f"cond broadcast of 63 waiters onto a local mutex {splice} (one splice)",
+                self.command,
+            )
+        ]
+
+
+EXPERIMENT = EngineFsm()

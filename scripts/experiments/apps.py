@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark programs on both backends: speed-up of Subutai over SW-only, parallel scaling and
 synchronization events per program and tile count (TPDS'21 Fig. 12, Tables V and VI).
 
@@ -9,15 +8,45 @@ time), one per pthread operation (count, time spent in it, longest call) and the
 Writes results/apps.csv (one row per run), results/apps.md (the tables) and results/apps.png
 (speed-up and scaling versus tiles, one line per program).
 
-Usage: python scripts/apps_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
+Runs every program of firmware/programs/ with both backends on each SoC size (make bench-apps,
+make zephyr-bench with --os zephyr); every run's checksum must equal the host build's (gcc and
+glibc's pthreads) for the same input.
+
+Usage: python -m scripts.experiments apps [--programs P ...] [--tiles 1 2 4 8 16] [--input simsmall]
+           [--seed 1] [--os baremetal|zephyr] [--mem-banks N] [--perturb] [--append] [--jobs N]
+       python -m scripts.experiments report apps SOURCE (a board's capture)
 """
 
 import os
-import re
 
 
-from scripts.capture import CaptureError, numbered_lines, report_main
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+from gateware.cpu import SIM_CPU_VARIANT
+from soc.firmware import link_perturbations, slug
+from soc.mesh import mesh_shape
+from soc.simulation import mem_banks_arg
+from scripts import host_programs
+from scripts.capture import CaptureError, numbered_lines, parse_lines
+from scripts.experiments.framework import (
+    MEASURES_ZEPHYR,
+    Experiment,
+    ModelConfig,
+    Run,
+    log,
+    program_args,
+    run_image,
+    split_runs,
+)
+from scripts.experiments.stamp import capture_stamp
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    cycles_text,
+    markdown_table,
+    range_text,
+    save_csv,
+    spread,
+    to_int,
+)
 
 NAME = "apps"
 BACKENDS = ("swonly", "subutai")
@@ -32,7 +61,7 @@ PAPER_FIG12 = {
     "bodytrack": {32: 1.78, 64: 1.77},
     "x264": {32: 1.11, 64: 1.05},
 }
-CHECKSUM_RE = re.compile(r"^\s*([A-Za-z0-9_.-]+): checksum (0x[0-9a-f]{8})\s*$")
+CHECKSUM_RE = host_programs.CHECKSUM_RE
 RUN_FIELDS = ("program", "backend", "tiles", "threads", "args", "exit", "unit", "time", "roi")
 SYNC_FIELDS = ("primitive", "op", "count", "time", "max")
 OBJECTS = ("mutex", "cond", "barrier")
@@ -395,13 +424,270 @@ def _plot(table, keys, label, path):
     fig.savefig(path, dpi=100)
 
 
-def main():
-    def make_report(lines, results_dir):
+#: Goal for the spread of a program's ROI across the perturbed links (percent).
+LINK_SPREAD_GOAL = 2.0
+MAX_CYCLES = 200_000_000
+
+
+def links_report(rows, results_dir):
+    """results/apps_links.{csv,md}: every link's ROI, and each program's spread across them."""
+    save_csv(
+        "apps_links",
+        ["program", "backend", "tiles", "layout_variant", "link", "roi", "checksum"],
+        rows,
+        results_dir,
+    )
+    by = {}
+    for program, backend, tiles, _, _, roi, _ in rows:
+        by.setdefault((program, backend, tiles), []).append(roi)
+    keys = sorted(by, key=lambda k: (k[2], k[0], k[1]))
+    table = [
+        [p, b, t, min(by[(p, b, t)]), max(by[(p, b, t)]), f"{spread(by[(p, b, t)]):.1f} %"]
+        for p, b, t in keys
+    ]
+    over = [row for row, k in zip(table, keys) if spread(by[k]) >= LINK_SPREAD_GOAL]
+    header = ["program", "backend", "tiles", "smallest ROI", "largest ROI", "spread"]
+    notes = (
+        f"Spread: (largest − smallest) / smallest ROI over {len(rows) // max(1, len(by))} links of "
+        "each image, the default and the perturbed ones of `soc.firmware.link_perturbations()` "
+        "(the library's objects in other orders, a 1 KiB function of the synchronization paths "
+        "that nothing calls inserted at several places; `python -m scripts.experiments apps "
+        f"--perturb`): what a change to the library does to a program's figure. Goal: under "
+        f"{LINK_SPREAD_GOAL:g} %. {len(table) - len(over)} of {len(table)} are within it"
+        + (": not " + ", ".join(f"{p} {b} {t} tiles ({s})" for p, b, t, _, _, s in over) if over else "")
+        + ".\n"
+    )
+    with open(os.path.join(results_dir, "apps_links.md"), "w") as f:
+        f.write("# Benchmark programs: ROI across links of the library\n\n")
+        f.write(markdown_table(header, table) + "\n" + notes)
+    return console_table(header, table)
+
+
+def _headline(rows, largest=16, one_tile=True):
+    """(tiles, text) of the largest size up to ``largest`` tiles that was run (and the speed-ups
+    on 1 tile, with ``one_tile``)."""
+    tiles = max(t for t in (to_int(r["tiles"]) for r in rows) if t <= largest)
+    roi = {(r["program"], to_int(r["tiles"]), r["backend"]): to_int(r["roi"]) for r in rows}
+    programs = sorted({r["program"] for r in rows}, key=lambda p: -roi.get((p, tiles, "swonly"), 0))
+    parts = [
+        f"{p} {cycles_text(roi[(p, tiles, 'swonly')])} / {cycles_text(roi[(p, tiles, 'subutai')])} "
+        f"({roi[(p, tiles, 'swonly')] / roi[(p, tiles, 'subutai')]:.2f}×)"
+        for p in programs
+        if (p, tiles, "swonly") in roi and (p, tiles, "subutai") in roi
+    ]
+    one = [
+        roi[(p, 1, "swonly")] / roi[(p, 1, "subutai")]
+        for p in programs
+        if (p, 1, "swonly") in roi and (p, 1, "subutai") in roi
+    ]
+    tail = f"; {range_text(one, lambda x: f'{x:.2f}')}× on 1 tile" if one and one_tile else ""
+    return tiles, ", ".join(parts) + tail
+
+
+class Apps(Experiment):
+    name = "apps"
+    title = "benchmark programs, SW-only / Subutai ROI cycles, speed-up"
+    command = "make bench-apps"
+    tiles = (1, 2, 4, 8, 16)
+    backends = True
+    inputs = True
+    results = ("apps_links", "apps_mem0", "zephyr_apps")
+
+    def add_arguments(self, parser):
+        available = host_programs.programs()
+        parser.add_argument(
+            "--programs",
+            nargs="+",
+            default=available,
+            metavar="PROGRAM",
+            help=f"programs of firmware/programs/ (default: all: {', '.join(available)})",
+        )
+        parser.add_argument(
+            "--os",
+            choices=("baremetal", "zephyr"),
+            default="baremetal",
+            dest="os_name",
+            help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
+        )
+        parser.add_argument(
+            "--mem-banks",
+            type=mem_banks_arg,
+            default=None,
+            help="main RAM banks of the simulated SoCs (default: one per tile; 0: one RAM on the shared "
+            "bus, the memory system before banking); results of a given value are results/apps_mem<N>.*",
+        )
+        parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT, help="VexRiscv variant of every core.")
+        parser.add_argument(
+            "--perturb",
+            action="store_true",
+            help="instead of the benchmark, each program linked the default way and the perturbed ways "
+            "of soc.firmware.link_perturbations() (bare metal): results/apps_links.{csv,md}.",
+        )
+        parser.add_argument(
+            "--threads",
+            type=int,
+            default=1,
+            help="host threads of each model (Verilator --threads): for 32 tiles and more on a machine "
+            "with cores to spare (give the cluster fewer workers in proportion)",
+        )
+        parser.add_argument(
+            "--append",
+            action="store_true",
+            help="extend the saved capture (<results>/apps_capture.txt, of the same sources) with these "
+            "runs, replacing its runs of the same program, backend and size, and report them all (e.g. "
+            "--tiles 32 64 beside make bench-apps' 1 to 16)",
+        )
+
+    def validate(self, args, error):
+        available = host_programs.programs()
+        unknown = sorted(set(args.programs) - set(available))
+        if unknown:
+            error(f"--programs: no such program {', '.join(unknown)} (have: {', '.join(available)})")
+        if args.threads < 1 or (args.threads > 1 and (args.perturb or args.os_name != "baremetal")):
+            error("--threads: a positive count; more than 1 for the bare-metal benchmark only")
+        previous = os.path.join(args.results, f"{self.result_name(args)}_capture.txt")
+        if args.append and (args.perturb or not os.path.exists(previous)):
+            error(f"--append: {'not with --perturb' if args.perturb else f'no capture {previous} to extend'}")
+        if args.perturb and (args.os_name != "baremetal" or args.mem_banks is not None):
+            error("--perturb: bare metal on the default memory system only")
+
+    def result_name(self, args):
+        if args.perturb:
+            return "apps_links"
+        name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
+        return name + (f"_mem{args.mem_banks}" if args.mem_banks is not None else "")
+
+    def measures_of(self, result):
+        return MEASURES_ZEPHYR if result.startswith("zephyr") else self.measures
+
+    def prepare(self, args):
+        if args.os_name == "zephyr":
+            from soc.zephyr import require_zephyr
+
+            require_zephyr()
+        arguments = program_args(args.input, args.seed)
+        log(f"[bench-apps] host reference (gcc, glibc pthreads): {', '.join(args.programs)}")
+        try:
+            self.reference = {
+                (p, input_args(arguments)): c for p, c in host_programs.checksums(args.programs, arguments).items()
+            }
+        except host_programs.HostProgramError as e:
+            raise RuntimeError(str(e)) from None
+
+    def runs(self, args):
+        arguments = program_args(args.input, args.seed)
+        variants = (lambda b: [0] + [p.variant for p in link_perturbations(b)]) if args.perturb else (lambda b: [0])
+        runs = []
+        for n in args.tiles:
+            model = ModelConfig.of(n, args.cpu_variant, args.mem_banks, args.threads)
+            x, y = mesh_shape(n)
+            for p in args.programs:
+                for b in args.backends:
+                    for v in variants(b):
+                        what = f"{p} {arguments}, {b}, {n} tiles ({x}x{y}), {args.os_name}"
+                        what += f", link {v}" if args.perturb else ""
+                        runs.append(Run.of(what, model, program=p, backend=b, tiles=n, layout_variant=v))
+        return runs
+
+    def image(self, run, model, args):
+        c, arguments = run.config, program_args(args.input, args.seed)
+        if args.os_name == "zephyr":
+            from soc.zephyr import build_app
+
+            return build_app(model, "program", c["backend"], c["program"], arguments)
+        if not args.perturb:
+            return model.build_firmware(c["program"], backend=c["backend"], program_args=arguments)
+        perturbation = next((p for p in link_perturbations(c["backend"]) if p.variant == c["layout_variant"]), None)
+        out = f"{c['program']}-{c['backend']}-{slug(arguments)}-link{c['layout_variant']}"
+        return model.build_firmware(
+            c["program"],
+            backend=c["backend"],
+            program_args=arguments,
+            out_dir=os.path.join(model.output_dir, "firmware", out),
+            perturbation=perturbation,
+        )
+
+    def execute(self, run, model, image, args):
+        return run_image(model, image, run.what, MAX_CYCLES)
+
+    def combine(self, lines, args):
+        if not args.append:
+            return lines
+        previous = os.path.join(args.results, f"{self.result_name(args)}_capture.txt")
+        with open(previous) as f:
+            earlier = f.read().splitlines()
+        before, now = capture_stamp(parse_lines(earlier)), capture_stamp(parse_lines(lines))
+        if before is None or before.get("sources") != now.get("sources"):
+            raise CaptureError(f"--append: {previous} was made at other sources than these runs: rerun it all")
+        # The saved capture first: its runs of the configurations rerun here are replaced.
+        return lines[:1] + earlier[1:] + lines[1:]
+
+    def report(self, lines, args, results_dir):
+        reference = getattr(self, "reference", None)
+        if getattr(args, "perturb", False):
+            rows, runs = [], []
+            for label, run_lines in split_runs(lines):
+                (record,) = app_runs(run_lines)
+                what = "default" if not label["layout_variant"] else f"link {label['layout_variant']}"
+                rows.append([record["program"], record["backend"], record["tiles"], label["layout_variant"], what, record["roi"], record["checksum"]])
+                runs.append(dict(record, args=f"{record['args']}, {what}"))
+            return links_report(rows, results_dir), checksum_problems(runs, reference)
+        name = self.result_name(args)
+        title = "Benchmark programs: Subutai vs SW-only" + (
+            ", Zephyr on every tile" if args.os_name == "zephyr" else ""
+        )
+        if args.mem_banks is not None:
+            title += ", main RAM on the shared bus" if args.mem_banks == 0 else f", main RAM in {args.mem_banks} banks"
         runs = app_runs(lines)
-        return report(runs, results_dir), checksum_problems(runs)
+        return report(runs, results_dir, name, title), checksum_problems(runs, reference)
 
-    report_main(__doc__, NAME, make_report, RESULTS_DIR)
+    def headlines(self, results):
+        rows = results.rows("apps")
+        tiles, value = _headline(rows)
+        out = [(f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)", value, self.command)]
+        for size in (32, 64):
+            if any(to_int(r["tiles"]) == size for r in rows):
+                tiles, value = _headline(rows, size, one_tile=False)
+                paper = ", ".join(f"{p} {f[tiles]:.2f}×" for p, f in PAPER_FIG12.items() if tiles in f)
+                out.append(
+                    (
+                        f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
+                        f"{value}; TPDS'21 Fig. 12: {paper}" if paper else value,
+                        "make bench-apps-64",
+                    )
+                )
+        links = results.rows("apps_links", required=False)
+        if links:
+            by = {}
+            for r in links:
+                by.setdefault((r["program"], r["backend"], to_int(r["tiles"])), []).append(to_int(r["roi"]))
+            spreads = {k: spread(v) for k, v in by.items()}
+            within = sum(s < LINK_SPREAD_GOAL for s in spreads.values())
+            worst = max(spreads, key=spreads.get)
+            out.append(
+                (
+                    f"benchmark programs' ROI across {max(len(v) for v in by.values())} links of the library "
+                    f"({', '.join(map(str, sorted({t for _, _, t in by})))} tiles)",
+                    f"{within} of {len(spreads)} within {LINK_SPREAD_GOAL:g} % (largest {spreads[worst]:.1f} %, "
+                    f"{worst[0]} {worst[1]})",
+                    self.command,
+                )
+            )
+        zephyr = results.rows("zephyr_apps", required=False)
+        if zephyr:
+            tiles, value = _headline(zephyr)
+            bare = {(r["program"], r["input"]): r["checksum"] for r in rows}
+            same = all(bare.get((r["program"], r["input"])) == r["checksum"] for r in zephyr)
+            value += "; same checksums as bare metal" if same else "; CHECKSUMS DIFFER from bare metal"
+            out.append(
+                (
+                    "Zephyr on every tile: benchmark programs, SW-only / Subutai ROI cycles, speed-up "
+                    f"({tiles} tiles, simsmall)",
+                    value,
+                    "make zephyr-bench",
+                )
+            )
+        return out
 
 
-if __name__ == "__main__":
-    main()
+EXPERIMENT = Apps()

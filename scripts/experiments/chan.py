@@ -1,23 +1,30 @@
-#!/usr/bin/env python3
 """Reports of channels (make bench-chan): seed 004's rdy-ack channels on the Subutai SoC.
 
-Reads the capture of scripts/bench_chan.py: runs of ``chanbench`` (one-way latency and
+Runs, and reads the capture of: ``chanbench`` (one-way latency and
 throughput between tile 0 and a tile one hop away, and the farthest tile; seed 004's Table 5)
 and of the ``farm`` program (an emitter, W workers and a collector over channels; seed 004's
 Fig. 14), each run preceded by a label record naming its implementation of channels and, for the
 farm, its configuration and the host build's checksum. Writes results/chan.{csv,md},
 results/chan_farm.{csv,md} and results/chan.png.
 
-Usage: python scripts/chan_report.py [results/chan_capture.txt] rewrites them from a capture.
+The farm's parallel runs stream ``--tasks-per-worker`` tasks per worker (at least 4); the
+sequential one (``-t 1``, the reference of the speed-up) ``--sequential-tasks``.
+
+Usage: python -m scripts.experiments chan [--tiles 8 16] [--impls noc push flags queue]
+           [--sizes 8 16 32 64 128] [--types int float] [--float-sizes 32] [--workers 1 4 14]
 """
 
 import json
 import os
 import re
-import sys
 
+from soc.firmware import CHANS, check_chan, slug
+from soc.mesh import MeshShapeError, mesh_shape
+from soc.subutai_soc import MiB
+from scripts import host_programs
 from scripts.capture import CaptureError
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
 
 #: Implementations in report order (firmware/lib/chan/chan_<impl>.c).
 IMPLS = ("noc", "push", "flags", "queue")
@@ -307,20 +314,177 @@ def plot(lat, farm, path):
     plt.close(fig)
 
 
-def main():
-    capture = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "chan_capture.txt")
-    with open(capture) as f:
-        lines = f.read().splitlines()
-    try:
-        name = os.path.basename(capture).removesuffix("_capture.txt")
-        text, problems = report(lines, os.path.dirname(capture) or ".", name)
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
-    print(text)
-    for p in problems:
-        print(f"error: {p}", file=sys.stderr)
-    sys.exit(1 if problems else 0)
+FARM_TILES = 16
+#: Main RAM of the farm's SoC: the matrices (a pool of 8 and one output per worker, 64 KiB each at
+#: M = 128) do not fit the default 1 MiB.
+FARM_MAIN_RAM = 4 * MiB
+FARM_MAX_WORKERS = 14  # firmware/programs/farm: an emitter and a collector besides
+#: Fewest tasks of a parallel run (its service time is measured after the first W results).
+MIN_TASKS = 4
+MAX_CYCLES = 400_000_000
 
 
-if __name__ == "__main__":
-    main()
+def farm_program_args(m, type_, tasks):
+    """The farm's arguments but the thread count (the host's reference runs with one)."""
+    return f"-i test -m {m} -d {type_} -n {tasks}"
+
+
+def farm_args(m, type_, tasks, threads):
+    """The farm's arguments on the SoC (after the harness's "-t <tiles>", which the last -t
+    overrides)."""
+    return f"{farm_program_args(m, type_, tasks)} -t {threads}"
+
+
+class Channels(Experiment):
+    name = "chan"
+    title = "channels (seed 004): one-way latency in cycles"
+    command = 'make bench-chan CHAN_ARGS="--sizes 8 16 32 --float-sizes"'
+    tiles = (8, 16)
+    results = ("chan_farm",)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--impls", nargs="+", default=list(IMPLS), help=f"implementations ({', '.join(CHANS)})")
+        parser.add_argument(
+            "--sizes",
+            type=int,
+            nargs="*",
+            default=[8, 16, 32, 64, 128],
+            help="matrix sizes M (int; 8 and 16: finer grains than seed 004's)",
+        )
+        parser.add_argument("--types", nargs="+", default=["int", "float"], choices=["int", "float"])
+        parser.add_argument(
+            "--float-sizes",
+            type=int,
+            nargs="*",
+            default=[32],
+            help="matrix sizes run with float elements (emulated: about ten times the cycles of int)",
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            nargs="*",
+            default=[1, 4, 14],
+            help="worker counts (each run simulates about --tasks-per-worker tasks of one worker: "
+            "M = 128 int takes 1.1 M cycles a task)",
+        )
+        parser.add_argument("--farm-tiles", type=int, default=FARM_TILES, help="SoC size of the farm runs")
+        parser.add_argument("--tasks-per-worker", type=int, default=3)
+        parser.add_argument("--sequential-tasks", type=int, default=4)
+
+    def validate(self, args, error):
+        try:
+            for impl in args.impls:
+                check_chan(impl)
+            mesh_shape(args.farm_tiles)
+        except (ValueError, MeshShapeError) as e:
+            error(str(e))
+        if any(not 3 <= m <= 256 for m in args.sizes + args.float_sizes):
+            error("matrix sizes: 3 to 256")
+        most = min(FARM_MAX_WORKERS, args.farm_tiles - 2)
+        if any(not 1 <= w <= most for w in args.workers):
+            error(f"--workers: 1 to {most} (an emitter and a collector besides, on {args.farm_tiles} tiles)")
+        if args.tasks_per_worker < 1 or args.sequential_tasks < 1:
+            error("task counts must be positive")
+
+    def runs(self, args):
+        runs = [
+            Run.of(f"chanbench {impl}, {n} tiles", ModelConfig.of(n), run="chanbench", impl=impl, tiles=n)
+            for n in args.tiles
+            for impl in args.impls
+        ]
+        configs = [(m, "int") for m in args.sizes if "int" in args.types]
+        configs += [(m, "float") for m in args.float_sizes if "float" in args.types]
+        if not (configs and args.workers):
+            return runs
+        plan = []  # (impl, m, type, workers, tasks)
+        for m, type_ in configs:
+            plan.append((args.impls[0], m, type_, 0, args.sequential_tasks))
+            for impl in args.impls:
+                for w in args.workers:
+                    plan.append((impl, m, type_, w, max(MIN_TASKS, args.tasks_per_worker * w)))
+        # The host's checksums, one per argument set (they do not depend on the thread count).
+        references = {}
+        try:
+            for _, m, type_, _, tasks in plan:
+                if (m, type_, tasks) not in references:
+                    arguments = farm_program_args(m, type_, tasks)
+                    references[(m, type_, tasks)] = host_programs.checksums(["farm"], arguments)["farm"]
+        except host_programs.HostProgramError as e:
+            raise RuntimeError(str(e)) from None
+        model = ModelConfig.of(args.farm_tiles, main_ram_size=FARM_MAIN_RAM)
+        return runs + [
+            Run.of(
+                f"farm {impl} M={m} {type_} W={w} ({n + 1}/{len(plan)})",
+                model,
+                run="farm",
+                impl=impl,
+                m=m,
+                type=type_,
+                workers=w,
+                tasks=tasks,
+                reference=references[(m, type_, tasks)],
+            )
+            for n, (impl, m, type_, w, tasks) in enumerate(plan)
+        ]
+
+    def image(self, run, model, args):
+        c = run.config
+        if c["run"] == "chanbench":
+            return model.build_firmware("chanbench", chan=c["impl"])
+        arguments = farm_args(c["m"], c["type"], c["tasks"], c["workers"] + 2 if c["workers"] else 1)
+        # A directory per run: runs build side by side.
+        out_dir = os.path.join(model.output_dir, "firmware", f"bench_chan_farm_{c['impl']}_{slug(arguments)}")
+        return model.build_firmware("farm", out_dir=out_dir, program_args=arguments, chan=c["impl"])
+
+    def execute(self, run, model, image, args):
+        return [label_record(**run.config)] + run_image(model, image, run.what, MAX_CYCLES)
+
+    def report(self, lines, args, results_dir):
+        return report(lines, results_dir, self.result_name(args))
+
+    def headlines(self, results):
+        lat = results.rows("chan")
+        # The farm's runs are long (make bench-chan's second part); the latencies stand alone.
+        farm = results.rows("chan_farm", required=False)
+        parts = []
+        for tiles in dict.fromkeys(r["tiles"] for r in lat):
+            one = [r for r in lat if r["tiles"] == tiles and r["words"] == "1"]
+            by = {(r["impl"], to_int(r["hops"])): r for r in one}
+            hops = sorted({h for _, h in by})
+            noc = [by[("noc", h)] for h in hops if ("noc", h) in by]
+            parts.append(
+                f"{tiles} tiles, one-way at {' / '.join(map(str, hops))} hops: noc "
+                + " / ".join(f"{float(r['latency_cycles']):g}" for r in noc)
+                + " (the port alone "
+                + " / ".join(f"{float(r['port_latency_cycles']):g}" for r in noc)
+                + ")"
+                + "".join(
+                    f", {impl} " + " / ".join(f"{float(by[(impl, h)]['latency_cycles']):g}" for h in hops)
+                    for impl in ("push", "flags", "queue")
+                    if all((impl, h) in by for h in hops)
+                )
+            )
+        best = {}
+        for r in farm:
+            if r["speedup"]:
+                key = (to_int(r["m"]), r["type"])
+                best.setdefault(key, {})
+                best[key][r["impl"]] = max(best[key].get(r["impl"], 0), float(r["speedup"]))
+        farm_parts = [
+            f"M = {m} {t}: noc {b['noc']:.2f}" + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
+            for (m, t), b in sorted(best.items())
+            if "noc" in b
+        ]
+        return [
+            (
+                "channels (seed 004): one-way latency in cycles"
+                + ("; farm's best speed-up on 16 tiles" if farm_parts else ""),
+                "; ".join(parts) + ("; farm " + "; ".join(farm_parts) if farm_parts else ""),
+                # The committed sweep: the farm's int sizes to 32 (a run at M = 64 or float
+                # simulates for 6 to 12 minutes; the default sweep is hours on two cores).
+                self.command,
+            )
+        ]
+
+
+EXPERIMENT = Channels()

@@ -8,43 +8,77 @@ RAM and over one shared slice (reads: one refill burst per line; writes: write-t
 and the latency of a cache refill, alone and while the other cores stream. Results go to
 results/membw.{csv,md,png}; the whole capture to results/membw_capture.txt.
 
-Usage: python scripts/bench_mem.py [--tiles 1 2 4 8 16] [--mem-banks 0 tiles 4 8 ...] [--jobs N]
+Usage: python -m scripts.experiments mem [--tiles 1 2 4 8 16] [--mem-banks 0 tiles 4 8 ...] [--jobs N]
 """
 
-import argparse
 import os
-import sys
-import time
 
-from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import build_model, default_mem_banks, mem_banks_arg, stop_runs_on_sigterm
-from scripts.bench import run_checked
+from soc.simulation import default_mem_banks, mem_banks_arg
 from scripts.capture import CaptureError, parse_lines
-from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, console_table, save_capture, save_table
+from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.results import RESULTS_DIR, console_table, save_table, to_int
 
 MAX_CYCLES = 50_000_000
 STREAMS = ("read_private", "write_private", "read_shared", "write_shared")
 LATENCIES = ("refill_latency", "refill_latency_loaded")
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+class Memory(Experiment):
+    name = "mem"
+    title = "memory: aggregate private read bandwidth"
+    command = "make bench-mem"
+    tiles = (1, 2, 4, 8, 16)
+    results = ("membw",)
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--mem-banks",
+            type=lambda t: None if t == "tiles" else mem_banks_arg(t),
+            nargs="+",
+            default=[0, None],
+            metavar="N|tiles",
+            help="main RAM banks (0: one RAM on the shared bus; tiles: one per tile, the default of the "
+            "simulated SoC; default: 0 tiles).",
+        )
 
-def run_membw(tiles, banks, jobs=1):
-    """Capture lines of membw for every (tiles, banks), in that order."""
-    configs = list(dict.fromkeys((n, default_mem_banks(n) if b is None else b) for n in tiles for b in banks))
-    models = {c: build_model(*mesh_shape(c[0]), mem_banks=c[1], log=log) for c in configs}
+    def result_name(self, args):
+        return "membw"
 
-    def run(n, b):
-        model = models[(n, b)]
-        image = model.build_firmware("membw")
-        return run_checked(model, image, f"membw, {n} tiles, {b or 'no'} banks", MAX_CYCLES, "bench-mem")
+    def runs(self, args):
+        configs = dict.fromkeys(
+            (n, default_mem_banks(n) if b is None else b) for n in args.tiles for b in args.mem_banks
+        )
+        return [
+            Run.of(f"membw, {n} tiles, {b or 'no'} banks", ModelConfig.of(n, mem_banks=b), tiles=n, mem_banks=b)
+            for n, b in configs
+        ]
 
-    order = sorted(configs, reverse=True)
-    results = dict(zip(order, run_all([lambda c=c: run(*c) for c in order], jobs)))
-    return [line for c in configs for line in results[c]]
+    def image(self, run, model, args):
+        return model.build_firmware("membw")
+
+    def execute(self, run, model, image, args):
+        return run_image(model, image, run.what, MAX_CYCLES)
+
+    def report(self, lines, args, results_dir):
+        return report(measurements(lines), results_dir), []
+
+    def headlines(self, results):
+        rows = results.rows("membw")
+        bpc = {(to_int(r["tiles"]), to_int(r["mem banks"])): float(r["read_private (B/cycle)"]) for r in rows}
+        refill = {(to_int(r["tiles"]), to_int(r["mem banks"])): r["refill (cycles)"] for r in rows}
+        tiles = max(n for n, _ in bpc)
+        parts = []
+        for name, banked in [("shared bus", False), ("banks", True)]:
+            one = [k for k in bpc if k[0] == 1 and bool(k[1]) == banked]
+            top = [k for k in bpc if k[0] == tiles and bool(k[1]) == banked]
+            if one and top:
+                (one,), (top,) = one[:1], top[:1]
+                label = f"{top[1]} banks" if banked else name
+                parts.append(
+                    f"{label}: {bpc[one]:.2f} → {bpc[top]:.2f} B/cycle ({bpc[top] / bpc[one]:.1f}×), "
+                    f"refill {refill[one]} cycles on 1 tile"
+                )
+        return [(f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts), self.command)]
 
 
 def measurements(lines):
@@ -132,44 +166,4 @@ def plot(table, results_dir):
     plt.close(fig)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--tiles", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="SoC sizes (tiles, 1 to 64)."
-    )
-    parser.add_argument(
-        "--mem-banks",
-        type=lambda t: None if t == "tiles" else mem_banks_arg(t),
-        nargs="+",
-        default=[0, None],
-        metavar="N|tiles",
-        help="main RAM banks (0: one RAM on the shared bus; tiles: one per tile, the default of the "
-        "simulated SoC; default: 0 tiles).",
-    )
-    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
-    add_jobs_argument(parser)
-    args = parser.parse_args()
-    # SIGTERM stops the running models with the script (not left computing on).
-    stop_runs_on_sigterm()
-    for n in args.tiles:
-        try:
-            mesh_shape(n)
-        except MeshShapeError as e:
-            parser.error(str(e))
-
-    start = time.time()
-    try:
-        lines = run_membw(args.tiles, args.mem_banks, args.jobs)
-    except (RuntimeError, ValueError) as e:
-        raise SystemExit(f"error: {e}")
-    capture = save_capture("membw", lines, args.results)
-    try:
-        table = report(measurements(lines), args.results)
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
-    print(table)
-    print(f"\nwrote {args.results}/membw.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+EXPERIMENT = Memory()

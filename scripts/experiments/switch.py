@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Thread switch benchmark (make bench-switch): firmware/apps/switchbench on one core of a 2-tile SoC.
 
 What handing a core from one thread to another costs, bare metal (the user-level threads of
@@ -11,19 +10,14 @@ to show what it costs, and without it with every context saved and restored twic
 its own), and a mutex-and-condition ping-pong between two threads of one core (cycles per turn). Results go to results/switch.{csv,md,png}; the whole capture to
 results/switch_capture.txt.
 
-Usage: python scripts/bench_switch.py [--os baremetal zephyr] [--jobs N]
+Usage: python -m scripts.experiments switch [--os baremetal zephyr] [--jobs N]
 """
 
-import argparse
 import os
-import sys
-import time
 
-from soc.simulation import build_model, stop_runs_on_sigterm
-from scripts.bench import run_checked
 from scripts.capture import CaptureError, parse_lines
-from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, console_table, save_capture, save_table
+from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
+from scripts.results import RESULTS_DIR, console_table, save_table
 
 BACKENDS = ("swonly", "subutai")
 TILES = 2
@@ -40,10 +34,6 @@ VARIANTS = {
 SWITCH_ALONE = "bare metal, the context switch alone (ult_switch.S: twice minus once)"
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
 def configs(oses):
     """The runs: every (os, backend), and bare metal's Subutai backend without the invalidation."""
     runs = [(o, b, "") for o in oses for b in BACKENDS]
@@ -52,42 +42,67 @@ def configs(oses):
     return runs
 
 
-def run_switchbench(oses, jobs=1):
-    """Capture lines of switchbench for every run of configs(), each tagged with its run."""
-    model = build_model(TILES, 1, log=log)
+class Switch(Experiment):
+    name = "switch"
+    title = "switching threads on one core (`switchbench`), cycles"
+    command = "make bench-switch"
+    # Its table has Zephyr's rows beside bare metal's.
+    measures = MEASURES_ZEPHYR
 
-    def run(os_name, backend, variant):
-        flags = FLAGS[variant]
-        if os_name == "zephyr":
-            from soc.zephyr import build_app
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--os",
+            dest="oses",
+            nargs="+",
+            choices=("baremetal", "zephyr"),
+            default=["baremetal", "zephyr"] if os.environ.get("ZEPHYR_BASE") else ["baremetal"],
+            help="Runtimes (default: bare metal, and Zephyr when ZEPHYR_BASE is set).",
+        )
 
-            image = build_app(
-                model,
-                "program",
-                backend,
-                "switchbench",
-                out_dir=os.path.join(model.output_dir, "zephyr", f"switchbench-{backend}"),
-                log=log,
-            )
-        else:
-            image = model.build_firmware(
-                "switchbench",
-                backend=backend,
-                extra_cflags=flags,
-                out_dir=os.path.join(
-                    model.output_dir, "firmware", f"switchbench-{backend}{'-' + variant if variant else ''}"
-                ),
-            )
-        what = f"switchbench, {backend}, {os_name}{VARIANTS[variant]}"
-        lines = run_checked(model, image, what, MAX_CYCLES, "bench-switch")
+    def prepare(self, args):
+        if "zephyr" in args.oses:
+            from soc.zephyr import require_zephyr
+
+            require_zephyr()
+
+    def runs(self, args):
         return [
-            line.replace('{"program"', f'{{"os":"{os_name}","variant":"{variant}","program"', 1)
-            for line in lines
+            Run.of(f"switchbench, {b}, {o}{VARIANTS[v]}", ModelConfig.of(TILES), os=o, backend=b, variant=v)
+            for o, b, v in configs(args.oses)
         ]
 
-    runs = configs(oses)
-    results = run_all([lambda c=c: run(*c) for c in runs], jobs)
-    return [line for lines in results for line in lines]
+    def image(self, run, model, args):
+        c = run.config
+        if c["os"] == "zephyr":
+            from soc.zephyr import build_app
+
+            out = os.path.join(model.output_dir, "zephyr", f"switchbench-{c['backend']}")
+            return build_app(model, "program", c["backend"], "switchbench", out_dir=out)
+        suffix = f"-{c['variant']}" if c["variant"] else ""
+        return model.build_firmware(
+            "switchbench",
+            backend=c["backend"],
+            extra_cflags=FLAGS[c["variant"]],
+            out_dir=os.path.join(model.output_dir, "firmware", f"switchbench-{c['backend']}{suffix}"),
+        )
+
+    def execute(self, run, model, image, args):
+        c = run.config
+        return [
+            line.replace('{"program"', f'{{"os":"{c["os"]}","variant":"{c["variant"]}","program"', 1)
+            for line in run_image(model, image, run.what, MAX_CYCLES)
+        ]
+
+    def report(self, lines, args, results_dir):
+        return report(measurements(lines), results_dir), []
+
+    def headlines(self, results):
+        parts = [
+            f"{r['runtime']}, {r['backend']}: yield {r['yield, 2 threads (cycles)']} / "
+            f"{r['yield, 8 threads (cycles)']} (2 / 8 threads), handoff {r['handoff (cycles/turn)']}"
+            for r in results.rows("switch")
+        ]
+        return [("switching threads on one core (`switchbench`), cycles", "; ".join(parts), self.command)]
 
 
 def measurements(lines):
@@ -178,35 +193,4 @@ def plot(table, results_dir):
     plt.close(fig)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--os",
-        dest="oses",
-        nargs="+",
-        choices=("baremetal", "zephyr"),
-        default=None,
-        help="Runtimes (default: bare metal, and Zephyr when ZEPHYR_BASE is set).",
-    )
-    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
-    add_jobs_argument(parser)
-    args = parser.parse_args()
-    stop_runs_on_sigterm()
-    oses = args.oses or (["baremetal", "zephyr"] if os.environ.get("ZEPHYR_BASE") else ["baremetal"])
-    if "zephyr" in oses:
-        from soc.zephyr import require_zephyr
-
-        require_zephyr()
-    start = time.time()
-    lines = run_switchbench(oses, args.jobs)
-    capture = save_capture("switch", lines, args.results)
-    try:
-        table = report(measurements(lines), args.results)
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
-    print(table)
-    print(f"\nwrote {args.results}/switch.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+EXPERIMENT = Switch()

@@ -1,21 +1,18 @@
-#!/usr/bin/env python3
 """What the board changes: prodcons and a benchmark program on a board's own SoC in simulation
 (BIOS, serial boot, LiteDRAM and the L2 in front of a model of the board's SDRAM chip), beside the
 same firmware on the plain simulated SoC (main RAM in line-interleaved on-chip banks).
 
 Runs ``boards/<board>.py --sim`` as a user would (``make board-sim``), once per backend and
 firmware, each serial-booted through the pseudo-terminal by scripts/board_run.py; the captures
-go through the same report scripts as a board's (scripts/prodcons_report.py,
-scripts/apps_report.py): results/board_sim_prodcons.* and results/board_sim_apps.*. The plain
+go through the same reports as a board's (scripts/experiments/prodcons.py, apps.py): results/board_sim_prodcons.* and results/board_sim_apps.*. The plain
 simulation of the same firmware runs in the same invocation, and results/board_sim.{csv,md}
 put the two side by side: median cycles of every prodcons case and the program's region of
 interest.
 
-Usage: python scripts/bench_board_sim.py [--board radiona_ulx3s] [--tiles 4]
-                                         [--program streamcluster] [--input simsmall]
+Usage: python -m scripts.experiments board_sim [--board radiona_ulx3s] [--tiles 4]
+           [--program streamcluster] [--input simsmall]
 """
 
-import argparse
 import csv
 import os
 import subprocess
@@ -23,22 +20,15 @@ import sys
 import tempfile
 
 from gateware.build import ROOT
-from scripts.apps_report import app_runs, input_args, report as apps_report
-from scripts.bench import run_checked
 from scripts.capture import parse_lines, read_capture
-from scripts.prodcons_report import latency_rows, report as prodcons_report
-from scripts.results import RESULTS_DIR, save_capture
+from scripts.experiments.apps import app_runs, input_args, report as apps_report
+from scripts.experiments.framework import Experiment, ModelConfig, Run, RunFailed, run_image, split_runs
+from scripts.experiments.prodcons import latency_rows, report as prodcons_report
 from soc.firmware import BACKENDS, benchmark_programs
-from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import build_model, stop_runs_on_sigterm
 
 BOARDS = ["radiona_ulx3s", "colorlight_i5", "digilent_arty"]
 NAME = "board_sim"
 MAX_CYCLES = 400_000_000
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def on_board(board, tiles, app, backend, app_args, capture):
@@ -60,24 +50,10 @@ def on_board(board, tiles, app, backend, app_args, capture):
     ]
     if app_args:
         cmd += ["--app-args", app_args]
-    log(f"[{NAME}] {app} {app_args}, {backend}, {tiles} tiles, {board} SoC: running...")
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
-        sys.stderr.write(p.stdout[-3000:])
-        raise SystemExit(f"error: {app} on the {board} SoC exited with {p.returncode}")
-    for line in p.stdout.splitlines():
-        if line.startswith("[board] [sim] exit="):
-            log(f"[{NAME}] {app}, {backend}: {line[len('[board] [sim] ') :]}")
+        raise RunFailed(f"{app} on the {board} SoC exited with {p.returncode}:\n{p.stdout[-3000:]}")
     return [line.rstrip("\n") for line in read_capture(capture)]
-
-
-def on_plain_sim(tiles, app, backend, app_args):
-    """The same firmware on the plain simulated SoC; its output lines."""
-    model = build_model(*mesh_shape(tiles), log=log)
-    image = model.build_firmware(app, backend=backend, program_args=app_args)
-    return run_checked(
-        model, image, f"{app} {app_args}, {backend}, {tiles} tiles, plain SoC", MAX_CYCLES, NAME
-    )
 
 
 def comparison(board, tiles, program, board_lines, plain_lines):
@@ -124,7 +100,7 @@ def write_comparison(rows, results_dir, board, tiles, program, input_name):
         f"SoC of `make sim` (main RAM in on-chip banks, one per tile). Board: the board target's "
         f"own SoC in Verilator (`make board-sim`): LiteDRAM and the L2 in front of a model of the "
         f"board's SDRAM chip, firmware serial-booted through its BIOS. "
-        f"`python scripts/bench_board_sim.py --board {board} --tiles {tiles} --program {program}`.",
+        f"`python -m scripts.experiments board_sim --board {board} --tiles {tiles} --program {program}`.",
         "",
         "| what | backend | plain (cycles) | board (cycles) | board / plain |",
         "|---|---|---:|---:|---:|",
@@ -139,48 +115,64 @@ def write_comparison(rows, results_dir, board, tiles, program, input_name):
     return md
 
 
-def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n\n", 1)[1],
-    )
-    parser.add_argument("--board", default="radiona_ulx3s", choices=BOARDS)
-    parser.add_argument("--tiles", type=int, default=4)
-    parser.add_argument("--program", default="streamcluster", choices=benchmark_programs())
-    parser.add_argument("--input", default="simsmall", choices=["test", "simsmall", "simmedium"])
-    parser.add_argument("--results", default=RESULTS_DIR, help="output directory")
-    args = parser.parse_args()
-    # SIGTERM stops the running models with the script (not left computing on).
-    stop_runs_on_sigterm()
-    try:
-        mesh_shape(args.tiles)
-    except MeshShapeError as e:
-        parser.error(f"--tiles: {e}")
-    program_args = input_args(f"-i {args.input}")
-    os.makedirs(args.results, exist_ok=True)
-    board_lines, plain_lines = [], []
-    with tempfile.TemporaryDirectory(prefix="subutai-board-sim-bench-") as tmp:
-        for backend in BACKENDS:
-            for app, app_args in (("prodcons", ""), (args.program, program_args)):
-                capture = os.path.join(tmp, f"{app}-{backend}.txt")
-                board_lines += on_board(args.board, args.tiles, app, backend, app_args, capture)
-                plain_lines += on_plain_sim(args.tiles, app, backend, app_args)
-    save_capture(NAME, board_lines, args.results)
-    prodcons_lines = [l for l in board_lines if '"program":"prodcons"' in l]
-    prodcons_report(parse_lines(prodcons_lines), args.results, name=f"{NAME}_prodcons")
-    apps_report(
-        app_runs(board_lines),
-        args.results,
-        name=f"{NAME}_apps",
-        title=f"{args.program} on the {args.board} SoC in simulation: Subutai vs SW-only",
-    )
-    rows = comparison(args.board, args.tiles, args.program, board_lines, plain_lines)
-    if not rows:
-        raise SystemExit("error: no figure found in both runs")
-    print("\n".join(write_comparison(rows, args.results, args.board, args.tiles, args.program, args.input)))
-    log(f"wrote {args.results}/{NAME}.{{csv,md}}, {NAME}_prodcons.*, {NAME}_apps.* and {NAME}_capture.txt")
+class BoardSim(Experiment):
+    name = "board_sim"
+    title = "a board's SoC in simulation beside the plain SoC"
+    command = "python -m scripts.experiments board_sim"
+    # The board targets and their SoC besides the plain one.
+    measures = ("gateware", "soc", "firmware", "boards")
+    results = ("board_sim_prodcons", "board_sim_apps")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--board", default="radiona_ulx3s", choices=BOARDS)
+        parser.add_argument("--tiles", type=int, default=4)
+        parser.add_argument("--program", default="streamcluster", choices=benchmark_programs())
+        parser.add_argument("--input", default="simsmall", choices=["test", "simsmall", "simmedium"])
+
+    def runs(self, args):
+        arguments = input_args(f"-i {args.input}")
+        return [
+            Run.of(
+                f"{app} {app_args}, {backend}, {args.tiles} tiles, {where} SoC",
+                None if where == "board" else ModelConfig.of(args.tiles),
+                where=where,
+                app=app,
+                app_args=app_args,
+                backend=backend,
+            )
+            for backend in BACKENDS
+            for app, app_args in (("prodcons", ""), (args.program, arguments))
+            for where in ("board", "plain")
+        ]
+
+    def image(self, run, model, args):
+        c = run.config
+        return model.build_firmware(c["app"], backend=c["backend"], program_args=c["app_args"]) if model else None
+
+    def execute(self, run, model, image, args):
+        c = run.config
+        if model:
+            return run_image(model, image, run.what, MAX_CYCLES)
+        with tempfile.TemporaryDirectory(prefix="subutai-board-sim-bench-") as tmp:
+            capture = os.path.join(tmp, "capture.txt")
+            return on_board(args.board, args.tiles, c["app"], c["backend"], c["app_args"], capture)
+
+    def report(self, lines, args, results_dir):
+        runs = split_runs(lines)
+        board_lines = [line for label, out in runs if label["where"] == "board" for line in out]
+        plain_lines = [line for label, out in runs if label["where"] == "plain" for line in out]
+        prodcons_lines = [line for line in board_lines if '"program":"prodcons"' in line]
+        prodcons_report(parse_lines(prodcons_lines), results_dir, name=f"{NAME}_prodcons")
+        apps_report(
+            app_runs(board_lines),
+            results_dir,
+            name=f"{NAME}_apps",
+            title=f"{args.program} on the {args.board} SoC in simulation: Subutai vs SW-only",
+        )
+        rows = comparison(args.board, args.tiles, args.program, board_lines, plain_lines)
+        if not rows:
+            return "", ["no figure found in both runs"]
+        return "\n".join(write_comparison(rows, results_dir, args.board, args.tiles, args.program, args.input)), []
 
 
-if __name__ == "__main__":
-    main()
+EXPERIMENT = BoardSim()

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Producer/consumer synchronization latency: SW-only vs Subutai, beside the paper's Table XI.
+"""Producer/consumer synchronization latency: SW-only vs Subutai, beside the paper's Table XI
+(make bench).
 
-Reads the ``@subutai`` records of the `prodcons` firmware (a simulation log, a saved board
+Runs the `prodcons` firmware linked with the software-only backend and with the Subutai backend on
+each SoC size; reads the ``@subutai`` records of the `prodcons` firmware (a simulation log, a saved board
 capture or a live serial port), and writes results/prodcons.csv (every latency record of the
 unshifted layout), results/prodcons.md (per tile count: median cycles of both backends with their
 min and 90th percentile, their ratio and the paper's) and results/prodcons.png. When the capture
@@ -9,17 +11,29 @@ holds several layouts of one image (scripts/bench.py --layouts) or several links
 (--perturb), results/prodcons_layouts.csv keeps every layout's and link's figures and the
 Markdown gives each median's spread across the layouts and across the links.
 
-Usage: python scripts/prodcons_report.py SOURCE [--results DIR] [--baud N] [--timeout S]
+With --os zephyr, prodcons runs unchanged as a Zephyr application (one kernel per tile) and the
+results are results/zephyr_prodcons.*; this needs a Zephyr tree (ZEPHYR_BASE, see boards/zephyr.py).
+
+Usage: python -m scripts.experiments prodcons [--tiles 2 4 8 16] [--backends swonly subutai]
+           [--rounds N] [--layouts N] [--perturb] [--os baremetal|zephyr] [--jobs N]
+       python -m scripts.experiments report prodcons SOURCE (a board's capture)
 """
 
 import math
 import os
 
-
-from scripts.capture import CaptureError, parse_lines, report_main
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, spread
+from gateware.cpu import SIM_CPU_VARIANT
+from soc.firmware import link_perturbations
+from soc.mesh import mesh_shape
+from scripts.capture import CaptureError, parse_lines
+from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, spread, to_int
 
 PROGRAM = "prodcons"
+MAX_CYCLES = 60_000_000
+ROUNDS = 16  # prodcons rounds of a run (results/prodcons.* are of this many)
+# Shift between two layouts of --layouts (bytes): two cache lines of the shipped VexRiscv variants.
+LAYOUT_STEP = 64
 BACKENDS = ("swonly", "subutai")
 MISSING = "–"
 
@@ -331,11 +345,170 @@ def _plot(table, tiles_list, cases, path):
     fig.savefig(path, dpi=100)
 
 
-def main():
-    report_main(
-        __doc__, PROGRAM, lambda lines, results: (report(parse_lines(lines), results), []), RESULTS_DIR
-    )
+PRODCONS_CASES = [
+    ("mutex", "lock_queued", "lock queued"),
+    ("barrier", "wait_released", "barrier release"),
+    ("cond", "broadcast", "cond broadcast"),
+    ("cond", "wait_queued", "cond wait queued"),
+    ("mutex", "lock_free", "uncontended lock"),
+    ("mutex", "unlock", "unlock"),
+]
 
 
-if __name__ == "__main__":
-    main()
+def _headline_medians(rows):
+    tiles = max(to_int(r["tiles"]) for r in rows)
+    med = {
+        (r["primitive"], r["case"], r["backend"]): to_int(r["median"])
+        for r in rows
+        if to_int(r["tiles"]) == tiles
+    }
+    parts = [
+        f"{label} {med[(p, c, 'swonly')]:,} / {med[(p, c, 'subutai')]:,}"
+        for p, c, label in PRODCONS_CASES
+        if (p, c, "swonly") in med and (p, c, "subutai") in med
+    ]
+    return tiles, parts
+
+
+class Prodcons(Experiment):
+    name = "prodcons"
+    title = "prodcons, SW-only / Subutai median cycles"
+    command = "make bench"
+    tiles = (2, 4, 8, 16)
+    min_tiles = 2
+    backends = True
+    results = ("prodcons_layouts", "zephyr_prodcons")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--rounds", type=int, default=ROUNDS, help="prodcons rounds per run.")
+        parser.add_argument(
+            "--os",
+            choices=("baremetal", "zephyr"),
+            default="baremetal",
+            dest="os_name",
+            help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
+        )
+        parser.add_argument(
+            "--layouts",
+            type=int,
+            default=1,
+            help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2 * LAYOUT_STEP}, ... bytes of "
+            "all but the timed code and data (bare metal; firmware/lib/linker.ld).",
+        )
+        parser.add_argument(
+            "--perturb",
+            action="store_true",
+            help="also link each configuration the ways of soc.firmware.link_perturbations() (the "
+            "library's objects in other orders, a 1 KiB function inserted at several places; "
+            "bare metal).",
+        )
+        parser.add_argument("--cpu-variant", default=SIM_CPU_VARIANT, help="VexRiscv variant of every core.")
+
+    def validate(self, args, error):
+        if args.rounds < 1:
+            error("--rounds must be >= 1")
+        if args.layouts < 1:
+            error("--layouts must be >= 1")
+        if args.os_name == "zephyr" and (args.layouts > 1 or args.perturb):
+            error("--layouts and --perturb: the layouts and links are bare-metal images")
+
+    def result_name(self, args):
+        return "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
+
+    def measures_of(self, result):
+        return MEASURES_ZEPHYR if result.startswith("zephyr") else self.measures
+
+    def prepare(self, args):
+        if args.os_name == "zephyr":
+            from soc.zephyr import require_zephyr
+
+            require_zephyr()
+
+    def runs(self, args):
+        def run(n, b, pad, perturbation=None):
+            x, y = mesh_shape(n)
+            what = f"prodcons, {b}, {n} tiles ({x}x{y}), {args.os_name}"
+            what += f", layout +{pad} B" if args.layouts > 1 else ""
+            what += f", link {perturbation.variant} ({perturbation.what})" if perturbation else ""
+            variant = perturbation.variant if perturbation else 0
+            model = ModelConfig.of(n, args.cpu_variant)
+            return Run.of(what, model, tiles=n, backend=b, layout_pad=pad, layout_variant=variant)
+
+        runs = [run(n, b, k * LAYOUT_STEP) for n in args.tiles for b in args.backends for k in range(args.layouts)]
+        if args.perturb:
+            runs += [run(n, b, 0, p) for n in args.tiles for b in args.backends for p in link_perturbations(b)]
+        return runs
+
+    def image(self, run, model, args):
+        c = run.config
+        rounds = f"-DPRODCONS_ROUNDS={args.rounds}"
+        if args.os_name == "zephyr":
+            from soc.zephyr import build_app
+
+            out = os.path.join(model.output_dir, "zephyr", f"prodcons-{c['backend']}-r{args.rounds}")
+            return build_app(model, "program", c["backend"], "prodcons", extra_cflags=rounds, out_dir=out)
+        perturbation = next(
+            (p for p in link_perturbations(c["backend"]) if p.variant == c["layout_variant"]), None
+        )
+        suffix = f"-pad{c['layout_pad']}" if c["layout_pad"] else ""
+        suffix += f"-link{c['layout_variant']}" if perturbation else ""
+        return model.build_firmware(
+            "prodcons",
+            backend=c["backend"],
+            extra_cflags=rounds,
+            out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{c['backend']}-r{args.rounds}{suffix}"),
+            layout_pad=c["layout_pad"],
+            perturbation=perturbation,
+        )
+
+    def execute(self, run, model, image, args):
+        return run_image(model, image, run.what, MAX_CYCLES)
+
+    def report(self, lines, args, results_dir):
+        return report(parse_lines(lines), results_dir, self.result_name(args)), []
+
+    def headlines(self, results):
+        tiles, parts = _headline_medians(results.rows("prodcons"))
+        value = ", ".join(parts)
+        layouts = results.rows("prodcons_layouts", required=False)
+        if layouts:
+            all_rows = [
+                {
+                    **r,
+                    "tiles": to_int(r["tiles"]),
+                    "median": to_int(r["median"]),
+                    "layout_pad": to_int(r["layout_pad"]),
+                    "layout_variant": to_int(r.get("layout_variant") or 0),
+                }
+                for r in layouts
+            ]
+            for what, probe, fixed in (
+                ("code layouts", "layout_pad", "layout_variant"),
+                ("links of the library", "layout_variant", "layout_pad"),
+            ):
+                rows = [r for r in all_rows if r[fixed] == 0]
+                images = len({r[probe] for r in rows})
+                if images < 2:
+                    continue
+                spreads = list(median_spreads(rows, lambda r: r[probe]).values())
+                within = sum(s < SPREAD_GOAL for s in spreads)
+                value += (
+                    f"; across {images} {what} {within} of {len(spreads)} medians move by less than "
+                    f"{SPREAD_GOAL:g} % (largest {max(spreads):.1f} %)"
+                )
+        out = [(f"prodcons, SW-only / Subutai median cycles ({tiles} tiles)", value, self.command)]
+        zephyr_rows = results.rows("zephyr_prodcons", required=False)
+        if zephyr_rows:
+            tiles, parts = _headline_medians(zephyr_rows)
+            out.append(
+                (
+                    f"Zephyr: prodcons, SW-only / Subutai median cycles ({tiles} tiles)",
+                    ", ".join(parts) + " (a waiter alone on its core spins for its answer: no interrupt, "
+                    "no context switch)",
+                    "make zephyr-bench",
+                )
+            )
+        return out
+
+
+EXPERIMENT = Prodcons()

@@ -7,41 +7,49 @@ give the speed-up of the Subutai backend (its read-write lock queues in the engi
 SW-only. Results go to results/rwlock.{csv,md,png}; the whole capture to
 results/rwlock_capture.txt.
 
-Usage: python scripts/bench_rwlock.py [--tiles 8 16] [--jobs N]
+Usage: python -m scripts.experiments rwlock [--tiles 8 16] [--jobs N]
 """
 
-import argparse
 import os
-import sys
-import time
 
-from soc.mesh import MeshShapeError, mesh_shape
-from soc.simulation import build_model, stop_runs_on_sigterm
-from scripts.bench import run_checked
 from scripts.capture import CaptureError, parse_lines
-from scripts.jobs import add_jobs_argument, run_all
-from scripts.results import RESULTS_DIR, console_table, save_capture, save_table
+from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.results import RESULTS_DIR, console_table, cycles_text, save_table, to_int
 
 BACKENDS = ("swonly", "subutai")
 MAX_CYCLES = 200_000_000
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+class RwLock(Experiment):
+    name = "rwlock"
+    title = "read-write locks (`rwbench`), SW-only / Subutai cycles"
+    command = "make bench-rwlock"
+    tiles = (8, 16)
+    min_tiles = 2
 
+    def runs(self, args):
+        return [
+            Run.of(f"rwbench, {b}, {n} tiles", ModelConfig.of(n), tiles=n, backend=b)
+            for n in args.tiles
+            for b in BACKENDS
+        ]
 
-def run_rwbench(tiles, jobs=1):
-    """Capture lines of rwbench for every (tiles, backend), in that order."""
-    models = {n: build_model(*mesh_shape(n), log=log) for n in tiles}
+    def image(self, run, model, args):
+        return model.build_firmware("rwbench", backend=run.config["backend"])
 
-    def run(n, backend):
-        image = models[n].build_firmware("rwbench", backend=backend)
-        return run_checked(models[n], image, f"rwbench, {backend}, {n} tiles", MAX_CYCLES, "bench-rwlock")
+    def execute(self, run, model, image, args):
+        return run_image(model, image, run.what, MAX_CYCLES)
 
-    configs = [(n, b) for n in tiles for b in BACKENDS]
-    order = sorted(configs, reverse=True)
-    results = dict(zip(order, run_all([lambda c=c: run(*c) for c in order], jobs)))
-    return [line for c in configs for line in results[c]]
+    def report(self, lines, args, results_dir):
+        return report(measurements(lines), results_dir), []
+
+    def headlines(self, results):
+        parts = [
+            f"{r['tiles']} tiles {r['writes (%)']} % writes {cycles_text(to_int(r['SW-only (cycles)']))} / "
+            f"{cycles_text(to_int(r['Subutai (cycles)']))} ({r['SW/Subutai']})"
+            for r in results.rows("rwlock")
+        ]
+        return [("read-write locks (`rwbench`), SW-only / Subutai cycles", "; ".join(parts), self.command)]
 
 
 def measurements(lines):
@@ -135,30 +143,4 @@ def plot(table, results_dir):
     plt.close(fig)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiles", type=int, nargs="+", default=[8, 16], help="SoC sizes (tiles, 2 to 16).")
-    parser.add_argument("--results", default=RESULTS_DIR, help="Output directory.")
-    add_jobs_argument(parser)
-    args = parser.parse_args()
-    stop_runs_on_sigterm()
-    for n in args.tiles:
-        try:
-            mesh_shape(n)
-        except MeshShapeError as e:
-            parser.error(str(e))
-        if n < 2:
-            parser.error(f"--tiles {n}: rwbench needs 2 tiles or more")
-    start = time.time()
-    lines = run_rwbench(args.tiles, args.jobs)
-    capture = save_capture("rwlock", lines, args.results)
-    try:
-        table = report(measurements(lines), args.results)
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
-    print(table)
-    print(f"\nwrote {args.results}/rwlock.{{csv,md,png}} and {capture} ({time.time() - start:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+EXPERIMENT = RwLock()

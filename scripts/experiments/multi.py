@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Reports of application sets sharing the cores (make bench-multi): TPDS'21 (Subutai) section VII.
 
 Reads the captures of zephyr-app/apps/multi (one run per set, backend, policy and timeslot: its
@@ -9,19 +8,32 @@ and computes, per run, the makespan, each application's turnaround and slowdown,
 An application's time alone is its own duration in the one-application-at-a-time (oat) run of the
 same set and backend: the same image runs it with the machine to itself.
 
-Usage: python scripts/multi_report.py [results/multi_capture.txt] rewrites results/multi.* from a
-capture.
+Runs zephyr-app/apps/multi for each set, backend, scheduling policy and timeslot on the simulated
+SoC (Zephyr on every tile, main RAM of 4 MiB for the sets' threads and data); every instance's
+checksum must equal the host build's. Policies: oat (one application at a time; the times alone
+come from it), rr and csa at each timeslot, csa-nolimit at the middle one (what CSALimit is for).
+
+Usage: python -m scripts.experiments multi [--tiles 8] [--sets bodytrack streamcluster x264 mix]
+           [--backends swonly subutai] [--ts 0.1 0.5 2] [--jobs N]
 """
 
 import json
 import os
 import re
 import statistics
-import sys
 
+from scripts import host_programs
 from scripts.capture import CaptureError, numbered_lines
-from scripts.apps_report import CHECKSUM_RE
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv
+from scripts.experiments.framework import (
+    MEASURES_ZEPHYR,
+    Experiment,
+    ModelConfig,
+    Run,
+    program_args,
+    run_image,
+)
+from scripts.host_programs import CHECKSUM_RE
+from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
 
 #: Sets of TPDS'21 Fig. 13 scaled to the tile count: {tiles: {set: [program, ...]}}; the mix keeps
 #: the paper's order (bodytrack, x264, streamcluster) and shares (3/2/3 of eight).
@@ -112,8 +124,8 @@ def set_runs(lines):
             if c and current is not None:
                 current["output"].setdefault(int(m.group(1)), {})["checksum"] = (c.group(1), c.group(2))
             continue
-        if record is None:
-            continue
+        if record is None or "stamp" in record or "run" in record:
+            continue  # the framework's records: the sweep's stamp, a run's configuration
         event = record.get("event")
         if event == "multi_label":
             current = {"label": record, "set": None, "instances": [], "output": {}}
@@ -599,20 +611,153 @@ def plot(rows, path):
     plt.close(fig)
 
 
-def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(RESULTS_DIR, "multi_capture.txt")
-    with open(path) as f:
-        lines = f.read().splitlines()
-    from scripts import host_programs
-
-    reference = host_programs.checksums(["bodytrack", "streamcluster", "x264"], "-i simsmall -s 1")
-    try:
-        # results/<name>_capture.txt gives results/<name>.* (multi, multi_16).
-        name = os.path.basename(path).removesuffix("_capture.txt")
-        print(report(set_runs(lines), reference, os.path.dirname(os.path.abspath(path)), name))
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
+MAX_CYCLES = 400_000_000
+#: The launcher's deadline (ms of simulated time): several times the longest makespan.
+DEADLINE_MS = {8: 300, 16: 1000}
+DEFAULT_TS_MS = (0.1, 0.5, 2.0)
 
 
-if __name__ == "__main__":
-    main()
+def configurations(ts_ms):
+    """(policy, ts_us) of a set and backend, in the order of the report."""
+    ts_us = [round(t * 1000) for t in ts_ms]
+    middle = ts_us[len(ts_us) // 2]
+    return [("oat", middle)] + [("rr", t) for t in ts_us] + [("csa", t) for t in ts_us] + [("csa-nolimit", middle)]
+
+
+def multi_model(tiles):
+    """The SoC of the sets: Zephyr's module's (soc.zephyr.MULTI_SOC)."""
+    from soc.zephyr import MULTI_SOC
+
+    return ModelConfig.of(tiles, **MULTI_SOC)
+
+
+def check_instances(runs, reference, may_not_finish=lambda label: False):
+    """Problems: an instance whose checksum is not the host build's, or that did not finish when
+    it had to."""
+    wrong = [
+        f"{r['label']['set']} {r['label']['backend']} {r['label']['policy']}: instance {k} ({o.get('checksum')})"
+        for r in runs
+        for k, o in r["output"].items()
+        if o.get("checksum", (None, None))[1] != reference.get(o.get("checksum", (None, None))[0])
+    ]
+    unfinished = [
+        f"{r['label']['set']} {r['label']['backend']} {r['label']['policy']}: an instance did not finish"
+        for r in runs
+        for i in r["instances"]
+        if not may_not_finish(r["label"]) and (not i["finished"] or i["exit"] != 0)
+    ]
+    return wrong + unfinished
+
+
+class Multi(Experiment):
+    name = "multi"
+    title = "several applications at once (Zephyr)"
+    command = "make bench-multi"
+    measures = MEASURES_ZEPHYR
+    backends = True
+    results = ("multi_16", "multi_apps", "multi_16_apps")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tiles", type=int, default=8, choices=sorted(SETS), help="SoC size (tiles).")
+        parser.add_argument("--sets", nargs="+", default=list(SETS[8]), choices=list(SETS[8]), help="application sets.")
+        parser.add_argument(
+            "--ts",
+            type=float,
+            nargs="+",
+            default=list(DEFAULT_TS_MS),
+            metavar="MS",
+            help="timeslots of rr and csa (ms of simulated time, 0.001 to 1000).",
+        )
+
+    def validate(self, args, error):
+        for t in args.ts:
+            if not 0.001 <= t <= 1000 or 1_000_000 % round(t * 1000):
+                error(f"--ts {t:g}: a timeslot of 1 us to 1 s that divides a second in microseconds")
+
+    def result_name(self, args):
+        return "multi" if args.tiles == 8 else f"multi_{args.tiles}"
+
+    def prepare(self, args):
+        from soc.zephyr import require_zephyr
+
+        require_zephyr()
+        programs = sorted({p for s in args.sets for p in SETS[args.tiles][s]})
+        try:
+            self.reference = host_programs.checksums(programs, program_args("simsmall", 1))
+        except host_programs.HostProgramError as e:
+            raise RuntimeError(str(e)) from None
+
+    def runs(self, args):
+        model = multi_model(args.tiles)
+        return [
+            Run.of(
+                f"{s} x{len(SETS[args.tiles][s])}, {b}, {p} TS {t / 1000:g} ms, {args.tiles} tiles",
+                model,
+                set=s,
+                backend=b,
+                policy=p,
+                ts_us=t,
+            )
+            for s in args.sets
+            for b in args.backends
+            for p, t in configurations(sorted(args.ts))
+        ]
+
+    def image(self, run, model, args):
+        from soc.zephyr import build_multi
+
+        c = run.config
+        deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={DEADLINE_MS[args.tiles]}"]
+        programs = SETS[args.tiles][c["set"]]
+        arguments = program_args("simsmall", 1)
+        return build_multi(model, programs, c["backend"], c["policy"], c["ts_us"], arguments, deadline)
+
+    def execute(self, run, model, image, args):
+        c = run.config
+        # Without CSALimit a thread that keeps its critical section may keep its core: such a
+        # run ends at the launcher's deadline, its unfinished applications reported (exit 3).
+        exit_codes = (0, 3) if c["policy"] == "csa-nolimit" else (0,)
+        label = label_record(c["set"], args.tiles, c["backend"], c["policy"], c["ts_us"])
+        return [label] + run_image(model, image, run.what, MAX_CYCLES, exit_codes)
+
+    def report(self, lines, args, results_dir):
+        runs = set_runs(lines)
+        reference = getattr(self, "reference", None) or host_programs.checksums(
+            sorted({i["program"] for r in runs for i in r["instances"]}), program_args("simsmall", 1)
+        )
+        text = report(runs, reference, results_dir, self.result_name(args))
+        # csa-nolimit may leave applications unfinished (reported as such); no other policy may.
+        return text, check_instances(runs, reference, lambda label: label["policy"] == "csa-nolimit")
+
+    def headlines(self, results):
+        def parts(rows, name):
+            def makespan(s, backend, policy, ts):
+                for r in rows:
+                    if (r["set"], r["backend"], r["policy"], r["ts_ms"]) == (s, backend, policy, ts):
+                        return to_int(r["makespan"])
+                raise CaptureError(f"results/{name}.csv has no {s} {backend} {policy} {ts} ms run: run `{self.command}`")
+
+            out = []
+            for s in dict.fromkeys(r["set"] for r in rows):
+                (ts,) = {r["ts_ms"] for r in rows if r["set"] == s and r["policy"] == "oat" and r["backend"] == "subutai"}
+                csa = makespan(s, "subutai", "csa", ts)
+                out.append(
+                    f"{s} {makespan(s, 'swonly', 'rr', ts) / csa:.2f}× (CSA over OAT "
+                    f"{makespan(s, 'subutai', 'oat', ts) / csa:.2f}×)"
+                )
+            return f"{rows[0]['tiles']} tiles, TS {ts} ms: " + ", ".join(out)
+
+        text = [parts(results.rows("multi"), "multi")]
+        sixteen = results.rows("multi_16", required=False)
+        if sixteen:
+            text.append(parts(sixteen, "multi_16"))
+        return [
+            (
+                "several applications at once (Zephyr): makespan of SW-only + RR over Subutai + CSA",
+                "; ".join(text),
+                self.command,
+            )
+        ]
+
+
+EXPERIMENT = Multi()
