@@ -12,7 +12,6 @@ scripts can read back.
 
 import argparse
 import json
-import os
 import signal
 import sys
 
@@ -94,27 +93,6 @@ def add_source_arguments(parser):
         default=None,
         help="serial: stop after this many seconds if no @exit line came (default: wait)",
     )
-
-
-def report_main(description, name, make_report, results_dir):
-    """Command line of a report script: read SOURCE, write results/<name>.{csv,md,png} with
-    make_report(lines, results_dir) -> (console table, problems), print the table and the
-    problems; exit 2 on an unreadable capture, 1 when there are problems."""
-    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_source_arguments(p)
-    p.add_argument("--results", default=results_dir, help="output directory (default: results/)")
-    args = p.parse_args()
-    try:
-        lines = read_capture(args.source, args.baud, args.timeout)
-        os.makedirs(args.results, exist_ok=True)
-        text, problems = make_report(lines, args.results)
-    except (CaptureError, OSError) as e:
-        p.exit(2, f"{p.prog}: error: {e}\n")
-    print(text)
-    for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
-    print(f"\nwrote {', '.join(os.path.join(args.results, f'{name}.{x}') for x in ('csv', 'md', 'png'))}")
-    sys.exit(1 if problems else 0)
 
 
 def main():

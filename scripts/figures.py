@@ -108,9 +108,21 @@ def bitstream(d):
     )
 
 
-
-
-ROWS = ["noc", "fsm", resources, bitstream, "mem", "prodcons", "rwlock", "switch", "apps", "multi", "tidon", "chan", "simspeed"]
+ROWS = [
+    "noc",
+    "fsm",
+    resources,
+    bitstream,
+    "mem",
+    "prodcons",
+    "rwlock",
+    "switch",
+    "apps",
+    "multi",
+    "tidon",
+    "chan",
+    "simspeed",
+]
 assert all(r in EXPERIMENTS for r in ROWS if isinstance(r, str))
 
 

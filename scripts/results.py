@@ -30,9 +30,25 @@ def cycles_text(n):
 
 
 def range_text(values, fmt):
-    """"a–b" of some figures formatted by ``fmt``, or one figure when they format alike."""
+    """ "a–b" of some figures formatted by ``fmt``, or one figure when they format alike."""
     lo, hi = min(values), max(values)
     return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}–{fmt(hi)}"
+
+
+def new_figure(nrows=1, ncols=1, figsize=None, **subplots):
+    """A Matplotlib figure and its axes (``Figure.subplots``), drawn off-screen without pyplot's
+    global state (reports run in threads and workers)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, **subplots)
+
+
+def save_figure(fig, path, dpi=100):
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
 
 
 def markdown_table(header, rows):

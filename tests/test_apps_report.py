@@ -6,7 +6,7 @@ import json
 import pytest
 
 
-from scripts.apps_report import app_runs, checksum_problems, events, input_args, report, sync_time
+from scripts.experiments.apps import app_runs, checksum_problems, events, input_args, report, sync_time
 from scripts.capture import CaptureError
 
 OPS = [

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from scripts.capture import CaptureError, parse_lines, read_capture
-from scripts.prodcons_report import PAPER_TABLE_XI, latency_rows, report
+from scripts.experiments.prodcons import PAPER_TABLE_XI, latency_rows, report
 from gateware.build import ROOT
 
 MISSING_MARK = "–"
@@ -227,7 +227,7 @@ def test_cli_without_records_exits_2(tmp_path):
     path = tmp_path / "uart.log"
     path.write_text("boot\n@exit 0\n")
     r = subprocess.run(
-        [sys.executable, "scripts/prodcons_report.py", str(path), "--results", str(tmp_path)],
+        [sys.executable, "-m", "scripts.experiments", "report", "prodcons", str(path), "--results", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

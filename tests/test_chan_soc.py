@@ -10,7 +10,7 @@ import pytest
 
 from scripts import host_programs
 from scripts.capture import parse_lines
-from scripts.chan_report import GOAL_NOC_1HOP, farm_rows, farm_runs, label_record, latency_rows, report
+from scripts.experiments.chan import GOAL_NOC_1HOP, farm_rows, farm_runs, label_record, latency_rows, report
 from soc.firmware import CHANS
 
 

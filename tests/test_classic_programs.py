@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from gateware.build import ROOT
-from scripts.apps_report import app_runs
+from scripts.experiments.apps import app_runs
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "data", "programs")
 ARGV_ECHO = os.path.join(PROGRAMS, "argv_echo")

@@ -1,7 +1,6 @@
 """Figures anyone can reproduce: the README's table is the results' one, and the committed
 prodcons results are what the committed code gives."""
 
-import csv
 import os
 import subprocess
 import sys
@@ -53,11 +52,13 @@ def test_prodcons_results_are_reproduced():
     """The 2-tile prodcons of `make bench`, rerun: its medians are those of results/prodcons.csv
     (the simulation is cycle-accurate, the build reproducible and the timed code pinned in the
     caches; a change that moves them must commit the new results)."""
-    from scripts.bench import ROUNDS, run_prodcons
-    from scripts.prodcons_report import latency_rows
+    from scripts.experiments.framework import rerun
+    from scripts.experiments.prodcons import latency_rows
 
-    with open(os.path.join(RESULTS_DIR, "prodcons.csv"), newline="") as f:
-        committed = {k: v for k, v in _medians(csv.DictReader(f)).items() if k[0] == 2}
+    from scripts.experiments.stamp import read_csv
+
+    _, rows = read_csv(os.path.join(RESULTS_DIR, "prodcons.csv"))
+    committed = {k: v for k, v in _medians(rows).items() if k[0] == 2}
     assert committed, "results/prodcons.csv has no 2-tile rows: run `make bench`"
-    rerun = _medians(latency_rows(parse_lines(run_prodcons([2], ["swonly", "subutai"], ROUNDS))))
-    assert rerun == committed
+    again = _medians(latency_rows(parse_lines(rerun("prodcons", ["--tiles", "2"]))))
+    assert again == committed

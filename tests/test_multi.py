@@ -18,7 +18,7 @@ import pytest
 from gateware.build import ROOT
 from scripts import host_programs
 from scripts.capture import CaptureError, parse_lines
-from scripts.multi_report import CSV_FIELDS, label_record, metrics, set_runs
+from scripts.experiments.multi import CSV_FIELDS, label_record, metrics, set_runs
 from soc.zephyr import SCHED_POLICIES
 
 TWO_SET = ["bodytrack", "streamcluster"]

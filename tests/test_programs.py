@@ -13,7 +13,7 @@ import pytest
 from gateware.build import BUILD_DIR, ROOT
 
 from scripts import host_programs
-from scripts.apps_report import app_runs, events
+from scripts.experiments.apps import app_runs, events
 
 PROGRAMS = host_programs.programs()
 ARGS = "-i test -s 1"
@@ -105,8 +105,8 @@ def test_program_in_simulation(sim, host_runs, program, backend, mesh):
         ),
         (["boards/sim.py", "--tiles", "1", "--app", "x264", "--args", "-i 'test'"], "no quotes allowed"),
         (["boards/sim.py", "--tiles", "1", "--app", "nosuchprogram"], "no such application or program"),
-        (["scripts/bench_apps.py", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
-        (["scripts/bench_apps.py", "--tiles", "7"], "--tiles 7"),
+        (["-m", "scripts.experiments", "apps", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
+        (["-m", "scripts.experiments", "apps", "--tiles", "7"], "--tiles 7"),
     ],
 )
 def test_cli_errors(cmd, message):

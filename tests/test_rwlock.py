@@ -3,7 +3,7 @@ the same operations, readers never see a torn table, and the report pairs the tw
 
 import pytest
 
-from scripts.bench_rwlock import measurements, report
+from scripts.experiments.rwlock import measurements, report
 from scripts.capture import CaptureError, parse_lines
 
 

@@ -1,4 +1,4 @@
-"""`make simspeed`'s and `make simprofile`'s command lines (scripts/simspeed.py, simprofile.py): a
+"""`make simspeed`'s and `make simprofile`'s command lines (scripts/experiments/simspeed.py, scripts/simprofile.py): a
 wrong argument is refused with a clear message before any model is built."""
 
 import subprocess
@@ -11,7 +11,11 @@ from gateware.build import ROOT
 
 def run_script(script, *args):
     return subprocess.run(
-        [sys.executable, f"scripts/{script}.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, *(["-m", "scripts.experiments", script] if script == "simspeed" else [f"scripts/{script}.py"]), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -22,7 +26,7 @@ def run_script(script, *args):
         ("simspeed", ["--cycles", "0"], "--cycles must be positive"),
         ("simspeed", ["--configs", "default,fast"], "unknown configuration 'fast'"),
         ("simspeed", ["--threads", "1"], "--threads: 2 or more"),
-        ("simspeed", ["--tiles", "65"], "--tiles:"),
+        ("simspeed", ["--tiles", "65"], "--tiles 65"),
         ("simprofile", ["--tiles", "1"], "the tile module needs 2 tiles or more"),
         ("simprofile", ["--tiles", "65"], "--tiles:"),
         ("simprofile", ["--cycles", "0"], "--cycles must be positive"),

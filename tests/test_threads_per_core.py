@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from scripts.bench_switch import measurements, report
+from scripts.experiments.switch import measurements, report
 from scripts.capture import CaptureError, parse_lines
 from tests.test_pthread_soc import plain_output
 

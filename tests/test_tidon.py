@@ -19,8 +19,8 @@ import pytest
 
 from gateware.build import ROOT
 from scripts import host_programs
-from scripts.multi_report import set_runs
-from scripts.tidon_report import CSV_FIELDS, label_record, metrics
+from scripts.experiments.multi import set_runs
+from scripts.experiments.tidon import CSV_FIELDS, label_record, metrics
 
 TEST_ARGS = "-i test -s 1"
 TS_US = 100

@@ -5,7 +5,6 @@ The builds need a Zephyr 4.x tree (ZEPHYR_BASE); without one those tests are ski
 reason in pytest's summary. The devicetree generator and the command line are tested always.
 """
 
-import csv
 import hashlib
 import json
 import os
@@ -320,23 +319,23 @@ def test_zephyr_prodcons_results_are_reproduced():
     results/zephyr_prodcons.csv (a change that moves them must commit the new results). A waiter
     alone on its core spins through the window for its grant, so the engine's hand-overs cost no
     interrupt and no context switch (a sleeping waiter took over 3,000 cycles)."""
-    from scripts.bench import ROUNDS, run_prodcons
-    from scripts.prodcons_report import latency_rows
+    from scripts.experiments.framework import rerun
+    from scripts.experiments.prodcons import latency_rows
 
     def medians(rows):
         return {
             (int(r["tiles"]), r["backend"], r["primitive"], r["case"]): int(float(r["median"])) for r in rows
         }
 
-    with open(os.path.join(ROOT, "results", "zephyr_prodcons.csv"), newline="") as f:
-        committed = {k: v for k, v in medians(csv.DictReader(f)).items() if k[0] == 2}
+    from scripts.experiments.stamp import read_csv
+
+    _, rows = read_csv(os.path.join(ROOT, "results", "zephyr_prodcons.csv"))
+    committed = {k: v for k, v in medians(rows).items() if k[0] == 2}
     assert committed, "results/zephyr_prodcons.csv has no 2-tile rows: run `make zephyr-bench`"
-    rerun = medians(
-        latency_rows(parse_lines(run_prodcons([2], ["swonly", "subutai"], ROUNDS, os_name="zephyr")))
-    )
-    assert rerun == committed
+    again = medians(latency_rows(parse_lines(rerun("prodcons", ["--tiles", "2", "--os", "zephyr"]))))
+    assert again == committed
     for case in [("barrier", "wait_released"), ("cond", "wait_queued")]:
-        assert rerun[(2, "subutai") + case] < 1000, rerun
+        assert again[(2, "subutai") + case] < 1000, again
 
 
 @pytest.mark.slow

@@ -38,6 +38,8 @@ from scripts.experiments.framework import (
 )
 from scripts.experiments.stamp import capture_stamp
 from scripts.results import (
+    new_figure,
+    save_figure,
     RESULTS_DIR,
     console_table,
     cycles_text,
@@ -376,12 +378,7 @@ def _against_paper(table, keys):
 
 def _plot(table, keys, label, path):
     """Left: Subutai's speed-up over SW-only versus tiles; right: each backend's scaling."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, 4.2))
-    FigureCanvasAgg(fig)
-    speedup_ax, scaling_ax = fig.subplots(1, 2)
+    fig, (speedup_ax, scaling_ax) = new_figure(1, 2, (11, 4.2))
     colors = {key: f"C{i}" for i, key in enumerate(keys)}
     for key in keys:
         by = table[key]
@@ -420,8 +417,7 @@ def _plot(table, keys, label, path):
     scaling_ax.set_ylabel("scaling, 1-tile / N-tile ROI cycles")
     scaling_ax.set_title("Parallel scaling (solid: Subutai, dashed: SW-only)")
     scaling_ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
 
 
 #: Goal for the spread of a program's ROI across the perturbed links (percent).
@@ -569,14 +565,17 @@ class Apps(Experiment):
         log(f"[bench-apps] host reference (gcc, glibc pthreads): {', '.join(args.programs)}")
         try:
             self.reference = {
-                (p, input_args(arguments)): c for p, c in host_programs.checksums(args.programs, arguments).items()
+                (p, input_args(arguments)): c
+                for p, c in host_programs.checksums(args.programs, arguments).items()
             }
         except host_programs.HostProgramError as e:
             raise RuntimeError(str(e)) from None
 
     def runs(self, args):
         arguments = program_args(args.input, args.seed)
-        variants = (lambda b: [0] + [p.variant for p in link_perturbations(b)]) if args.perturb else (lambda b: [0])
+        variants = (
+            (lambda b: [0] + [p.variant for p in link_perturbations(b)]) if args.perturb else (lambda b: [0])
+        )
         runs = []
         for n in args.tiles:
             model = ModelConfig.of(n, args.cpu_variant, args.mem_banks, args.threads)
@@ -597,7 +596,9 @@ class Apps(Experiment):
             return build_app(model, "program", c["backend"], c["program"], arguments)
         if not args.perturb:
             return model.build_firmware(c["program"], backend=c["backend"], program_args=arguments)
-        perturbation = next((p for p in link_perturbations(c["backend"]) if p.variant == c["layout_variant"]), None)
+        perturbation = next(
+            (p for p in link_perturbations(c["backend"]) if p.variant == c["layout_variant"]), None
+        )
         out = f"{c['program']}-{c['backend']}-{slug(arguments)}-link{c['layout_variant']}"
         return model.build_firmware(
             c["program"],
@@ -618,7 +619,9 @@ class Apps(Experiment):
             earlier = f.read().splitlines()
         before, now = capture_stamp(parse_lines(earlier)), capture_stamp(parse_lines(lines))
         if before is None or before.get("sources") != now.get("sources"):
-            raise CaptureError(f"--append: {previous} was made at other sources than these runs: rerun it all")
+            raise CaptureError(
+                f"--append: {previous} was made at other sources than these runs: rerun it all"
+            )
         # The saved capture first: its runs of the configurations rerun here are replaced.
         return lines[:1] + earlier[1:] + lines[1:]
 
@@ -629,7 +632,17 @@ class Apps(Experiment):
             for label, run_lines in split_runs(lines):
                 (record,) = app_runs(run_lines)
                 what = "default" if not label["layout_variant"] else f"link {label['layout_variant']}"
-                rows.append([record["program"], record["backend"], record["tiles"], label["layout_variant"], what, record["roi"], record["checksum"]])
+                rows.append(
+                    [
+                        record["program"],
+                        record["backend"],
+                        record["tiles"],
+                        label["layout_variant"],
+                        what,
+                        record["roi"],
+                        record["checksum"],
+                    ]
+                )
                 runs.append(dict(record, args=f"{record['args']}, {what}"))
             return links_report(rows, results_dir), checksum_problems(runs, reference)
         name = self.result_name(args)
@@ -637,14 +650,24 @@ class Apps(Experiment):
             ", Zephyr on every tile" if args.os_name == "zephyr" else ""
         )
         if args.mem_banks is not None:
-            title += ", main RAM on the shared bus" if args.mem_banks == 0 else f", main RAM in {args.mem_banks} banks"
+            title += (
+                ", main RAM on the shared bus"
+                if args.mem_banks == 0
+                else f", main RAM in {args.mem_banks} banks"
+            )
         runs = app_runs(lines)
         return report(runs, results_dir, name, title), checksum_problems(runs, reference)
 
     def headlines(self, results):
         rows = results.rows("apps")
         tiles, value = _headline(rows)
-        out = [(f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)", value, self.command)]
+        out = [
+            (
+                f"benchmark programs, SW-only / Subutai ROI cycles, speed-up ({tiles} tiles, simsmall)",
+                value,
+                self.command,
+            )
+        ]
         for size in (32, 64):
             if any(to_int(r["tiles"]) == size for r in rows):
                 tiles, value = _headline(rows, size, one_tile=False)

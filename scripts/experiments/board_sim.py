@@ -147,7 +147,11 @@ class BoardSim(Experiment):
 
     def image(self, run, model, args):
         c = run.config
-        return model.build_firmware(c["app"], backend=c["backend"], program_args=c["app_args"]) if model else None
+        return (
+            model.build_firmware(c["app"], backend=c["backend"], program_args=c["app_args"])
+            if model
+            else None
+        )
 
     def execute(self, run, model, image, args):
         c = run.config
@@ -172,7 +176,9 @@ class BoardSim(Experiment):
         rows = comparison(args.board, args.tiles, args.program, board_lines, plain_lines)
         if not rows:
             return "", ["no figure found in both runs"]
-        return "\n".join(write_comparison(rows, results_dir, args.board, args.tiles, args.program, args.input)), []
+        return "\n".join(
+            write_comparison(rows, results_dir, args.board, args.tiles, args.program, args.input)
+        ), []
 
 
 EXPERIMENT = BoardSim()

@@ -61,7 +61,9 @@ def add_campaign_arguments(parser):
     group.add_argument("--retries", type=int, default=1, help="times a run that failed is run again.")
     group.add_argument("--rerun", action="store_true", help="run everything again, ignoring kept runs.")
     group.add_argument(
-        "--store", default=STORE_DIR, help="where runs are kept for a sweep started again (default: %(default)s)."
+        "--store",
+        default=STORE_DIR,
+        help="where runs are kept for a sweep started again (default: %(default)s).",
     )
 
 
@@ -183,7 +185,7 @@ def _cluster(args, workers):
     from dask.distributed import LocalCluster
 
     return LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
     )
 
 

@@ -24,7 +24,15 @@ from soc.subutai_soc import MiB
 from scripts import host_programs
 from scripts.capture import CaptureError
 from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    markdown_table,
+    new_figure,
+    save_csv,
+    save_figure,
+    to_int,
+)
 
 #: Implementations in report order (firmware/lib/chan/chan_<impl>.c).
 IMPLS = ("noc", "push", "flags", "queue")
@@ -280,14 +288,9 @@ def report(lines, results_dir=RESULTS_DIR, name="chan"):
 def plot(lat, farm, path):
     """Left: one-way latency by hops per implementation (one word); right: farm speed-up by
     workers, one line per implementation, one panel group per matrix size and type."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     configs = sorted({(r[1], r[2]) for r in farm})
     cols = 1 + max(1, len(configs))
-    fig, axes = plt.subplots(1, cols, figsize=(3.6 * cols, 3.4), squeeze=False)
+    fig, axes = new_figure(1, cols, figsize=(3.6 * cols, 3.4), squeeze=False)
     ax = axes[0][0]
     for impl in IMPLS:
         pts = sorted((r[2], r[4]) for r in lat if r[0] == impl and r[3] == 1)
@@ -309,9 +312,7 @@ def plot(lat, farm, path):
         ax.set_ylabel("speed-up")
         ax.set_title(f"farm M = {m}, {type_}", fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, 110)
 
 
 FARM_TILES = 16
@@ -343,7 +344,9 @@ class Channels(Experiment):
     results = ("chan_farm",)
 
     def add_arguments(self, parser):
-        parser.add_argument("--impls", nargs="+", default=list(IMPLS), help=f"implementations ({', '.join(CHANS)})")
+        parser.add_argument(
+            "--impls", nargs="+", default=list(IMPLS), help=f"implementations ({', '.join(CHANS)})"
+        )
         parser.add_argument(
             "--sizes",
             type=int,
@@ -471,7 +474,8 @@ class Channels(Experiment):
                 best.setdefault(key, {})
                 best[key][r["impl"]] = max(best[key].get(r["impl"], 0), float(r["speedup"]))
         farm_parts = [
-            f"M = {m} {t}: noc {b['noc']:.2f}" + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
+            f"M = {m} {t}: noc {b['noc']:.2f}"
+            + "".join(f", {i} {b[i]:.2f}" for i in ("push", "flags", "queue") if i in b)
             for (m, t), b in sorted(best.items())
             if "noc" in b
         ]

@@ -238,7 +238,8 @@ class Results:
                 return []
             raise MissingResult(f"{path} is missing: run `{command}`")
         stamp, rows = stamps.read_csv(path)
-        stamps.check(stamp, self.experiment.measures_of(name), os.path.relpath(path, ROOT), command)
+        shown = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+        stamps.check(stamp, self.experiment.measures_of(name), shown, command)
         if not rows and required:
             raise MissingResult(f"{path} has no rows: run `{command}`")
         return rows
@@ -322,9 +323,34 @@ def save_capture(name, lines, results_dir):
     return path
 
 
+def capture(experiment, args):
+    """A sweep of ``experiment`` with ``args``: (its capture's lines, its stamp)."""
+    from scripts.experiments.campaign import sweep
+
+    experiment.prepare(args)
+    runs = experiment.runs(args)
+    models = sorted({json.dumps(r.model.describe(), sort_keys=True) for r in runs if r.model})
+    name = experiment.result_name(args)
+    stamp = stamps.make_stamp(experiment, name, options_of(args), [json.loads(m) for m in models])
+    outcomes = sweep(experiment, runs, args, stamp["sources"])
+    lines = [stamps.stamp_record(stamp)]
+    for run, outcome in zip(runs, outcomes):
+        lines.append("@subutai " + json.dumps({"run": dict(run.config, image=outcome.image)}, sort_keys=True))
+        lines += outcome.lines
+    return lines, stamp
+
+
+def rerun(name, argv):
+    """The capture lines of a sweep run anew in this process, one run after the other, writing no
+    results: what the tests that reproduce a committed result call."""
+    from scripts.experiments import load
+
+    experiment = load(name)
+    return capture(experiment, parse_arguments(experiment, [*argv, "--serial", "--rerun"]))[0]
+
+
 def run_experiment(experiment, argv):
     """``python -m scripts.experiments NAME [options]``: the sweep, its capture, its report."""
-    from scripts.experiments.campaign import sweep
     from soc.simulation import stop_runs_on_sigterm
 
     args = parse_arguments(experiment, argv)
@@ -333,25 +359,14 @@ def run_experiment(experiment, argv):
     name = experiment.result_name(args)
     start = time.time()
     try:
-        experiment.prepare(args)
-        runs = experiment.runs(args)
-        models = sorted({json.dumps(r.model.describe(), sort_keys=True) for r in runs if r.model})
-        stamp = stamps.make_stamp(experiment, name, options_of(args), [json.loads(m) for m in models])
-        outcomes = sweep(experiment, runs, args, stamp["sources"])
+        lines, stamp = capture(experiment, args)
+        lines = experiment.combine(lines, args)
+        path = save_capture(name, lines, args.results)
+        text, problems = write_report(experiment, lines, args, args.results, stamp)
     except (RunFailed, RuntimeError, ValueError) as e:
         raise SystemExit(f"error: {e}")
-    lines = [stamps.stamp_record(stamp)]
-    for run, outcome in zip(runs, outcomes):
-        lines.append("@subutai " + json.dumps({"run": dict(run.config, image=outcome.image)}, sort_keys=True))
-        lines += outcome.lines
-    try:
-        lines = experiment.combine(lines, args)
-        capture = save_capture(name, lines, args.results)
-        text, problems = write_report(experiment, lines, args, args.results, stamp)
-    except CaptureError as e:
-        raise SystemExit(f"error: {e}")
     print(text)
-    print(f"\nwrote {args.results}/{name}.* and {capture} ({time.time() - start:.0f} s)")
+    print(f"\nwrote {args.results}/{name}.* and {path} ({time.time() - start:.0f} s)")
     if problems:
         raise SystemExit("error: " + "\n  ".join(problems))
 

@@ -351,7 +351,12 @@ class EngineFsm(Experiment):
     def report(self, lines, args, results_dir):
         rows = [r["row"] for r in parse_lines(lines) if r.get("program") == "fsm"]
         save_table(
-            "bench_fsm", HEADER, rows, title="Subutai-HW engine: cycles per operation (RTL)", notes=NOTES, results_dir=results_dir
+            "bench_fsm",
+            HEADER,
+            rows,
+            title="Subutai-HW engine: cycles per operation (RTL)",
+            notes=NOTES,
+            results_dir=results_dir,
         )
         return console_table(HEADER, rows) + "\n" + NOTES, []
 

@@ -16,7 +16,7 @@ import os
 from soc.simulation import default_mem_banks, mem_banks_arg
 from scripts.capture import CaptureError, parse_lines
 from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, save_table, to_int
+from scripts.results import RESULTS_DIR, console_table, new_figure, save_figure, save_table, to_int
 
 MAX_CYCLES = 50_000_000
 STREAMS = ("read_private", "write_private", "read_shared", "write_shared")
@@ -49,7 +49,9 @@ class Memory(Experiment):
             (n, default_mem_banks(n) if b is None else b) for n in args.tiles for b in args.mem_banks
         )
         return [
-            Run.of(f"membw, {n} tiles, {b or 'no'} banks", ModelConfig.of(n, mem_banks=b), tiles=n, mem_banks=b)
+            Run.of(
+                f"membw, {n} tiles, {b or 'no'} banks", ModelConfig.of(n, mem_banks=b), tiles=n, mem_banks=b
+            )
             for n, b in configs
         ]
 
@@ -78,7 +80,9 @@ class Memory(Experiment):
                     f"{label}: {bpc[one]:.2f} → {bpc[top]:.2f} B/cycle ({bpc[top] / bpc[one]:.1f}×), "
                     f"refill {refill[one]} cycles on 1 tile"
                 )
-        return [(f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts), self.command)]
+        return [
+            (f"memory: aggregate private read bandwidth, 1 → {tiles} tiles", "; ".join(parts), self.command)
+        ]
 
 
 def measurements(lines):
@@ -139,12 +143,7 @@ def report(table, results_dir=RESULTS_DIR):
 
 
 def plot(table, results_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = new_figure(1, 2, figsize=(10, 4))
     for ax, test in zip(axes, ("read_private", "write_private")):
         for b in sorted({b for _, b in table}):
             points = sorted(
@@ -161,9 +160,7 @@ def plot(table, results_dir):
         ax.set_ylabel("aggregate bytes / cycle")
         ax.set_title(test.replace("_", ", "))
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(results_dir, "membw.png"), dpi=100)
-    plt.close(fig)
+    save_figure(fig, os.path.join(results_dir, "membw.png"), 100)
 
 
 EXPERIMENT = Memory()

@@ -33,7 +33,15 @@ from scripts.experiments.framework import (
     run_image,
 )
 from scripts.host_programs import CHECKSUM_RE
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    markdown_table,
+    new_figure,
+    save_csv,
+    save_figure,
+    to_int,
+)
 
 #: Sets of TPDS'21 Fig. 13 scaled to the tile count: {tiles: {set: [program, ...]}}; the mix keeps
 #: the paper's order (bodytrack, x264, streamcluster) and shares (3/2/3 of eight).
@@ -558,14 +566,9 @@ def sync_costs(runs):
 
 def plot(rows, path):
     """Fig. 13's form: makespan per set, policy (and timeslot) and backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tiles_list = sorted({r[1] for r in rows})
     sets = [s for s in ("bodytrack", "streamcluster", "x264", "mix") if any(r[0] == s for r in rows)]
-    fig, axes = plt.subplots(
+    fig, axes = new_figure(
         len(tiles_list), len(sets), figsize=(4 * len(sets), 3.6 * len(tiles_list)), squeeze=False
     )
     for i, tiles in enumerate(tiles_list):
@@ -606,9 +609,7 @@ def plot(rows, path):
             ax.set_title(f"{s} ×{len(SETS[tiles][s])}, {tiles} tiles", fontsize=9)
             ax.set_ylabel("makespan (M cycles)")
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, 110)
 
 
 MAX_CYCLES = 400_000_000
@@ -621,7 +622,12 @@ def configurations(ts_ms):
     """(policy, ts_us) of a set and backend, in the order of the report."""
     ts_us = [round(t * 1000) for t in ts_ms]
     middle = ts_us[len(ts_us) // 2]
-    return [("oat", middle)] + [("rr", t) for t in ts_us] + [("csa", t) for t in ts_us] + [("csa-nolimit", middle)]
+    return (
+        [("oat", middle)]
+        + [("rr", t) for t in ts_us]
+        + [("csa", t) for t in ts_us]
+        + [("csa-nolimit", middle)]
+    )
 
 
 def multi_model(tiles):
@@ -659,7 +665,9 @@ class Multi(Experiment):
 
     def add_arguments(self, parser):
         parser.add_argument("--tiles", type=int, default=8, choices=sorted(SETS), help="SoC size (tiles).")
-        parser.add_argument("--sets", nargs="+", default=list(SETS[8]), choices=list(SETS[8]), help="application sets.")
+        parser.add_argument(
+            "--sets", nargs="+", default=list(SETS[8]), choices=list(SETS[8]), help="application sets."
+        )
         parser.add_argument(
             "--ts",
             type=float,
@@ -735,11 +743,17 @@ class Multi(Experiment):
                 for r in rows:
                     if (r["set"], r["backend"], r["policy"], r["ts_ms"]) == (s, backend, policy, ts):
                         return to_int(r["makespan"])
-                raise CaptureError(f"results/{name}.csv has no {s} {backend} {policy} {ts} ms run: run `{self.command}`")
+                raise CaptureError(
+                    f"results/{name}.csv has no {s} {backend} {policy} {ts} ms run: run `{self.command}`"
+                )
 
             out = []
             for s in dict.fromkeys(r["set"] for r in rows):
-                (ts,) = {r["ts_ms"] for r in rows if r["set"] == s and r["policy"] == "oat" and r["backend"] == "subutai"}
+                (ts,) = {
+                    r["ts_ms"]
+                    for r in rows
+                    if r["set"] == s and r["policy"] == "oat" and r["backend"] == "subutai"
+                }
                 csa = makespan(s, "subutai", "csa", ts)
                 out.append(
                     f"{s} {makespan(s, 'swonly', 'rr', ts) / csa:.2f}× (CSA over OAT "

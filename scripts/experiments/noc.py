@@ -15,7 +15,7 @@ import statistics
 from gateware.build import build_lock
 from scripts.capture import parse_lines
 from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
-from scripts.results import console_table, save_table, to_int
+from scripts.results import console_table, new_figure, save_figure, save_table, to_int
 from soc.mesh import mesh_shape
 from gateware.noc.tb.model import build_model as build_mesh_model
 from gateware.noc.tb.reference import check, hops
@@ -95,9 +95,13 @@ class Noc(Experiment):
 
     def add_arguments(self, parser):
         parser.add_argument("--mesh", default="4x4", help="Mesh of the RTL measurements (XxY).")
-        parser.add_argument("--soc-tiles", type=int, default=4, help="Tiles of the SoC ping-pong run (0: skip).")
+        parser.add_argument(
+            "--soc-tiles", type=int, default=4, help="Tiles of the SoC ping-pong run (0: skip)."
+        )
         parser.add_argument("--rounds", type=int, default=16, help="Ping-pong rounds per pair.")
-        parser.add_argument("--packets", type=int, default=300, help="Packets per source for each load point.")
+        parser.add_argument(
+            "--packets", type=int, default=300, help="Packets per source for each load point."
+        )
 
     def validate(self, args, error):
         try:
@@ -114,10 +118,16 @@ class Noc(Experiment):
 
     def runs(self, args):
         runs = [Run.of(f"zero-load latency, {args.mesh} mesh", part="zero_load")]
-        runs += [Run.of(f"uniform random traffic at {r or 'saturation'}, {args.mesh} mesh", part="load", rate=r) for r in RATES]
+        runs += [
+            Run.of(f"uniform random traffic at {r or 'saturation'}, {args.mesh} mesh", part="load", rate=r)
+            for r in RATES
+        ]
         if args.soc_tiles:
             model = ModelConfig.of(args.soc_tiles)
-            runs += [Run.of(f"pingpong ({m}), {args.soc_tiles} tiles", model, part="pingpong", mode=m) for m in ("poll", "irq")]
+            runs += [
+                Run.of(f"pingpong ({m}), {args.soc_tiles} tiles", model, part="pingpong", mode=m)
+                for m in ("poll", "irq")
+            ]
         return runs
 
     def image(self, run, model, args):
@@ -134,11 +144,18 @@ class Noc(Experiment):
         c = run.config
         if c["part"] == "pingpong":
             lines = run_image(model, image, run.what, 200_000_000)
-            return [line.replace('{"', f'{{"mode": "{c["mode"]}", "', 1) for line in lines if line.startswith("@subutai ")]
+            return [
+                line.replace('{"', f'{{"mode": "{c["mode"]}", "', 1)
+                for line in lines
+                if line.startswith("@subutai ")
+            ]
         mesh = mesh_model(args.mesh)
         if c["part"] == "zero_load":
             lat, per_hop, base = zero_load(mesh)
-            return [record(part="zero_load", hops=h, min=mn, mean=avg, max=mx, per_hop=per_hop, base=base) for h, (mn, avg, mx) in lat.items()]
+            return [
+                record(part="zero_load", hops=h, min=mn, mean=avg, max=mx, per_hop=per_hop, base=base)
+                for h, (mn, avg, mx) in lat.items()
+            ]
         ((rate, t, l, l0, l1),) = load_sweep(mesh, [c["rate"]], args.packets)
         return [record(part="load", rate=rate, accepted=t, latency=l, vc0=l0, vc1=l1)]
 
@@ -160,8 +177,15 @@ class Noc(Experiment):
             "leaves the destination's local output.",
             results_dir=results_dir,
         )
-        text += [console_table(header, rows), f"cycles per hop: {per_hop:.2f}   (latency = {base:.2f} + {per_hop:.2f} x hops)\n"]
-        sweep = [(r["rate"], r["accepted"], r["latency"], r["vc0"], r["vc1"]) for r in records if r.get("part") == "load"]
+        text += [
+            console_table(header, rows),
+            f"cycles per hop: {per_hop:.2f}   (latency = {base:.2f} + {per_hop:.2f} x hops)\n",
+        ]
+        sweep = [
+            (r["rate"], r["accepted"], r["latency"], r["vc0"], r["vc1"])
+            for r in records
+            if r.get("part") == "load"
+        ]
         header = ["offered (flits/cycle/tile)", "accepted", "mean latency", "VC0 latency", "VC1 latency"]
         rows = [
             ("saturation" if r is None else r, f"{t:.3f}", f"{l:.1f}", f"{l0:.1f}", f"{l1:.1f}")
@@ -226,7 +250,13 @@ class Noc(Experiment):
         sat = [r for r in results.rows("noc_load") if r["offered (flits/cycle/tile)"] == "saturation"]
         if not sat:
             raise ValueError(f"results/noc_load.csv has no saturation row: run `{self.command}`")
-        out.append(("NoC saturation, uniform random", f"{float(sat[0]['accepted']):.2f} flits/cycle/tile", self.command))
+        out.append(
+            (
+                "NoC saturation, uniform random",
+                f"{float(sat[0]['accepted']):.2f} flits/cycle/tile",
+                self.command,
+            )
+        )
         by = {r["mode"]: r for r in results.rows("noc_pingpong")}
         pairs = to_int(next(iter(by.values()))["pairs"])
         tiles = round((1 + math.sqrt(1 + 4 * pairs)) / 2)  # pairs = tiles * (tiles - 1)
@@ -242,12 +272,7 @@ class Noc(Experiment):
 
 
 def plot_load(sweep, mx, my, results_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     pts = [(t, l0, l1) for r, t, l, l0, l1 in sweep]
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="VC 0 (normal)")
     ax.plot([p[0] for p in pts], [p[2] for p in pts], "s-", label="VC 1 (priority)")
@@ -255,9 +280,7 @@ def plot_load(sweep, mx, my, results_dir):
     ax.set_ylabel("mean head latency (cycles)")
     ax.set_title(f"{mx}x{my} mesh, uniform random traffic")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(results_dir, "noc_latency_load.png"), dpi=100)
-    plt.close(fig)
+    save_figure(fig, os.path.join(results_dir, "noc_latency_load.png"), 100)
 
 
 EXPERIMENT = Noc()

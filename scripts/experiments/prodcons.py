@@ -27,7 +27,16 @@ from soc.firmware import link_perturbations
 from soc.mesh import mesh_shape
 from scripts.capture import CaptureError, parse_lines
 from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, spread, to_int
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    markdown_table,
+    new_figure,
+    save_csv,
+    save_figure,
+    spread,
+    to_int,
+)
 
 PROGRAM = "prodcons"
 MAX_CYCLES = 60_000_000
@@ -313,12 +322,9 @@ def _run_cycles(records, tiles):
 
 def _plot(table, tiles_list, cases, path):
     """Grouped bars of median cycles, one subplot per tile count; our and the paper's ratio under each case."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(max(6, 1.9 * max(len(c) for c in cases.values())), 3.6 * len(tiles_list)))
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(len(tiles_list), 1, squeeze=False)[:, 0]
+    figsize = (max(6, 1.9 * max(len(c) for c in cases.values())), 3.6 * len(tiles_list))
+    fig, axes = new_figure(len(tiles_list), 1, figsize, squeeze=False)
+    axes = axes[:, 0]
     width = 0.38
     for ax, t in zip(axes, tiles_list):
         keys = cases[t]
@@ -341,8 +347,7 @@ def _plot(table, tiles_list, cases, path):
         ax.set_ylabel("median cycles")
         ax.set_title(f"prodcons, {t} tiles")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
 
 
 PRODCONS_CASES = [
@@ -434,9 +439,13 @@ class Prodcons(Experiment):
             model = ModelConfig.of(n, args.cpu_variant)
             return Run.of(what, model, tiles=n, backend=b, layout_pad=pad, layout_variant=variant)
 
-        runs = [run(n, b, k * LAYOUT_STEP) for n in args.tiles for b in args.backends for k in range(args.layouts)]
+        runs = [
+            run(n, b, k * LAYOUT_STEP) for n in args.tiles for b in args.backends for k in range(args.layouts)
+        ]
         if args.perturb:
-            runs += [run(n, b, 0, p) for n in args.tiles for b in args.backends for p in link_perturbations(b)]
+            runs += [
+                run(n, b, 0, p) for n in args.tiles for b in args.backends for p in link_perturbations(b)
+            ]
         return runs
 
     def image(self, run, model, args):
@@ -456,7 +465,9 @@ class Prodcons(Experiment):
             "prodcons",
             backend=c["backend"],
             extra_cflags=rounds,
-            out_dir=os.path.join(model.output_dir, "firmware", f"prodcons-{c['backend']}-r{args.rounds}{suffix}"),
+            out_dir=os.path.join(
+                model.output_dir, "firmware", f"prodcons-{c['backend']}-r{args.rounds}{suffix}"
+            ),
             layout_pad=c["layout_pad"],
             perturbation=perturbation,
         )

@@ -14,7 +14,15 @@ import os
 
 from scripts.capture import CaptureError, parse_lines
 from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, cycles_text, save_table, to_int
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    cycles_text,
+    new_figure,
+    save_figure,
+    save_table,
+    to_int,
+)
 
 BACKENDS = ("swonly", "subutai")
 MAX_CYCLES = 200_000_000
@@ -119,12 +127,7 @@ def report(table, results_dir=RESULTS_DIR):
 
 
 def plot(table, results_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     keys = sorted(table)
     x = range(len(keys))
     for i, backend in enumerate(BACKENDS):
@@ -138,9 +141,7 @@ def plot(table, results_dir):
     ax.set_xticklabels([f"{n} tiles\n{w} % writes" for n, w in keys])
     ax.set_ylabel("cycles per operation")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(results_dir, "rwlock.png"), dpi=100)
-    plt.close(fig)
+    save_figure(fig, os.path.join(results_dir, "rwlock.png"), 100)
 
 
 EXPERIMENT = RwLock()

@@ -25,7 +25,7 @@ from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.mesh import mesh_shape
 from scripts.capture import parse_lines
 from scripts.experiments.framework import Experiment, Run
-from scripts.results import save_table, console_table, to_int
+from scripts.results import console_table, new_figure, save_figure, save_table, to_int
 from gateware.build import ROOT
 
 XFAST = "-O3 --x-assign fast --x-initial fast --noassert"
@@ -150,7 +150,9 @@ class SimSpeed(Experiment):
             help="Smallest mesh the `threads` configuration is built for (below 32 tiles two threads were "
             "slower than one on a 2-core machine).",
         )
-        parser.add_argument("--cycles", type=int, default=None, help="Simulated cycles per measurement (default: by size).")
+        parser.add_argument(
+            "--cycles", type=int, default=None, help="Simulated cycles per measurement (default: by size)."
+        )
         parser.add_argument(
             "--threads",
             type=int,
@@ -162,7 +164,9 @@ class SimSpeed(Experiment):
             action="store_true",
             help="Build the `default` models anew and record their build time and peak memory.",
         )
-        parser.add_argument("--repeat", type=int, default=3, help="Runs per measurement, the fastest kept (default: 3).")
+        parser.add_argument(
+            "--repeat", type=int, default=3, help="Runs per measurement, the fastest kept (default: 3)."
+        )
         parser.add_argument("--compile-jobs", type=int, default=None, help="Parallel C++ compile jobs.")
 
     def validate(self, args, error):
@@ -289,7 +293,8 @@ class SimSpeed(Experiment):
             f"to {args.tile_modules_up_to} tiles; the others but `default` and `threads` up to "
             f"{args.compare_up_to} tiles, `threads` from {args.threads_from}):\n\n"
             + "\n".join(
-                f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "") for c in configs
+                f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "")
+                for c in configs
             )
             + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
             f"(model run only, not start-up), the fastest of {args.repeat} run{'s' if args.repeat > 1 else ''}."
@@ -332,11 +337,14 @@ class SimSpeed(Experiment):
         # The model on several host threads (simspeed's `threads` configuration, its large meshes).
         threads_col = next((c for c in rows[0] if re.fullmatch(r"\d+ threads \(M tile-cycles/s\)", c)), None)
         threaded = [
-            (t, float(r[threads_col])) for t, r in zip(tiles, rows) if threads_col and r[threads_col] not in ("", "–")
+            (t, float(r[threads_col]))
+            for t, r in zip(tiles, rows)
+            if threads_col and r[threads_col] not in ("", "–")
         ]
         if threaded:
             value += "; " + ", ".join(
-                f"{t} tiles on {threads_col.split()[0]} host threads {v:.3g} M tile-cycles/s" for t, v in threaded
+                f"{t} tiles on {threads_col.split()[0]} host threads {v:.3g} M tile-cycles/s"
+                for t, v in threaded
             )
         # What the largest model costs to build (simspeed --rebuild: a cold build of the default model).
         built = [(t, r) for t, r in zip(tiles, rows) if r.get("build (s)", "–") not in ("", "–")]
@@ -347,12 +355,7 @@ class SimSpeed(Experiment):
 
 
 def plot(tiles, configs, speeds, results_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = new_figure(figsize=(7, 4))
     width = 0.8 / len(configs)
     for i, c in enumerate(configs):
         ax.bar(
@@ -367,9 +370,7 @@ def plot(tiles, configs, speeds, results_dir):
     ax.set_ylabel("M simulated tile-cycles / s")
     ax.set_title("Verilator simulation speed of the Subutai SoC")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(results_dir, "simspeed.png"), dpi=100)
-    plt.close(fig)
+    save_figure(fig, os.path.join(results_dir, "simspeed.png"), 100)
 
 
 EXPERIMENT = SimSpeed()

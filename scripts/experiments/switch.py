@@ -17,7 +17,7 @@ import os
 
 from scripts.capture import CaptureError, parse_lines
 from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, save_table
+from scripts.results import RESULTS_DIR, console_table, new_figure, save_figure, save_table
 
 BACKENDS = ("swonly", "subutai")
 TILES = 2
@@ -166,12 +166,7 @@ def report(table, results_dir=RESULTS_DIR):
 
 
 def plot(table, results_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = new_figure(figsize=(7, 4))
     keys = sorted(table)
     width = 0.8 / len(keys)
     for i, key in enumerate(keys):
@@ -188,9 +183,7 @@ def plot(table, results_dir):
     ax.set_xticklabels(["yield, 2 threads", "yield, 8 threads", "handoff (per turn)"])
     ax.set_ylabel("cycles")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(results_dir, "switch.png"), dpi=100)
-    plt.close(fig)
+    save_figure(fig, os.path.join(results_dir, "switch.png"), 100)
 
 
 EXPERIMENT = Switch()

@@ -24,7 +24,15 @@ from scripts import host_programs
 from scripts.capture import CaptureError
 from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, Run, program_args, run_image
 from scripts.experiments.multi import BACKEND_NAMES, multi_model, set_runs
-from scripts.results import RESULTS_DIR, console_table, markdown_table, save_csv, to_int
+from scripts.results import (
+    RESULTS_DIR,
+    console_table,
+    markdown_table,
+    new_figure,
+    save_csv,
+    save_figure,
+    to_int,
+)
 
 #: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES).
 POLICIES = ("spin", "block", "spin-then-block", "tidon")
@@ -275,14 +283,9 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
 def plot(rows, path):
     """Seed 002's Fig. 5 form: per workload and backend, each policy's weighted speed-up as the
     stacked speed-ups of the two programs, by ep's thread count."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     workloads = sorted({r[0] for r in rows})
     backends = [b for b in ("swonly", "subutai") if any(r[4] == b for r in rows)]
-    fig, axes = plt.subplots(
+    fig, axes = new_figure(
         len(workloads), len(backends), figsize=(6 * len(backends), 3.6 * len(workloads)), squeeze=False
     )
     colors = {"main": "#4c72b0", "ep": "#dd8452"}
@@ -320,9 +323,7 @@ def plot(rows, path):
             ax.bar([], [], color=colors["main"], label=workload)
             ax.bar([], [], color=colors["ep"], label="ep")
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, 110)
 
 
 WORKLOADS = ("streamcluster", "bodytrack")
@@ -367,7 +368,9 @@ class Tidon(Experiment):
 
         require_zephyr()
         try:
-            self.reference = host_programs.checksums(list(args.workloads) + ["ep"], program_args("simsmall", 1))
+            self.reference = host_programs.checksums(
+                list(args.workloads) + ["ep"], program_args("simsmall", 1)
+            )
         except host_programs.HostProgramError as e:
             raise RuntimeError(str(e)) from None
 
@@ -446,8 +449,8 @@ class Tidon(Experiment):
         by = {}
         for r in results.rows("tidon"):
             if r["weighted_speedup"]:
-                by.setdefault((r["workload"], to_int(r["ep_threads"]), r["backend"]), {})[r["policy"]] = float(
-                    r["weighted_speedup"]
+                by.setdefault((r["workload"], to_int(r["ep_threads"]), r["backend"]), {})[r["policy"]] = (
+                    float(r["weighted_speedup"])
                 )
         parts = []
         for (workload, n, backend), pol in by.items():

@@ -1,0 +1,186 @@
+"""The experiment framework (scripts/experiments/): a sweep on a Dask LocalCluster gives the serial
+run's results, a worker killed mid-sweep and a sweep stopped and started again both end with the
+complete, identical results, and a result whose stamp does not match what the tree measures is
+refused by the figures with a clear message."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from gateware.build import ROOT
+from scripts.experiments import EXPERIMENTS, experiment_of_result, load
+from scripts.experiments.stamp import CSV_PREFIX, StaleResult, check, read_csv, sources_digest, stamp_csv
+
+# A small sweep: prodcons on 2 tiles, both backends, three layouts (six runs of about a second).
+SWEEP = ["prodcons", "--tiles", "2", "--layouts", "3"]
+
+
+def sweep(tmp_path, name, *extra):
+    """Run the sweep as `make bench` would; (its results directory, its output)."""
+    results = tmp_path / name
+    p = subprocess.run(
+        [sys.executable, "-m", "scripts.experiments", *SWEEP, "--results", str(results), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    return results, p.stdout + p.stderr
+
+
+def table(results):
+    """The CSVs of a sweep without their stamps (a stamp says which sweep made them)."""
+    out = {}
+    for name in ("prodcons.csv", "prodcons_layouts.csv"):
+        stamp, rows = read_csv(results / name)
+        assert stamp is not None and stamp["experiment"] == "prodcons"
+        out[name] = rows
+    return out
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    """The reference: the sweep in one process, one run after the other."""
+    tmp = tmp_path_factory.mktemp("serial")
+    results, _ = sweep(tmp, "serial", "--serial", "--store", str(tmp / "store"))
+    return table(results)
+
+
+def test_every_experiment_is_a_module_with_its_command():
+    for name in EXPERIMENTS:
+        experiment = load(name)
+        assert experiment.name == name and experiment.command and experiment.title
+        assert all(os.path.exists(os.path.join(ROOT, p)) for p in experiment.measures)
+    assert experiment_of_result("zephyr_prodcons").name == "prodcons"
+    assert experiment_of_result("apps_links.csv").name == "apps"
+    assert experiment_of_result("noc_pingpong").name == "noc"
+
+
+def test_local_cluster_gives_the_serial_results(tmp_path, serial):
+    results, output = sweep(tmp_path, "dask", "--jobs", "2", "--store", str(tmp_path / "store"))
+    assert table(results) == serial
+    # The capture: the stamp first, then every run's configuration and image before its output.
+    lines = (results / "prodcons_capture.txt").read_text().splitlines()
+    assert lines[0].startswith('@subutai {"stamp": ')
+    assert sum('{"run": ' in line for line in lines) == 6
+
+
+def test_a_sweep_started_again_runs_only_what_is_missing(tmp_path, serial):
+    store = tmp_path / "store"
+    cmd = [sys.executable, "-m", "scripts.experiments", *SWEEP, "--results", str(tmp_path / "stopped")]
+    first = subprocess.Popen(
+        [*cmd, "--jobs", "2", "--store", str(store)], cwd=ROOT, stderr=subprocess.DEVNULL
+    )
+    # Stop it (SIGTERM, as a batch system or a user would) once some runs are kept.
+    deadline = time.time() + 600
+    while time.time() < deadline and first.poll() is None:
+        kept = list(store.glob("prodcons/*.txt"))
+        if len(kept) >= 2:
+            break
+        time.sleep(0.2)
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=120)
+    kept = len(list(store.glob("prodcons/*.txt")))
+    assert 2 <= kept, "the sweep ended before any run was kept"
+    results, output = sweep(tmp_path, "restarted", "--jobs", "2", "--store", str(store))
+    assert output.count(": kept") == kept
+    assert table(results) == serial
+
+
+def test_a_worker_killed_mid_sweep_is_replaced_and_its_run_done_again(tmp_path, serial):
+    from dask.distributed import Client, LocalCluster
+
+    from scripts.experiments.framework import parse_arguments, write_report, capture
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=40) as cluster:
+        with Client(cluster) as client:
+            pids = list(client.run(os.getpid).values())
+            experiment = load("prodcons")
+            args = parse_arguments(
+                experiment,
+                SWEEP[1:] + ["--scheduler", cluster.scheduler_address, "--store", str(tmp_path / "store")],
+            )
+
+            def kill_one_worker_when_a_run_is_kept():
+                deadline = time.time() + 600
+                while time.time() < deadline and not list((tmp_path / "store").glob("prodcons/*.txt")):
+                    time.sleep(0.1)
+                os.kill(pids[0], signal.SIGKILL)
+
+            killer = threading.Thread(target=kill_one_worker_when_a_run_is_kept)
+            killer.start()
+            lines, stamp = capture(experiment, args)
+            killer.join()
+            assert pids[0] not in client.run(os.getpid).values()
+    results = tmp_path / "killed"
+    write_report(experiment, lines, args, str(results), stamp)
+    assert table(results) == serial
+
+
+# -- stamps ---------------------------------------------------------------------------------
+
+
+def test_a_result_whose_sources_changed_is_refused_by_the_figures(tmp_path):
+    from scripts.figures import rows
+
+    results = tmp_path / "results"
+    shutil.copytree(os.path.join(ROOT, "results"), results)
+    stamp, _ = read_csv(results / "bench_fsm.csv")
+    assert stamp is not None, "results/bench_fsm.csv is not stamped: run `make bench-fsm`"
+    check(stamp, load("fsm").measures, "bench_fsm.csv", "make bench-fsm")  # fresh as committed
+    fresh = [r for r in rows(str(results)) if r[2] == "make bench-fsm"]
+    assert fresh and not fresh[0][1].startswith("refused")
+    stamp_csv(results / "bench_fsm.csv", dict(stamp, sources="0" * 64))
+    refused = []
+    (figure, value, command) = next(r for r in rows(str(results), refused) if r[2] == "make bench-fsm")
+    assert value.startswith("refused: ") and "rerun `make bench-fsm`" in value
+    message = value[len("refused: ") :]
+    assert message in refused and f"bench_fsm.csv was made at {stamp['commit'][:10]}" in message
+
+
+def test_make_figures_names_the_refused_results(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(os.path.join(ROOT, "results"), results)
+    path = results / "bench_fsm.csv"
+    path.write_text(
+        "".join(line for line in path.read_text().splitlines(True) if not line.startswith(CSV_PREFIX))
+    )
+    readme = tmp_path / "README.md"
+    shutil.copy(os.path.join(ROOT, "README.md"), readme)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "scripts/figures.py",
+            "--results",
+            str(results),
+            "--readme",
+            str(readme),
+            "--strict",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 1
+    assert (
+        "refused: " in p.stderr and "bench_fsm.csv has no stamp" in p.stderr and "make bench-fsm" in p.stderr
+    )
+
+
+def test_the_sources_digest_follows_the_content_of_what_is_measured(tmp_path):
+    digest = sources_digest(["gateware/subutai"])
+    assert digest == sources_digest(["gateware/subutai"]) and len(digest) == 64
+    assert digest != sources_digest(["gateware/noc"])
+    stamp = {"commit": None, "measures": ["gateware/subutai"], "sources": digest}
+    check(stamp, ["gateware/subutai"], "x.csv", "make x")
+    with pytest.raises(StaleResult, match="measuring gateware/subutai, the experiment now measures"):
+        check(stamp, ["gateware"], "x.csv", "make x")
+    with pytest.raises(StaleResult, match="has no stamp"):
+        check(None, ["gateware"], "x.csv", "make x")
