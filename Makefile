@@ -21,7 +21,7 @@ STRESS_CYCLES ?= 10000000
 # cores); layouts of each prodcons image.
 JOBS    ?=
 LAYOUTS ?= 8
-# make bench also links every prodcons image the perturbed ways (scripts/bench.py --perturb); 0: not.
+# make bench also links every prodcons image the perturbed ways (the prodcons experiment's --perturb); 0: not.
 PERTURB ?= 1
 JOBS_ARG = $(if $(JOBS),--jobs $(JOBS)) $(EXPERIMENT_ARGS)
 # The benchmarks: experiments of scripts/experiments/, run as campaigns through Dask (a local

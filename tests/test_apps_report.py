@@ -1,4 +1,4 @@
-"""The benchmark programs' report (scripts/apps_report.py) on captures written here."""
+"""The benchmark programs' report (scripts/experiments/apps.py) on captures written here."""
 
 import csv
 import json

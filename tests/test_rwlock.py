@@ -1,4 +1,4 @@
-"""Read-write locks under load (firmware/apps/rwbench, scripts/bench_rwlock.py): both backends run
+"""Read-write locks under load (firmware/apps/rwbench, scripts/experiments/rwlock.py): both backends run
 the same operations, readers never see a torn table, and the report pairs the two backends."""
 
 import pytest

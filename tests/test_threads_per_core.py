@@ -3,7 +3,7 @@
 pthreadtest's every check group passes with several threads per core (the one-thread-per-core run
 is tests/test_pthread_soc.py), which needs a thread blocked in a hardware wait to give its core to
 the others (a barrier of every thread on a core of several); switchbench measures a switch
-(scripts/bench_switch.py), and its report pairs the runtimes.
+(scripts/experiments/switch.py), and its report pairs the runtimes.
 """
 
 import os

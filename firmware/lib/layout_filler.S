@@ -1,6 +1,6 @@
 /*
  * A function of 1 KiB on the synchronization paths that nothing calls: linked only into the
- * perturbed images of scripts/bench.py --perturb (firmware/Makefile, LIB_ORDER), where it stands
+ * perturbed images of python -m scripts.experiments prodcons --perturb (firmware/Makefile, LIB_ORDER), where it stands
  * for code added to the library, so that the benchmark sees what such a change does to where the
  * timed code lands in the caches.
  */

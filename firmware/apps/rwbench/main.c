@@ -1,6 +1,6 @@
 /*
  * rwbench: a read-mostly table behind a read-write lock, one thread per core (make bench-rwlock,
- * scripts/bench_rwlock.py). Each thread runs OPS operations: a reader takes the read lock and
+ * scripts/experiments/rwlock.py). Each thread runs OPS operations: a reader takes the read lock and
  * sums the table (every entry must be equal), a writer takes the write lock and increments every
  * entry; between two operations a thread works on its own for WORK iterations. Which operations
  * write comes from a hash of (thread, operation), WRITE_PCT of them in all, the same for both

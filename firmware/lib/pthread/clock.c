@@ -146,7 +146,7 @@ int sched_yield(void)
 	rt_yield();
 	/* As after a sleep: a thread that yields in a polling loop sees the write it polls for.
 	 * (SUBUTAI_PTHREAD_YIELD_INVALIDATES=0 only measures what that costs:
-	 * scripts/bench_switch.py.) */
+	 * scripts/experiments/switch.py.) */
 #if SUBUTAI_PTHREAD_YIELD_INVALIDATES
 	subutai_dcache_invalidate();
 #endif

@@ -6,7 +6,7 @@
  */
 	.section .text.ult_switch, "ax"
 
-	/* SUBUTAI_ULT_SWITCH_TWICE=1 (a measurement build, scripts/bench_switch.py) saves and restores
+	/* SUBUTAI_ULT_SWITCH_TWICE=1 (a measurement build, scripts/experiments/switch.py) saves and restores
 	 * each context twice: what a yield costs more is the context switch's own cost. */
 	.macro	save_context
 	sw	ra,  0*4(a0)
