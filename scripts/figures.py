@@ -21,17 +21,14 @@ import sys
 
 from gateware.build import ROOT
 from scripts.experiments import EXPERIMENTS, load
-from scripts.experiments.framework import Results
+# A result file that is missing or lacks what a figure needs (the experiments raise it too).
+from scripts.experiments.framework import MissingResult as FiguresError, Results
 from scripts.experiments.stamp import StaleResult
 from scripts.results import RESULTS_DIR, markdown_table, to_int as _int
 
 README = os.path.join(ROOT, "README.md")
 BEGIN = "<!-- figures: begin (written by `make figures` from results/*.csv; do not edit) -->"
 END = "<!-- figures: end -->"
-
-
-class FiguresError(Exception):
-    """A result file is missing or lacks what a figure needs."""
 
 
 def _rows(results_dir, name, command):
