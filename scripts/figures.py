@@ -21,6 +21,7 @@ import sys
 
 from gateware.build import ROOT
 from scripts.experiments import EXPERIMENTS, load
+
 # A result file that is missing or lacks what a figure needs (the experiments raise it too).
 from scripts.experiments.framework import MissingResult as FiguresError, Results
 from scripts.experiments.stamp import StaleResult

@@ -27,7 +27,6 @@ from soc.simulation import mem_banks_arg
 from scripts import host_programs
 from scripts.capture import CaptureError, numbered_lines, parse_lines
 from scripts.experiments.framework import (
-    MEASURES_ZEPHYR,
     Experiment,
     ModelConfig,
     Run,
@@ -486,6 +485,7 @@ class Apps(Experiment):
     command = "make bench-apps"
     tiles = (1, 2, 4, 8, 16)
     backends = True
+    runtimes = True
     inputs = True
     results = ("apps_links", "apps_mem0", "zephyr_apps")
 
@@ -497,13 +497,6 @@ class Apps(Experiment):
             default=available,
             metavar="PROGRAM",
             help=f"programs of firmware/programs/ (default: all: {', '.join(available)})",
-        )
-        parser.add_argument(
-            "--os",
-            choices=("baremetal", "zephyr"),
-            default="baremetal",
-            dest="os_name",
-            help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
         )
         parser.add_argument(
             "--mem-banks",
@@ -553,14 +546,7 @@ class Apps(Experiment):
         name = "apps" if args.os_name == "baremetal" else "zephyr_apps"
         return name + (f"_mem{args.mem_banks}" if args.mem_banks is not None else "")
 
-    def measures_of(self, result):
-        return MEASURES_ZEPHYR if result.startswith("zephyr") else self.measures
-
     def prepare(self, args):
-        if args.os_name == "zephyr":
-            from soc.zephyr import require_zephyr
-
-            require_zephyr()
         arguments = program_args(args.input, args.seed)
         log(f"[bench-apps] host reference (gcc, glibc pthreads): {', '.join(args.programs)}")
         try:

@@ -143,8 +143,10 @@ class Experiment:
     #: Shared options it takes: default SoC sizes (None: no --tiles), the smallest it accepts.
     tiles = None
     min_tiles = 1
-    #: --backends (both PThreads backends by default), --input and --seed (benchmark programs).
+    #: --backends (both PThreads backends by default), --input and --seed (benchmark programs),
+    #: --os (bare metal or Zephyr on every tile: results named zephyr_<name>, measuring zephyr-app).
     backends = False
+    runtimes = False
     inputs = False
     #: Runs one at a time whatever --jobs says (it measures the host, e.g. simulation speed).
     exclusive = False
@@ -202,9 +204,9 @@ class Experiment:
 
     # -- reading its results ---------------------------------------------------------------
     def measures_of(self, result):
-        """The paths results/<result>.* depend on (:attr:`measures` unless a variant of the
-        experiment runs more, e.g. under Zephyr)."""
-        return self.measures
+        """The paths results/<result>.* depend on (:attr:`measures`, with the Zephyr module for
+        the results of a run under Zephyr)."""
+        return MEASURES_ZEPHYR if self.runtimes and result.startswith("zephyr") else self.measures
 
     def owns(self, result):
         """Whether results/<result>.csv is one of this experiment's."""
@@ -261,6 +263,14 @@ def add_shared_arguments(parser, experiment):
         )
     if experiment.backends:
         parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["swonly", "subutai"])
+    if experiment.runtimes:
+        parser.add_argument(
+            "--os",
+            choices=("baremetal", "zephyr"),
+            default="baremetal",
+            dest="os_name",
+            help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
+        )
     if experiment.inputs:
         parser.add_argument("--input", choices=INPUTS, default="simsmall", help="input class.")
         parser.add_argument("--seed", type=int, default=1, help="seed of the generated inputs.")
@@ -280,6 +290,10 @@ def check_shared_arguments(args, experiment, error):
             error(f"--tiles {n}: {experiment.name} needs at least {experiment.min_tiles} tiles")
     if getattr(args, "seed", 0) < 0:
         error("--seed must be >= 0")
+    if getattr(args, "os_name", None) == "zephyr":
+        from soc.zephyr import require_zephyr
+
+        require_zephyr()
 
 
 def parse_arguments(experiment, argv):

@@ -26,7 +26,7 @@ from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import link_perturbations
 from soc.mesh import mesh_shape
 from scripts.capture import CaptureError, parse_lines
-from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
+from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
 from scripts.results import (
     RESULTS_DIR,
     console_table,
@@ -382,17 +382,11 @@ class Prodcons(Experiment):
     tiles = (2, 4, 8, 16)
     min_tiles = 2
     backends = True
+    runtimes = True
     results = ("prodcons_layouts", "zephyr_prodcons")
 
     def add_arguments(self, parser):
         parser.add_argument("--rounds", type=int, default=ROUNDS, help="prodcons rounds per run.")
-        parser.add_argument(
-            "--os",
-            choices=("baremetal", "zephyr"),
-            default="baremetal",
-            dest="os_name",
-            help="bare-metal runtime (one thread per core) or Zephyr on every tile.",
-        )
         parser.add_argument(
             "--layouts",
             type=int,
@@ -419,15 +413,6 @@ class Prodcons(Experiment):
 
     def result_name(self, args):
         return "prodcons" if args.os_name == "baremetal" else "zephyr_prodcons"
-
-    def measures_of(self, result):
-        return MEASURES_ZEPHYR if result.startswith("zephyr") else self.measures
-
-    def prepare(self, args):
-        if args.os_name == "zephyr":
-            from soc.zephyr import require_zephyr
-
-            require_zephyr()
 
     def runs(self, args):
         def run(n, b, pad, perturbation=None):
