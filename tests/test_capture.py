@@ -227,7 +227,16 @@ def test_cli_without_records_exits_2(tmp_path):
     path = tmp_path / "uart.log"
     path.write_text("boot\n@exit 0\n")
     r = subprocess.run(
-        [sys.executable, "-m", "scripts.experiments", "report", "prodcons", str(path), "--results", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "scripts.experiments",
+            "report",
+            "prodcons",
+            str(path),
+            "--results",
+            str(tmp_path),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

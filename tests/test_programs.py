@@ -105,7 +105,10 @@ def test_program_in_simulation(sim, host_runs, program, backend, mesh):
         ),
         (["boards/sim.py", "--tiles", "1", "--app", "x264", "--args", "-i 'test'"], "no quotes allowed"),
         (["boards/sim.py", "--tiles", "1", "--app", "nosuchprogram"], "no such application or program"),
-        (["-m", "scripts.experiments", "apps", "--programs", "nosuchprogram"], "no such program nosuchprogram"),
+        (
+            ["-m", "scripts.experiments", "apps", "--programs", "nosuchprogram"],
+            "no such program nosuchprogram",
+        ),
         (["-m", "scripts.experiments", "apps", "--tiles", "7"], "--tiles 7"),
     ],
 )

@@ -11,7 +11,11 @@ from gateware.build import ROOT
 
 def run_script(script, *args):
     return subprocess.run(
-        [sys.executable, *(["-m", "scripts.experiments", script] if script == "simspeed" else [f"scripts/{script}.py"]), *args],
+        [
+            sys.executable,
+            *(["-m", "scripts.experiments", script] if script == "simspeed" else [f"scripts/{script}.py"]),
+            *args,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
