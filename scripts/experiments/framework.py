@@ -20,7 +20,7 @@ from gateware.build import ROOT
 from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import BACKENDS
 from soc.mesh import MeshShapeError, mesh_shape
-from scripts.capture import CaptureError, parse_lines
+from scripts.capture import CaptureError, numbered_lines, parse_lines
 from scripts.experiments import stamp as stamps
 from scripts.results import RESULTS_DIR
 
@@ -95,10 +95,10 @@ class Run:
 def split_runs(lines):
     """(label, lines) of every run of a capture: the lines after each ``run`` record."""
     out = []
-    for line in lines:
-        record = parse_lines([line]) if "@subutai " in line and '"run"' in line else []
-        if record and "run" in record[0]:
-            out.append((record[0]["run"], []))
+    for _, line, record in numbered_lines(lines):
+        # The framework's run record holds an object; a program's own "run" field does not.
+        if record is not None and isinstance(record.get("run"), dict):
+            out.append((record["run"], []))
         elif out:
             out[-1][1].append(line)
     return out

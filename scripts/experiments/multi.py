@@ -637,17 +637,27 @@ def multi_model(tiles):
     return ModelConfig.of(tiles, **MULTI_SOC)
 
 
-def check_instances(runs, reference, may_not_finish=lambda label: False):
-    """Problems: an instance whose checksum is not the host build's, or that did not finish when
-    it had to."""
-    wrong = [
-        f"{r['label']['set']} {r['label']['backend']} {r['label']['policy']}: instance {k} ({o.get('checksum')})"
+def run_name(label):
+    """How a problem names a run: its set, backend and policy."""
+    return f"{label['set']} {label['backend']} {label['policy']}"
+
+
+def wrong_checksums(runs, reference, name=run_name):
+    """An instance whose checksum is not the host build's, for each such instance."""
+    return [
+        f"{name(r['label'])}: instance {k} ({o.get('checksum')})"
         for r in runs
         for k, o in r["output"].items()
         if o.get("checksum", (None, None))[1] != reference.get(o.get("checksum", (None, None))[0])
     ]
+
+
+def check_instances(runs, reference, may_not_finish=lambda label: False):
+    """Problems: an instance whose checksum is not the host build's, or that did not finish when
+    it had to."""
+    wrong = wrong_checksums(runs, reference)
     unfinished = [
-        f"{r['label']['set']} {r['label']['backend']} {r['label']['policy']}: an instance did not finish"
+        f"{run_name(r['label'])}: an instance did not finish"
         for r in runs
         for i in r["instances"]
         if not may_not_finish(r["label"]) and (not i["finished"] or i["exit"] != 0)

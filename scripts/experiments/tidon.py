@@ -23,7 +23,7 @@ import os
 from scripts import host_programs
 from scripts.capture import CaptureError
 from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, Run, program_args, run_image
-from scripts.experiments.multi import BACKEND_NAMES, multi_model, set_runs
+from scripts.experiments.multi import BACKEND_NAMES, multi_model, set_runs, wrong_checksums
 from scripts.results import (
     RESULTS_DIR,
     console_table,
@@ -336,6 +336,11 @@ MAX_CYCLES = 400_000_000
 DEADLINE_MS = 300
 
 
+def run_name(label):
+    """How a problem names a co-run: its workload, ep's threads, backend and barrier policy."""
+    return f"{label['set']} ep:{label['ep_threads']} {label['backend']} {label['policy']}"
+
+
 class Tidon(Experiment):
     name = "tidon"
     title = "Tidon's weighted speed-up over the best other barrier policy"
@@ -429,15 +434,9 @@ class Tidon(Experiment):
             sorted({i["program"] for r in runs for i in r["instances"]}), program_args("simsmall", 1)
         )
         text = report(runs, reference, results_dir, self.result_name(args))
-        wrong = [
-            f"{r['label']['set']} ep:{r['label']['ep_threads']} {r['label']['backend']} {r['label']['policy']}: "
-            f"instance {k} ({o.get('checksum')})"
-            for r in runs
-            for k, o in r["output"].items()
-            if o.get("checksum", (None, None))[1] != reference.get(o.get("checksum", (None, None))[0])
-        ]
+        wrong = wrong_checksums(runs, reference, run_name)
         unfinished = [
-            f"{r['label']['set']} ep:{r['label']['ep_threads']} {r['label']['backend']} {r['label']['policy']}"
+            run_name(r["label"])
             for r in runs
             if any(not i["finished"] or i["exit"] != 0 for i in r["instances"])
         ]
