@@ -31,7 +31,7 @@ import time
 from gateware.build import BUILD_DIR, ROOT
 
 from soc.nextpnr import critical_path, critical_path_text, parse_nextpnr_report, sys_fmax
-from scripts.results import RESULTS_DIR, markdown_table, console_table, save_table
+from scripts.results import columns, RESULTS_DIR, markdown_table, console_table, save_table
 
 COMPONENTS_CACHE = os.path.join(BUILD_DIR, "board_components.json")
 
@@ -43,30 +43,10 @@ COMPONENT_LABELS = {
 }
 
 # Columns of results/boards.{csv,md}, one row per build.
-BOARD_COLUMNS = [
-    "board",
-    "device",
-    "mesh",
-    "tiles",
-    "cpu_variant",
-    "sys_clk_mhz",
-    "fmax_mhz",
-    "timing_met",
-    "lut4",
-    "lut_sites",
-    "lut_sites_pct",
-    "ff",
-    "ff_pct",
-    "bram",
-    "bram_pct",
-    "dsp",
-    "dsp_pct",
-    "yosys_s",
-    "nextpnr_s",
-    "ecppack_s",
-    "status",
-    "date",
-]
+BOARD_COLUMNS = (
+    "board device mesh tiles cpu_variant sys_clk_mhz fmax_mhz timing_met lut4 lut_sites lut_sites_pct ff "
+    "ff_pct bram bram_pct dsp dsp_pct yosys_s nextpnr_s ecppack_s status date"
+).split()
 
 # Parsing ------------------------------------------------------------------------------------------
 
@@ -253,24 +233,14 @@ figures need Vivado. Per-build detail: `bitstream_<board>_<X>x<Y>.md`.
     )
 
 
-def report_build(
-    board,
-    device,
-    mesh,
-    sys_clk_freq,
-    gateware_dir,
-    build_name,
-    times,
-    cpu_variant="standard",
-    components=True,
-    results_dir=RESULTS_DIR,
-    log=print,
-    nextpnr_runs=None,
-    nextpnr=None,
-):
-    """Write the per-build report and update the aggregated table; print a short table.
-    ``nextpnr_runs``: what each nextpnr seed gave, ``nextpnr``: its placer, router and
-    timing-driven rip-up (the target's ``_times.json``), if known."""
+def report_build(meta, gateware_dir, build_name, components=True, results_dir=RESULTS_DIR, log=print):
+    """Write the per-build report and update the aggregated table; print a short table. ``meta``:
+    what the board target wrote beside the tools' logs (``<build_name>_times.json``: the board,
+    device, mesh, clock, core, stage times, and nextpnr's placer, router and runs when known)."""
+    board, device, times = meta["board"], meta["device"], meta["times"]
+    cpu_variant = meta.get("cpu_variant", "standard")
+    nextpnr, nextpnr_runs = meta.get("nextpnr"), meta.get("nextpnr_runs")
+    mesh, sys_clk_freq = meta["mesh"], meta["sys_clk_freq"]
     fig = build_figures(board, device, mesh, sys_clk_freq, gateware_dir, build_name, times, cpu_variant)
     name = f"bitstream_{board}_{fig['mesh']}"
     header = ["figure", "value"]
@@ -355,14 +325,10 @@ def report_build(
     os.makedirs(results_dir, exist_ok=True)
     save_csv(name, header, csv_rows, results_dir)
     md = [f"# Bitstream {board} {fig['mesh']}\n\n", markdown_table(header, rows)]
-    comp_header = [
-        "component (synth_ecp5 -nowidelut, alone, as on boards)",
-        "LUT4",
-        "LUT4 sites (placed alone)",
-        "FF",
-        "DP16KD",
-        "TRELLIS_DPR16X4",
-    ]
+    comp_header = columns(
+        "component (synth_ecp5 -nowidelut, alone, as on boards) | LUT4 | LUT4 sites (placed alone) | FF | "
+        "DP16KD | TRELLIS_DPR16X4"
+    )
     if comp_rows:
         md += [
             "\n## Components\n\n",
@@ -408,15 +374,16 @@ def report_build(
     return fig
 
 
-def report_vivado(board, device, mesh, sys_clk_freq, cpu_variant="standard", results_dir=RESULTS_DIR):
+def report_vivado(meta, results_dir=RESULTS_DIR):
     """Row of a Xilinx build whose Vivado project was generated (figures need Vivado)."""
+    mesh = meta["mesh"]
     row = {
-        "board": board,
-        "device": device,
+        "board": meta["board"],
+        "device": meta["device"],
         "mesh": f"{mesh[0]}x{mesh[1]}",
         "tiles": mesh[0] * mesh[1],
-        "cpu_variant": cpu_variant,
-        "sys_clk_mhz": round(sys_clk_freq / 1e6, 2),
+        "cpu_variant": meta.get("cpu_variant", "standard"),
+        "sys_clk_mhz": round(meta["sys_clk_freq"] / 1e6, 2),
         "status": "Vivado project (needs Vivado)",
         "date": time.strftime("%Y-%m-%d"),
     }
@@ -457,29 +424,10 @@ def main():
     build_name = os.path.basename(found[0])[: -len("_times.json")]
     try:
         if meta.get("toolchain") == "vivado":
-            report_vivado(
-                meta["board"],
-                meta["device"],
-                meta["mesh"],
-                meta["sys_clk_freq"],
-                cpu_variant=meta.get("cpu_variant", "standard"),
-                results_dir=args.results,
-            )
-            return
-        report_build(
-            meta["board"],
-            meta["device"],
-            meta["mesh"],
-            meta["sys_clk_freq"],
-            os.path.join(build_dir, "gateware"),
-            build_name,
-            meta["times"],
-            cpu_variant=meta.get("cpu_variant", "standard"),
-            components=not args.no_components,
-            results_dir=args.results,
-            nextpnr_runs=meta.get("nextpnr_runs"),
-            nextpnr=meta.get("nextpnr"),
-        )
+            report_vivado(meta, args.results)
+        else:
+            gateware_dir = os.path.join(build_dir, "gateware")
+            report_build(meta, gateware_dir, build_name, not args.no_components, args.results)
     except (OSError, ValueError, KeyError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
 

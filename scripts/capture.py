@@ -54,6 +54,17 @@ def parse_lines(lines):
     return [record for _, _, record in numbered_lines(lines) if record is not None]
 
 
+def program_records(lines, program, fields):
+    """The records of ``program`` in a capture, each checked to hold ``fields`` (a record without
+    one is a firmware bug worth naming, not a KeyError later)."""
+    records = [r for r in parse_lines(lines) if r.get("program") == program]
+    for r in records:
+        missing = [f for f in fields if f not in r]
+        if missing:
+            raise CaptureError(f"{program} record without {', '.join(map(repr, missing))}: {r}")
+    return records
+
+
 def read_capture(source, baud=115200, timeout=None):
     """Text lines of a capture: a file path, "-" for stdin, or "serial:PORT" for a live board.
 

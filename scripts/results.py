@@ -51,6 +51,11 @@ def save_figure(fig, path, dpi=100):
     fig.savefig(path, dpi=dpi)
 
 
+def columns(text):
+    """Column names written as a Markdown header reads: ``"tiles | SW-only (cycles) | ..."``."""
+    return text.split(" | ")
+
+
 def markdown_table(header, rows):
     lines = [
         "| " + " | ".join(str(h) for h in header) + " |",

@@ -48,18 +48,9 @@ def main():
         sys.exit(f"error: no {twister}: ZEPHYR_BASE is not a whole Zephyr tree")
     model = build_model(mesh_x, mesh_y)
     env["SUBUTAI_SOC_DIR"] = model.output_dir
-    cmd = [
-        sys.executable,
-        twister,
-        "-T",
-        os.path.join(ROOT, "zephyr-app", "apps"),
-        "--board-root",
-        os.path.join(ROOT, "zephyr-app", "boards"),
-        "-p",
-        "subutai_litex",
-        "-O",
-        os.path.join(BUILD_DIR, "twister"),
-    ]
+    apps, boards = (os.path.join(ROOT, "zephyr-app", d) for d in ("apps", "boards"))
+    cmd = [sys.executable, twister, "-T", apps, "--board-root", boards, "-p", "subutai_litex"]
+    cmd += ["-O", os.path.join(BUILD_DIR, "twister")]
     if not any(a == "--test-config" or a.startswith("--test-config=") for a in twister_args):
         cmd += ["--test-config", TEST_CONFIG]
     cmd += twister_args

@@ -148,7 +148,7 @@ def test_report_sets_the_papers_figures_beside_ours(tmp_path):
 
 
 def test_report_keeps_the_last_run_of_a_configuration(tmp_path):
-    """A capture extended by a rerun (bench_apps.py --append): one row per configuration, the
+    """A capture extended by a rerun (apps --append): one row per configuration, the
     later run's figures, in the order the configurations first came."""
     lines = capture() + harness_output("streamcluster", "subutai", 4, 200)
     report(app_runs(lines), str(tmp_path))

@@ -485,6 +485,42 @@ def test_build_figures_and_boards_table(tmp_path):
     assert "| radiona_ulx3s |" in (tmp_path / "boards.md").read_text()
 
 
+def test_report_command_reads_the_build_metadata(tmp_path):
+    """`scripts/board_report.py BUILD_DIR` (what make bitstream runs) on a build's logs and the
+    metadata the board target writes: an ECP5 build gets its report and its row, a Xilinx one
+    (Vivado project only) its row."""
+    gw = tmp_path / "build" / "gateware"
+    gw.mkdir(parents=True)
+    shutil.copy(os.path.join(DATA, "radiona_ulx3s_report.json"), gw)
+    shutil.copy(os.path.join(DATA, "radiona_ulx3s.rpt"), gw)
+    meta = {
+        "board": "radiona_ulx3s",
+        "device": "LFE5U-85F",
+        "mesh": [1, 1],
+        "sys_clk_freq": 40e6,
+        "toolchain": "trellis",
+        "times": {"yosys": 40.4, "nextpnr": 200.2, "ecppack": 5.0},
+        "nextpnr": {"placer": "heap", "router": "router2", "tmg_ripup": True},
+        "nextpnr_runs": [{"seed": 1, "outcome": "routed", "seconds": 600}],
+    }
+    (gw / "radiona_ulx3s_times.json").write_text(json.dumps(meta))
+    p = run("scripts/board_report.py", str(tmp_path / "build"), "--no-components", "--results", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    md = (tmp_path / "bitstream_radiona_ulx3s_1x1.md").read_text()
+    assert (
+        "Fmax sys_clk" in md and "heap, router2 with timing-driven rip-up" in md and "1: routed, 10.0" in md
+    )
+    vivado = tmp_path / "arty" / "gateware"
+    vivado.mkdir(parents=True)
+    meta = {"board": "digilent_arty", "device": "xc7a35t", "mesh": [2, 1], "sys_clk_freq": 100e6}
+    (vivado / "digilent_arty_times.json").write_text(json.dumps(dict(meta, toolchain="vivado")))
+    p = run("scripts/board_report.py", str(tmp_path / "arty"), "--results", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = (tmp_path / "boards.csv").read_text().splitlines()
+    assert rows[1].startswith("digilent_arty,xc7a35t,2x1,2,standard,100.0,")
+    assert "Vivado project (needs Vivado)" in rows[1] and rows[2].startswith("radiona_ulx3s,LFE5U-85F,1x1,")
+
+
 def test_subutai_overhead():
     comps = [{"key": "ni_basic", "lut4": 400, "ff": 200}, {"key": "ni_subutai", "lut4": 600, "ff": 250}]
     assert subutai_overhead(comps) == {"lut4": 50.0, "ff": 25.0}

@@ -58,6 +58,24 @@ def test_every_experiment_is_a_module_with_its_command():
         experiment = load(name)
         assert experiment.name == name and experiment.command and experiment.title
         assert all(os.path.exists(os.path.join(ROOT, p)) for p in experiment.measures)
+
+
+def test_every_experiment_takes_its_defaults_and_refuses_a_bad_size(monkeypatch, capsys):
+    """What `make bench-*` pass with no options parses (an experiment with a --tiles of its own,
+    such as multi's single size, included), and a mesh that cannot be is refused by name."""
+    from scripts.experiments.framework import parse_arguments
+
+    # The options, not the Zephyr tree (which test_zephyr covers): its check always passes here.
+    monkeypatch.setattr("soc.zephyr.require_zephyr", lambda: None)
+    for name in EXPERIMENTS:
+        args = parse_arguments(load(name), [])
+        assert args.results and args.jobs >= 1
+    multi = parse_arguments(load("multi"), [])
+    assert len(load("multi").runs(multi)) == 4 * 2 * 8  # sets x backends x (oat, rr x3, csa x3, nolimit)
+    for name in ("prodcons", "apps", "rwlock"):
+        with pytest.raises(SystemExit):
+            parse_arguments(load(name), ["--tiles", "5"])
+        assert "5" in capsys.readouterr().err
     assert experiment_of_result("zephyr_prodcons").name == "prodcons"
     assert experiment_of_result("apps_links.csv").name == "apps"
     assert experiment_of_result("noc_pingpong").name == "noc"
@@ -100,24 +118,27 @@ def test_a_worker_killed_mid_sweep_is_replaced_and_its_run_done_again(tmp_path, 
     from scripts.experiments.framework import parse_arguments, write_report, capture
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=40) as cluster:
+        # The sweep's client is the only one while it runs (as with `--scheduler`, where the
+        # scheduler is another process): a second client of this process would share its futures.
         with Client(cluster) as client:
             pids = list(client.run(os.getpid).values())
-            experiment = load("prodcons")
-            args = parse_arguments(
-                experiment,
-                SWEEP[1:] + ["--scheduler", cluster.scheduler_address, "--store", str(tmp_path / "store")],
-            )
+        experiment = load("prodcons")
+        args = parse_arguments(
+            experiment,
+            SWEEP[1:] + ["--scheduler", cluster.scheduler_address, "--store", str(tmp_path / "store")],
+        )
 
-            def kill_one_worker_when_a_run_is_kept():
-                deadline = time.time() + 600
-                while time.time() < deadline and not list((tmp_path / "store").glob("prodcons/*.txt")):
-                    time.sleep(0.1)
-                os.kill(pids[0], signal.SIGKILL)
+        def kill_one_worker_when_a_run_is_kept():
+            deadline = time.time() + 600
+            while time.time() < deadline and not list((tmp_path / "store").glob("prodcons/*.txt")):
+                time.sleep(0.1)
+            os.kill(pids[0], signal.SIGKILL)
 
-            killer = threading.Thread(target=kill_one_worker_when_a_run_is_kept)
-            killer.start()
-            lines, stamp = capture(experiment, args)
-            killer.join()
+        killer = threading.Thread(target=kill_one_worker_when_a_run_is_kept)
+        killer.start()
+        lines, stamp = capture(experiment, args)
+        killer.join()
+        with Client(cluster) as client:
             assert pids[0] not in client.run(os.getpid).values()
     results = tmp_path / "killed"
     write_report(experiment, lines, args, str(results), stamp)

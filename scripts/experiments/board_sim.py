@@ -33,21 +33,8 @@ MAX_CYCLES = 400_000_000
 
 def on_board(board, tiles, app, backend, app_args, capture):
     """Serial-boot one firmware on the board SoC in simulation; its capture lines."""
-    cmd = [
-        sys.executable,
-        f"boards/{board}.py",
-        "--tiles",
-        str(tiles),
-        "--sim",
-        "--app",
-        app,
-        "--backend",
-        backend,
-        "--capture",
-        capture,
-        "--max-cycles",
-        str(MAX_CYCLES),
-    ]
+    cmd = [sys.executable, f"boards/{board}.py", "--tiles", str(tiles), "--sim", "--app", app]
+    cmd += ["--backend", backend, "--capture", capture, "--max-cycles", str(MAX_CYCLES)]
     if app_args:
         cmd += ["--app-args", app_args]
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -146,12 +146,8 @@ class Progress:
     def ended(self, run, outcome, running):
         what = "kept" if outcome.kept else f"{outcome.seconds:.1f} s"
         self.bar.write(f"  {run.what}: {what}", file=sys.stderr)
-        self.update(1, running)
-
-    def update(self, n, running):
-        left = self.bar.total - self.bar.n - n
-        self.bar.set_postfix_str(f"running {running}, left {left}", refresh=False)
-        self.bar.update(n)
+        self.bar.set_postfix_str(f"running {running}, left {self.bar.total - self.bar.n - 1}", refresh=False)
+        self.bar.update(1)
 
     def close(self):
         self.bar.close()
@@ -228,7 +224,8 @@ def _dask(experiment, runs, args, sources):
         ]
         index = {f.key: i for i, f in enumerate(futures)}
         outcomes = [None] * len(runs)
-        for future in as_completed(futures):
+        # This client's loop, not the process's default client's (dask/distributed#4357).
+        for future in as_completed(futures, loop=client.loop):
             i = index[future.key]
             outcomes[i] = future.result()  # a run that failed every try raises here
             progress.ended(runs[i], outcomes[i], _running(client))

@@ -14,7 +14,6 @@ Usage: python -m scripts.experiments chan [--tiles 8 16] [--impls noc push flags
            [--sizes 8 16 32 64 128] [--types int float] [--float-sizes 32] [--workers 1 4 14]
 """
 
-import json
 import os
 import re
 
@@ -22,8 +21,8 @@ from soc.firmware import CHANS, check_chan, slug
 from soc.mesh import MeshShapeError, mesh_shape
 from soc.subutai_soc import MiB
 from scripts import host_programs
-from scripts.capture import CaptureError
-from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.capture import numbered_lines
+from scripts.experiments.framework import Experiment, ModelConfig, Run, label_record, run_image
 from scripts.results import (
     RESULTS_DIR,
     console_table,
@@ -42,28 +41,12 @@ IMPL_NAMES = {
     "flags": "shared flags (RA)",
     "queue": "SPSC queue (FF-QUEUE)",
 }
-LATENCY_FIELDS = [
-    "impl",
-    "tiles",
-    "hops",
-    "words",
-    "latency_cycles",
-    "throughput_msgs_per_kcycle",
-    "rtt_min",
-    "rtt_median",
-    "port_latency_cycles",
-]
-FARM_FIELDS = [
-    "impl",
-    "m",
-    "type",
-    "workers",
-    "speedup",
-    "checksum_ok",
-    "tasks",
-    "service_cycles",
-    "sequential_cycles_per_task",
-]
+LATENCY_FIELDS = (
+    "impl tiles hops words latency_cycles throughput_msgs_per_kcycle rtt_min rtt_median port_latency_cycles"
+).split()
+FARM_FIELDS = (
+    "impl m type workers speedup checksum_ok tasks service_cycles sequential_cycles_per_task".split()
+)
 #: Seed 004's Table 5 (TILEPro64, cycles at 866 MHz): hops -> one-way latency.
 PAPER_TABLE5 = {
     "noc": {1: 42.13, 8: 49.63, 14: 55.64},
@@ -79,30 +62,17 @@ CHECKSUM_RE = re.compile(r"^farm: checksum (0x[0-9a-f]{8})$")
 NS_PER_CYCLE = 10  # clock_gettime() of the simulated SoC: 100 MHz
 
 
-def label_record(**fields):
-    """The line the benchmark writes before a run's output in the capture."""
-    return "@subutai " + json.dumps({"event": "chan_label", **fields})
-
-
 def _records(lines):
     """(label, record or checksum) pairs in capture order."""
     label = None
-    for line in lines:
-        line = line.strip()
-        m = CHECKSUM_RE.match(line)
+    for _, line, record in numbered_lines(lines):
+        m = CHECKSUM_RE.match(line.strip())
         if m:
             yield label, {"event": "checksum", "value": m.group(1)}
-            continue
-        if not line.startswith("@subutai "):
-            continue
-        try:
-            record = json.loads(line.split(" ", 1)[1])
-        except json.JSONDecodeError as e:
-            raise CaptureError(f"unreadable record: {line[:120]} ({e})")
-        if record.get("event") == "chan_label":
+        elif record is not None and record.get("event") == "chan_label":
             label = record
-            continue
-        yield label, record
+        elif record is not None:
+            yield label, record
 
 
 def latency_rows(lines):
@@ -111,19 +81,9 @@ def latency_rows(lines):
         if r.get("program") != "chanbench":
             continue
         port = r.get("port_rtt_min") or 0
-        rows.append(
-            [
-                r["impl"],
-                r["tiles"],
-                r["hops"],
-                r["words"],
-                r["rtt_median"] / 2,
-                round(1000 * r["stream_messages"] / r["stream_cycles"], 2),
-                r["rtt_min"],
-                r["rtt_median"],
-                port / 2 if port else "",
-            ]
-        )
+        throughput = round(1000 * r["stream_messages"] / r["stream_cycles"], 2)
+        figures = [r["rtt_median"] / 2, throughput, r["rtt_min"], r["rtt_median"], port / 2 if port else ""]
+        rows.append([r["impl"], r["tiles"], r["hops"], r["words"], *figures])
     order = {i: n for n, i in enumerate(IMPLS)}
     rows.sort(key=lambda r: (r[1], order.get(r[0], 9), r[3], r[2]))
     return rows
@@ -158,18 +118,10 @@ def farm_rows(runs):
             continue
         base = seq.get((r["m"], r["type"]))
         service = r["service_ns"] / NS_PER_CYCLE
+        speedup = round(base / service, 3) if base and service else ""
+        config = [r["impl"], r["m"], r["type"], r["workers"]]
         rows.append(
-            [
-                r["impl"],
-                r["m"],
-                r["type"],
-                r["workers"],
-                round(base / service, 3) if base and service else "",
-                run["checksum_ok"],
-                r["tasks"],
-                round(service),
-                round(base) if base else "",
-            ]
+            config + [speedup, run["checksum_ok"], r["tasks"], round(service), round(base) if base else ""]
         )
     order = {i: n for n, i in enumerate(IMPLS)}
     rows.sort(key=lambda x: (x[1], x[2], order.get(x[0], 9), x[3]))
@@ -407,13 +359,10 @@ class Channels(Experiment):
                     plan.append((impl, m, type_, w, max(MIN_TASKS, args.tasks_per_worker * w)))
         # The host's checksums, one per argument set (they do not depend on the thread count).
         references = {}
-        try:
-            for _, m, type_, _, tasks in plan:
-                if (m, type_, tasks) not in references:
-                    arguments = farm_program_args(m, type_, tasks)
-                    references[(m, type_, tasks)] = host_programs.checksums(["farm"], arguments)["farm"]
-        except host_programs.HostProgramError as e:
-            raise RuntimeError(str(e)) from None
+        for _, m, type_, _, tasks in plan:
+            if (m, type_, tasks) not in references:
+                arguments = farm_program_args(m, type_, tasks)
+                references[(m, type_, tasks)] = host_programs.checksums(["farm"], arguments)["farm"]
         model = ModelConfig.of(args.farm_tiles, main_ram_size=FARM_MAIN_RAM)
         return runs + [
             Run.of(
@@ -440,7 +389,7 @@ class Channels(Experiment):
         return model.build_firmware("farm", out_dir=out_dir, program_args=arguments, chan=c["impl"])
 
     def execute(self, run, model, image, args):
-        return [label_record(**run.config)] + run_image(model, image, run.what, MAX_CYCLES)
+        return [label_record("chan_label", **run.config)] + run_image(model, image, run.what, MAX_CYCLES)
 
     def report(self, lines, args, results_dir):
         return report(lines, results_dir, self.result_name(args))

@@ -38,6 +38,12 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def label_record(event, **fields):
+    """A record a run writes before its output in the capture, naming its configuration for the
+    report (kept beside the framework's ``run`` record: captures made before it have only this)."""
+    return "@subutai " + json.dumps({"event": event, **fields}, separators=(",", ":"))
+
+
 def program_args(input_class, seed):
     """The command line of a benchmark program for an input class and seed."""
     return f"-i {input_class} -s {seed}"
@@ -148,6 +154,8 @@ class Experiment:
     backends = False
     runtimes = False
     inputs = False
+    #: A run's limit in simulated cycles (the default :meth:`execute`).
+    max_cycles = 200_000_000
     #: Runs one at a time whatever --jobs says (it measures the host, e.g. simulation speed).
     exclusive = False
     #: Runs are kept and reused by a sweep started again (:mod:`scripts.experiments.campaign`).
@@ -166,8 +174,12 @@ class Experiment:
         """The name of its results for these options (results/<name>.*)."""
         return self.name
 
+    def needs_zephyr(self, args):
+        """Whether these options run Zephyr (its tree is checked before anything is built)."""
+        return getattr(args, "os_name", None) == "zephyr"
+
     def prepare(self, args):
-        """Work on the client before the runs (a host reference, a Zephyr tree's check)."""
+        """Work on the client before the runs (a host reference)."""
 
     def runs(self, args):
         """The runs, in the order of the capture."""
@@ -180,7 +192,7 @@ class Experiment:
 
     def execute(self, run, model, image, args):
         """Run it; its output lines (``@subutai`` records and text)."""
-        raise NotImplementedError
+        return run_image(model, image, run.what, self.max_cycles)
 
     def priority(self, run):
         """Runs of a higher priority start first: by default the largest models, so that the
@@ -281,7 +293,8 @@ def add_shared_arguments(parser, experiment):
 
 
 def check_shared_arguments(args, experiment, error):
-    for n in getattr(args, "tiles", None) or []:
+    # (An experiment without the shared --tiles may have one of its own, of another form.)
+    for n in args.tiles if experiment.tiles is not None else []:
         try:
             mesh_shape(n)
         except MeshShapeError as e:
@@ -290,7 +303,7 @@ def check_shared_arguments(args, experiment, error):
             error(f"--tiles {n}: {experiment.name} needs at least {experiment.min_tiles} tiles")
     if getattr(args, "seed", 0) < 0:
         error("--seed must be >= 0")
-    if getattr(args, "os_name", None) == "zephyr":
+    if experiment.needs_zephyr(args):
         from soc.zephyr import require_zephyr
 
         require_zephyr()

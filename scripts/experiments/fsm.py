@@ -329,9 +329,6 @@ class EngineFsm(Experiment):
     measures = ("gateware/subutai",)
     results = ("bench_fsm",)
 
-    def owns(self, result):
-        return result == "bench_fsm"
-
     def result_name(self, args):
         return "bench_fsm"
 
@@ -350,14 +347,8 @@ class EngineFsm(Experiment):
 
     def report(self, lines, args, results_dir):
         rows = [r["row"] for r in parse_lines(lines) if r.get("program") == "fsm"]
-        save_table(
-            "bench_fsm",
-            HEADER,
-            rows,
-            title="Subutai-HW engine: cycles per operation (RTL)",
-            notes=NOTES,
-            results_dir=results_dir,
-        )
+        title = "Subutai-HW engine: cycles per operation (RTL)"
+        save_table("bench_fsm", HEADER, rows, title, NOTES, results_dir)
         return console_table(HEADER, rows) + "\n" + NOTES, []
 
     def headlines(self, results):

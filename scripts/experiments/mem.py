@@ -14,11 +14,10 @@ Usage: python -m scripts.experiments mem [--tiles 1 2 4 8 16] [--mem-banks 0 til
 import os
 
 from soc.simulation import default_mem_banks, mem_banks_arg
-from scripts.capture import CaptureError, parse_lines
-from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.capture import CaptureError, program_records
+from scripts.experiments.framework import Experiment, ModelConfig, Run
 from scripts.results import RESULTS_DIR, console_table, new_figure, save_figure, save_table, to_int
 
-MAX_CYCLES = 50_000_000
 STREAMS = ("read_private", "write_private", "read_shared", "write_shared")
 LATENCIES = ("refill_latency", "refill_latency_loaded")
 
@@ -27,6 +26,7 @@ class Memory(Experiment):
     name = "mem"
     title = "memory: aggregate private read bandwidth"
     command = "make bench-mem"
+    max_cycles = 50_000_000
     tiles = (1, 2, 4, 8, 16)
     results = ("membw",)
 
@@ -58,9 +58,6 @@ class Memory(Experiment):
     def image(self, run, model, args):
         return model.build_firmware("membw")
 
-    def execute(self, run, model, image, args):
-        return run_image(model, image, run.what, MAX_CYCLES)
-
     def report(self, lines, args, results_dir):
         return report(measurements(lines), results_dir), []
 
@@ -88,12 +85,7 @@ class Memory(Experiment):
 def measurements(lines):
     """{(tiles, mem_banks): {test: record}} of a capture."""
     table = {}
-    for r in parse_lines(lines):
-        if r.get("program") != "membw":
-            continue
-        for key in ("test", "tiles", "mem_banks", "bytes", "cycles"):
-            if key not in r:
-                raise CaptureError(f"membw record without {key!r}: {r}")
+    for r in program_records(lines, "membw", ("test", "tiles", "mem_banks", "bytes", "cycles")):
         table.setdefault((r["tiles"], r["mem_banks"]), {})[r["test"]] = r
     for config, tests in table.items():
         missing = set(STREAMS + LATENCIES) - set(tests)
@@ -130,14 +122,8 @@ def report(table, results_dir=RESULTS_DIR):
         "Mem banks 0: main RAM on the shared SoC bus (the memory system before banking); N: "
         "N line-interleaved banks behind the tiles' crossbar, with refill bursts."
     )
-    save_table(
-        "membw",
-        header,
-        rows,
-        title="Memory bandwidth and refill latency (firmware/apps/membw)",
-        notes=notes,
-        results_dir=results_dir,
-    )
+    title = "Memory bandwidth and refill latency (firmware/apps/membw)"
+    save_table("membw", header, rows, title, notes, results_dir)
     plot(table, results_dir)
     return console_table(header, rows)
 

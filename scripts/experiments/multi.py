@@ -17,7 +17,6 @@ Usage: python -m scripts.experiments multi [--tiles 8] [--sets bodytrack streamc
            [--backends swonly subutai] [--ts 0.1 0.5 2] [--jobs N]
 """
 
-import json
 import os
 import re
 import statistics
@@ -29,11 +28,13 @@ from scripts.experiments.framework import (
     Experiment,
     ModelConfig,
     Run,
+    label_record,
     program_args,
     run_image,
 )
 from scripts.host_programs import CHECKSUM_RE
 from scripts.results import (
+    columns,
     RESULTS_DIR,
     console_table,
     markdown_table,
@@ -77,41 +78,14 @@ PAPER_UNFAIRNESS = {
 #: under CSA, inside them under RR after CSALimit.
 PAPER_TABLE_VII = {"bodytrack x4": (305517, 15267, 1558), "bodytrack x8": (323379, 15274, 1274)}
 
-CSV_FIELDS = [
-    "set",
-    "tiles",
-    "backend",
-    "policy",
-    "ts_ms",
-    "makespan",
-    "unfairness",
-    "weighted_speedup",
-    "req_outside_cs",
-    "req_cs_csa",
-    "req_cs_rr",
-    "checksums_ok",
-    "instances",
-    "finished",
-    "speedup_over_oat",
-    "busy_cycles",
-    "busy",
-]
-APP_FIELDS = [
-    "set",
-    "tiles",
-    "backend",
-    "policy",
-    "ts_ms",
-    "instance",
-    "program",
-    "threads",
-    "start",
-    "turnaround",
-    "alone",
-    "slowdown",
-    "checksum",
-    "checksum_ok",
-]
+CSV_FIELDS = (
+    "set tiles backend policy ts_ms makespan unfairness weighted_speedup req_outside_cs req_cs_csa "
+    "req_cs_rr checksums_ok instances finished speedup_over_oat busy_cycles busy"
+).split()
+APP_FIELDS = (
+    "set tiles backend policy ts_ms instance program threads start turnaround alone slowdown checksum "
+    "checksum_ok"
+).split()
 
 #: Goal: CSA's makespan never more than this much above RR's (percent).
 CSA_OVER_RR_GOAL = 2.0
@@ -157,21 +131,6 @@ def set_runs(lines):
     return runs
 
 
-def label_record(set_name, tiles, backend, policy, ts_us):
-    """The line the benchmark writes before a run's output in the capture."""
-    return "@subutai " + json.dumps(
-        {
-            "event": "multi_label",
-            "set": set_name,
-            "tiles": tiles,
-            "backend": backend,
-            "policy": policy,
-            "ts_us": ts_us,
-        },
-        separators=(",", ":"),
-    )
-
-
 def alone_times(runs):
     """{(set, tiles, backend): {program: cycles}}: each program's mean duration in the oat run."""
     alone = {}
@@ -204,7 +163,14 @@ def metrics(runs, reference):
         key = (label["set"], label["tiles"], label["backend"])
         if key not in alone:
             raise CaptureError(f"{label}: no oat run of this set and backend (the times alone)")
-        ts_ms = label["ts_us"] / 1000
+        # The run's configuration: the first columns of both tables.
+        config = [
+            label["set"],
+            label["tiles"],
+            label["backend"],
+            label["policy"],
+            f"{label['ts_us'] / 1000:g}",
+        ]
         slowdowns, weighted, all_ok = [], 0.0, record["finished"] == record["instances"]
         for inst in run["instances"]:
             k, program = inst["instance"], inst["program"]
@@ -224,12 +190,8 @@ def metrics(runs, reference):
                 slowdowns.append(slowdown)
                 weighted += 1 / slowdown
             app_rows.append(
-                [
-                    label["set"],
-                    label["tiles"],
-                    label["backend"],
-                    label["policy"],
-                    f"{ts_ms:g}",
+                config
+                + [
                     k,
                     program,
                     inst["threads"],
@@ -245,12 +207,8 @@ def metrics(runs, reference):
         finished = record["finished"] == record["instances"]
         makespan = record["makespan"] if finished else ""
         rows.append(
-            [
-                label["set"],
-                label["tiles"],
-                label["backend"],
-                label["policy"],
-                f"{ts_ms:g}",
+            config
+            + [
                 makespan,
                 f"{unfairness:.3f}" if unfairness and finished else "",
                 f"{weighted:.3f}" if finished else "",
@@ -341,40 +299,13 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
     save_csv(name, CSV_FIELDS, rows, results_dir)
     save_csv(f"{name}_apps", APP_FIELDS, app_rows, results_dir)
     tiles_list = sorted({r[1] for r in rows})
-    header = [
-        "set",
-        "tiles",
-        "backend",
-        "policy",
-        "TS (ms)",
-        "makespan",
-        "over OAT",
-        "unfairness",
-        "weighted speed-up",
-        "busy",
-        "req. not CS",
-        "req. CS (CSA)",
-        "req. CS (RR)",
-        "checksums",
-    ]
+    header = columns(
+        "set | tiles | backend | policy | TS (ms) | makespan | over OAT | unfairness | weighted speed-up | "
+        "busy | req. not CS | req. CS (CSA) | req. CS (RR) | checksums"
+    )
+    # The CSV's columns in the order of the header, the backend by its name.
     table = [
-        [
-            r[0],
-            r[1],
-            BACKEND_NAMES[r[2]],
-            r[3],
-            r[4],
-            r[5],
-            f"{float(r[14]):.2f}×",
-            r[6],
-            r[7],
-            r[16],
-            r[8],
-            r[9],
-            r[10],
-            r[11],
-        ]
-        for r in rows
+        [*r[:2], BACKEND_NAMES[r[2]], *r[3:6], f"{float(r[14]):.2f}×", *r[6:8], r[16], *r[8:12]] for r in rows
     ]
     lines = [
         "# Several applications at once: OAT, RR and CSA scheduling (TPDS'21 section VII)\n",
@@ -396,15 +327,10 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
             f"{MIX_GOAL:g}× on the mix); CSA's makespan against RR's (goal: at most +{CSA_OVER_RR_GOAL:g} %); "
             "unfairness RR / CSA (goal: CSA's at most RR's).\n",
             markdown_table(
-                [
-                    "set",
-                    "TS (ms)",
-                    "backend",
-                    "Subutai+CSA over SW-only+RR",
-                    "CSA vs RR makespan",
-                    "unfairness RR / CSA",
-                    "met",
-                ],
+                columns(
+                    "set | TS (ms) | backend | Subutai+CSA over SW-only+RR | CSA vs RR makespan | "
+                    "unfairness RR / CSA | met"
+                ),
                 goal_rows,
             ),
             f"\nAll goals met at {tiles} tiles: {'yes' if met else 'no'}.\n",
@@ -456,15 +382,9 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
         lines += [
             f"\n## Table X: unfairness, {tiles} tiles\n",
             markdown_table(
-                [
-                    "set",
-                    "TS (ms)",
-                    "SW-only RR",
-                    "SW-only CSA",
-                    "Subutai RR",
-                    "Subutai CSA",
-                    "paper (same order)",
-                ],
+                columns(
+                    "set | TS (ms) | SW-only RR | SW-only CSA | Subutai RR | Subutai CSA | paper (same order)"
+                ),
                 unfair,
             ),
         ]
@@ -472,18 +392,8 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
         for r in rows:
             if r[1] == tiles and r[3] in ("csa", "csa-nolimit"):
                 total = r[8] + r[9] + r[10]
-                requests.append(
-                    [
-                        r[0],
-                        BACKEND_NAMES[r[2]],
-                        r[3],
-                        r[4],
-                        r[8],
-                        r[9],
-                        r[10],
-                        f"{100 * (r[9] + r[10]) / total:.1f} %" if total else "",
-                    ]
-                )
+                share = f"{100 * (r[9] + r[10]) / total:.1f} %" if total else ""
+                requests.append([r[0], BACKEND_NAMES[r[2]], *r[3:5], *r[8:11], share])
         lines += [
             f"\n## Table VII: schedule requests under CSA, {tiles} tiles\n",
             "Paper (64 cores, 1 ms): "
@@ -505,16 +415,9 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
         "cores did in between is counted too, so a share can pass 1: it bounds the cores' "
         "occupation over the makespan from above, it does not measure it.\n",
         markdown_table(
-            [
-                "set",
-                "tiles",
-                "TS (ms)",
-                "policy",
-                "SW-only busy",
-                "SW-only work",
-                "Subutai busy",
-                "Subutai work",
-            ],
+            columns(
+                "set | tiles | TS (ms) | policy | SW-only busy | SW-only work | Subutai busy | Subutai work"
+            ),
             busy_table(rows),
         ),
     ]
@@ -665,12 +568,52 @@ def check_instances(runs, reference, may_not_finish=lambda label: False):
     return wrong + unfinished
 
 
-class Multi(Experiment):
+class ApplicationSets(Experiment):
+    """What multi and tidon share: sets of programs run by zephyr-app/apps/multi under Zephyr on
+    every tile, at the benchmark input, every instance checked against the host build."""
+
+    measures = MEASURES_ZEPHYR
+    backends = True
+
+    def needs_zephyr(self, args):
+        return True
+
+    def programs(self, args):
+        """The programs of the sweep (their host checksums are the reference)."""
+        raise NotImplementedError
+
+    def deadline_ms(self, args):
+        """The launcher's deadline (ms of simulated time)."""
+        raise NotImplementedError
+
+    def result_name(self, args):
+        return self.name if args.tiles == 8 else f"{self.name}_{args.tiles}"
+
+    def prepare(self, args):
+        self.reference = host_programs.checksums(sorted(self.programs(args)), program_args("simsmall", 1))
+
+    def build(self, model, programs, backend, policy, ts_us, args, **options):
+        from soc.zephyr import build_multi
+
+        deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={self.deadline_ms(args)}"]
+        arguments = program_args("simsmall", 1)
+        return build_multi(model, list(programs), backend, policy, ts_us, arguments, deadline, **options)
+
+    def runs_and_reference(self, lines):
+        """The runs of a capture and the host's checksums of their programs (the sweep's, or the
+        host's build now for a saved capture)."""
+        runs = set_runs(lines)
+        programs = sorted({i["program"] for r in runs for i in r["instances"]})
+        reference = getattr(self, "reference", None) or host_programs.checksums(
+            programs, program_args("simsmall", 1)
+        )
+        return runs, reference
+
+
+class Multi(ApplicationSets):
     name = "multi"
     title = "several applications at once (Zephyr)"
     command = "make bench-multi"
-    measures = MEASURES_ZEPHYR
-    backends = True
     results = ("multi_16", "multi_apps", "multi_16_apps")
 
     def add_arguments(self, parser):
@@ -692,18 +635,11 @@ class Multi(Experiment):
             if not 0.001 <= t <= 1000 or 1_000_000 % round(t * 1000):
                 error(f"--ts {t:g}: a timeslot of 1 us to 1 s that divides a second in microseconds")
 
-    def result_name(self, args):
-        return "multi" if args.tiles == 8 else f"multi_{args.tiles}"
+    def programs(self, args):
+        return {p for s in args.sets for p in SETS[args.tiles][s]}
 
-    def prepare(self, args):
-        from soc.zephyr import require_zephyr
-
-        require_zephyr()
-        programs = sorted({p for s in args.sets for p in SETS[args.tiles][s]})
-        try:
-            self.reference = host_programs.checksums(programs, program_args("simsmall", 1))
-        except host_programs.HostProgramError as e:
-            raise RuntimeError(str(e)) from None
+    def deadline_ms(self, args):
+        return DEADLINE_MS[args.tiles]
 
     def runs(self, args):
         model = multi_model(args.tiles)
@@ -722,27 +658,19 @@ class Multi(Experiment):
         ]
 
     def image(self, run, model, args):
-        from soc.zephyr import build_multi
-
         c = run.config
-        deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={DEADLINE_MS[args.tiles]}"]
-        programs = SETS[args.tiles][c["set"]]
-        arguments = program_args("simsmall", 1)
-        return build_multi(model, programs, c["backend"], c["policy"], c["ts_us"], arguments, deadline)
+        return self.build(model, SETS[args.tiles][c["set"]], c["backend"], c["policy"], c["ts_us"], args)
 
     def execute(self, run, model, image, args):
         c = run.config
         # Without CSALimit a thread that keeps its critical section may keep its core: such a
         # run ends at the launcher's deadline, its unfinished applications reported (exit 3).
         exit_codes = (0, 3) if c["policy"] == "csa-nolimit" else (0,)
-        label = label_record(c["set"], args.tiles, c["backend"], c["policy"], c["ts_us"])
+        label = label_record("multi_label", **c, tiles=args.tiles)
         return [label] + run_image(model, image, run.what, MAX_CYCLES, exit_codes)
 
     def report(self, lines, args, results_dir):
-        runs = set_runs(lines)
-        reference = getattr(self, "reference", None) or host_programs.checksums(
-            sorted({i["program"] for r in runs for i in r["instances"]}), program_args("simsmall", 1)
-        )
+        runs, reference = self.runs_and_reference(lines)
         text = report(runs, reference, results_dir, self.result_name(args))
         # csa-nolimit may leave applications unfinished (reported as such); no other policy may.
         return text, check_instances(runs, reference, lambda label: label["policy"] == "csa-nolimit")

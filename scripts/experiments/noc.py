@@ -113,9 +113,6 @@ class Noc(Experiment):
         if args.rounds <= 0 or args.packets <= 0:
             error("--rounds and --packets must be positive")
 
-    def owns(self, result):
-        return result in self.results
-
     def runs(self, args):
         runs = [Run.of(f"zero-load latency, {args.mesh} mesh", part="zero_load")]
         runs += [
@@ -167,16 +164,13 @@ class Noc(Experiment):
         rows = [(r["hops"], r["min"], f"{r['mean']:.1f}", r["max"]) for r in zero]
         header = ["hops", "min (cycles)", "mean", "max"]
         per_hop, base = zero[0]["per_hop"], zero[0]["base"]
-        save_table(
-            "noc_zero_load",
-            header,
-            rows,
-            title=f"Zero-load head latency, {mx}x{my} mesh (RTL)",
-            notes=f"Fit: latency = {base:.2f} + {per_hop:.2f} x hops (cycles). Latency is measured from "
-            "the cycle the head flit is offered at the source's local input to the cycle it "
-            "leaves the destination's local output.",
-            results_dir=results_dir,
+        title = f"Zero-load head latency, {mx}x{my} mesh (RTL)"
+        notes = (
+            f"Fit: latency = {base:.2f} + {per_hop:.2f} x hops (cycles). Latency is measured from the cycle "
+            "the head flit is offered at the source's local input to the cycle it leaves the destination's "
+            "local output."
         )
+        save_table("noc_zero_load", header, rows, title, notes, results_dir)
         text += [
             console_table(header, rows),
             f"cycles per hop: {per_hop:.2f}   (latency = {base:.2f} + {per_hop:.2f} x hops)\n",
@@ -192,15 +186,12 @@ class Noc(Experiment):
             for r, t, l, l0, l1 in sweep
         ]
         sat = sweep[-1][1]
-        save_table(
-            "noc_load",
-            header,
-            rows,
-            title=f"Uniform random traffic, {mx}x{my} mesh (RTL)",
-            notes=f"Saturation throughput: {sat:.3f} flits/cycle/tile. Packets of 1 to 5 flits, half "
-            "on each class; latency from injection time to head delivery (cycles).",
-            results_dir=results_dir,
+        title = f"Uniform random traffic, {mx}x{my} mesh (RTL)"
+        notes = (
+            f"Saturation throughput: {sat:.3f} flits/cycle/tile. Packets of 1 to 5 flits, half on each "
+            "class; latency from injection time to head delivery (cycles)."
         )
+        save_table("noc_load", header, rows, title, notes, results_dir)
         text += [console_table(header, rows), f"saturation throughput: {sat:.3f} flits/cycle/tile\n"]
         plot_load(sweep, mx, my, results_dir)
         pp = {}
@@ -219,15 +210,12 @@ class Noc(Experiment):
                 )
                 for mode, reps in pp.items()
             ]
-            save_table(
-                "noc_pingpong",
-                header,
-                rows,
-                title=f"Software round trip between tiles, {args.soc_tiles}-tile SoC (cycles)",
-                notes="Firmware `pingpong`: a one-word message and its answer through the NI driver; "
-                "`irq` answers from the NI interrupt handler. Includes all software overhead.",
-                results_dir=results_dir,
+            title = f"Software round trip between tiles, {args.soc_tiles}-tile SoC (cycles)"
+            notes = (
+                "Firmware `pingpong`: a one-word message and its answer through the NI driver; `irq` "
+                "answers from the NI interrupt handler. Includes all software overhead."
             )
+            save_table("noc_pingpong", header, rows, title, notes, results_dir)
             text.append(console_table(header, rows))
         return "\n".join(text), []
 

@@ -7,7 +7,7 @@ each SoC size; reads the ``@subutai`` records of the `prodcons` firmware (a simu
 capture or a live serial port), and writes results/prodcons.csv (every latency record of the
 unshifted layout), results/prodcons.md (per tile count: median cycles of both backends with their
 min and 90th percentile, their ratio and the paper's) and results/prodcons.png. When the capture
-holds several layouts of one image (scripts/bench.py --layouts) or several links of it
+holds several layouts of one image (--layouts) or several links of it
 (--perturb), results/prodcons_layouts.csv keeps every layout's and link's figures and the
 Markdown gives each median's spread across the layouts and across the links.
 
@@ -26,8 +26,9 @@ from gateware.cpu import SIM_CPU_VARIANT
 from soc.firmware import link_perturbations
 from soc.mesh import mesh_shape
 from scripts.capture import CaptureError, parse_lines
-from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.experiments.framework import Experiment, ModelConfig, Run
 from scripts.results import (
+    columns,
     RESULTS_DIR,
     console_table,
     markdown_table,
@@ -39,7 +40,6 @@ from scripts.results import (
 )
 
 PROGRAM = "prodcons"
-MAX_CYCLES = 60_000_000
 ROUNDS = 16  # prodcons rounds of a run (results/prodcons.* are of this many)
 # Shift between two layouts of --layouts (bytes): two cache lines of the shipped VexRiscv variants.
 LAYOUT_STEP = 64
@@ -56,31 +56,8 @@ PAPER_TABLE_XI = {
     ("cond", "wait_queued"): ("Condition wait (queued)", 42844, 1022),
 }
 
-CSV_FIELDS = [
-    "program",
-    "backend",
-    "tiles",
-    "primitive",
-    "case",
-    "count",
-    "min",
-    "median",
-    "p90",
-    "max",
-    "mean",
-]
-LAYOUT_FIELDS = [
-    "backend",
-    "tiles",
-    "primitive",
-    "case",
-    "layout_pad",
-    "layout_variant",
-    "min",
-    "median",
-    "p90",
-    "max",
-]
+CSV_FIELDS = "program backend tiles primitive case count min median p90 max mean".split()
+LAYOUT_FIELDS = "backend tiles primitive case layout_pad layout_variant min median p90 max".split()
 # Goal for the spread of a median across layouts, and across links (percent).
 SPREAD_GOAL = 5.0
 
@@ -94,13 +71,13 @@ compare, not the values. "–": no record for that backend.
 
 LAYOUT_NOTES = """\
 Spread: (largest − smallest) / smallest of the median over {n} layouts of each image, everything but
-the timed code and data shifted by {pads} bytes (`scripts/bench.py --layouts {n}`): what a change
+the timed code and data shifted by {pads} bytes (`make bench LAYOUTS={n}`): what a change
 elsewhere in an image can still do to a figure. Goal: under {goal:g} %.
 """
 
 LINK_NOTES = """\
 Link spread: the same over {n} links of each image, the default and {perturbed} perturbed ones
-(`scripts/bench.py --perturb`, `soc.firmware.link_perturbations()`): the library's objects linked
+(`make bench PERTURB=1`, `soc.firmware.link_perturbations()`): the library's objects linked
 in other orders, and a 1 KiB function of the synchronization paths that nothing calls inserted at
 several places of it. What a change to the library does to the timed code's place in the
 instruction cache, which the layouts do not move. Goal: under {goal:g} %.
@@ -236,15 +213,10 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
         return cells
 
     md = ["# Producer/consumer synchronization latency (prodcons): SW-only vs Subutai\n"]
-    header = [
-        "primitive",
-        "case",
-        "SW-only median (cycles)",
-        "Subutai median (cycles)",
-        "SW/Subutai",
-        "SW-only min / p90",
-        "Subutai min / p90",
-    ]
+    header = columns(
+        "primitive | case | SW-only median (cycles) | Subutai median (cycles) | SW/Subutai | "
+        "SW-only min / p90 | Subutai min / p90"
+    )
     header += ["SW-only spread", "Subutai spread"] if spread else []
     header += ["SW-only link spread", "Subutai link spread"] if link_spread else []
     header += ["paper SW (ns)", "paper Subutai (ns)", "paper SW/Subutai"]
@@ -379,6 +351,7 @@ class Prodcons(Experiment):
     name = "prodcons"
     title = "prodcons, SW-only / Subutai median cycles"
     command = "make bench"
+    max_cycles = 60_000_000
     tiles = (2, 4, 8, 16)
     min_tiles = 2
     backends = True
@@ -456,9 +429,6 @@ class Prodcons(Experiment):
             layout_pad=c["layout_pad"],
             perturbation=perturbation,
         )
-
-    def execute(self, run, model, image, args):
-        return run_image(model, image, run.what, MAX_CYCLES)
 
     def report(self, lines, args, results_dir):
         return report(parse_lines(lines), results_dir, self.result_name(args)), []

@@ -12,9 +12,10 @@ Usage: python -m scripts.experiments rwlock [--tiles 8 16] [--jobs N]
 
 import os
 
-from scripts.capture import CaptureError, parse_lines
-from scripts.experiments.framework import Experiment, ModelConfig, Run, run_image
+from scripts.capture import CaptureError, program_records
+from scripts.experiments.framework import Experiment, ModelConfig, Run
 from scripts.results import (
+    columns,
     RESULTS_DIR,
     console_table,
     cycles_text,
@@ -25,13 +26,13 @@ from scripts.results import (
 )
 
 BACKENDS = ("swonly", "subutai")
-MAX_CYCLES = 200_000_000
 
 
 class RwLock(Experiment):
     name = "rwlock"
     title = "read-write locks (`rwbench`), SW-only / Subutai cycles"
     command = "make bench-rwlock"
+    max_cycles = 200_000_000
     tiles = (8, 16)
     min_tiles = 2
 
@@ -44,9 +45,6 @@ class RwLock(Experiment):
 
     def image(self, run, model, args):
         return model.build_firmware("rwbench", backend=run.config["backend"])
-
-    def execute(self, run, model, image, args):
-        return run_image(model, image, run.what, MAX_CYCLES)
 
     def report(self, lines, args, results_dir):
         return report(measurements(lines), results_dir), []
@@ -63,12 +61,7 @@ class RwLock(Experiment):
 def measurements(lines):
     """{(tiles, write_pct): {backend: record}} of a capture."""
     table = {}
-    for r in parse_lines(lines):
-        if r.get("program") != "rwbench":
-            continue
-        for key in ("backend", "tiles", "write_pct", "ops", "writes", "cycles"):
-            if key not in r:
-                raise CaptureError(f"rwbench record without {key!r}: {r}")
+    for r in program_records(lines, "rwbench", ("backend", "tiles", "write_pct", "ops", "writes", "cycles")):
         table.setdefault((r["tiles"], r["write_pct"]), {})[r["backend"]] = r
     for (n, w), runs in table.items():
         missing = set(BACKENDS) - set(runs)
@@ -81,16 +74,10 @@ def measurements(lines):
 
 def report(table, results_dir=RESULTS_DIR):
     """Write results/rwlock.{csv,md,png}; return the console table."""
-    header = [
-        "tiles",
-        "writes (%)",
-        "operations",
-        "SW-only (cycles)",
-        "Subutai (cycles)",
-        "SW/Subutai",
-        "SW-only (cycles/op)",
-        "Subutai (cycles/op)",
-    ]
+    header = columns(
+        "tiles | writes (%) | operations | SW-only (cycles) | Subutai (cycles) | SW/Subutai | "
+        "SW-only (cycles/op) | Subutai (cycles/op)"
+    )
     rows = []
     for (n, w), runs in sorted(table.items()):
         sw, hw = runs["swonly"], runs["subutai"]
@@ -114,14 +101,8 @@ def report(table, results_dir=RESULTS_DIR):
         "with Subutai (one request per lock, a posted unlock), a mutex and two conditions of the "
         "atomic unit SW-only."
     )
-    save_table(
-        "rwlock",
-        header,
-        rows,
-        title="Read-write locks, readers and writers (firmware/apps/rwbench)",
-        notes=notes,
-        results_dir=results_dir,
-    )
+    title = "Read-write locks, readers and writers (firmware/apps/rwbench)"
+    save_table("rwlock", header, rows, title, notes, results_dir)
     plot(table, results_dir)
     return console_table(header, rows)
 

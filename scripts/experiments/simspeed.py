@@ -201,31 +201,28 @@ class SimSpeed(Experiment):
         jobs = args.compile_jobs
         opts = CONFIGS[c][1]
         out = {"program": "simspeed", "tiles": n, "config": c}
+        obj_dir = f"obj_dir_speed_{c}"
         if c == "default":
             # The model every benchmark runs (the harness's defaults), not one of its own.
             if args.rebuild:
                 out["build"] = measured_build(n, 1, jobs)
             model = build_model(x, y, jobs=jobs)
-            image = model.build_firmware("busy")
-            out["text"] = text_bytes(model.binary)
         elif c == "threads":
             model = build_model(x, y, jobs=jobs, threads=args.threads)
-            image = model.build_firmware("busy")
-        elif c == "pgo":
-            obj_dir = f"obj_dir_speed_{c}"
-            model = build_model(x, y, obj_dir=obj_dir, pgo="gen", jobs=jobs, **opts)
-            image = model.build_firmware("busy")
-            model.run(image, max_cycles=cycles)  # training run writes the profile
-            model = build_model(x, y, obj_dir=obj_dir, pgo="use", jobs=jobs, force=True, **opts)
         elif c in ("flat", "blocks"):
             # The model of boards/sim.py --no-tile-blocks or --tile-blocks: the default one
             # where that is the default, else a model of its own beside it.
             model = build_model(x, y, jobs=jobs, **opts)
-            image = model.build_firmware("busy")
-            out["text"] = text_bytes(model.binary)
         else:
-            model = build_model(x, y, obj_dir=f"obj_dir_speed_{c}", jobs=jobs, **opts)
-            image = model.build_firmware("busy")
+            model = build_model(
+                x, y, obj_dir=obj_dir, jobs=jobs, **opts, **({"pgo": "gen"} if c == "pgo" else {})
+            )
+        image = model.build_firmware("busy")
+        if c == "pgo":
+            model.run(image, max_cycles=cycles)  # the training run writes the profile
+            model = build_model(x, y, obj_dir=obj_dir, pgo="use", jobs=jobs, force=True, **opts)
+        if c in ("default", "flat", "blocks"):
+            out["text"] = text_bytes(model.binary)
         out["runs"] = measure(model, image, cycles, args.repeat)
         return ["@subutai " + json.dumps(out)]
 
@@ -312,14 +309,8 @@ class SimSpeed(Experiment):
                 else ""
             )
         )
-        save_table(
-            "simspeed",
-            header,
-            rows,
-            title="Simulation speed (million simulated cycles per second)",
-            notes=notes,
-            results_dir=results_dir,
-        )
+        title = "Simulation speed (million simulated cycles per second)"
+        save_table("simspeed", header, rows, title, notes, results_dir)
         plot(sorted(tiles), configs, speeds, results_dir)
         return console_table(header, rows), []
 

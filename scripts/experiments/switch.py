@@ -15,9 +15,9 @@ Usage: python -m scripts.experiments switch [--os baremetal zephyr] [--jobs N]
 
 import os
 
-from scripts.capture import CaptureError, parse_lines
+from scripts.capture import CaptureError, program_records
 from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, run_image
-from scripts.results import RESULTS_DIR, console_table, new_figure, save_figure, save_table
+from scripts.results import columns, RESULTS_DIR, console_table, new_figure, save_figure, save_table
 
 BACKENDS = ("swonly", "subutai")
 TILES = 2
@@ -59,11 +59,8 @@ class Switch(Experiment):
             help="Runtimes (default: bare metal, and Zephyr when ZEPHYR_BASE is set).",
         )
 
-    def prepare(self, args):
-        if "zephyr" in args.oses:
-            from soc.zephyr import require_zephyr
-
-            require_zephyr()
+    def needs_zephyr(self, args):
+        return "zephyr" in args.oses
 
     def runs(self, args):
         return [
@@ -108,12 +105,7 @@ class Switch(Experiment):
 def measurements(lines):
     """{(os, backend, variant): {(what, threads): cycles}} of a capture."""
     table = {}
-    for r in parse_lines(lines):
-        if r.get("program") != "switchbench":
-            continue
-        for key in ("os", "variant", "what", "threads", "cycles"):
-            if key not in r:
-                raise CaptureError(f"switchbench record without {key!r}: {r}")
+    for r in program_records(lines, "switchbench", ("os", "variant", "what", "threads", "cycles")):
         table.setdefault((r["os"], r.get("backend", ""), r["variant"]), {})[(r["what"], r["threads"])] = r[
             "cycles"
         ]
@@ -125,13 +117,9 @@ COLUMNS = (("yield", 2), ("yield", 8), ("handoff", 2))
 
 def report(table, results_dir=RESULTS_DIR):
     """Write results/switch.{csv,md,png}; return the console table."""
-    header = [
-        "runtime",
-        "backend",
-        "yield, 2 threads (cycles)",
-        "yield, 8 threads (cycles)",
-        "handoff (cycles/turn)",
-    ]
+    header = columns(
+        "runtime | backend | yield, 2 threads (cycles) | yield, 8 threads (cycles) | handoff (cycles/turn)"
+    )
     rows = []
     for (os_name, backend, variant), m in sorted(table.items()):
         missing = [c for c in COLUMNS if c not in m]
@@ -153,14 +141,8 @@ def report(table, results_dir=RESULTS_DIR):
         "(15 stores and 15 loads of tile RAM, SUBUTAI_ULT_SWITCH_TWICE=1), the rest of a yield "
         "being the call and the scheduler."
     )
-    save_table(
-        "switch",
-        header,
-        rows,
-        title="Switching threads on one core (firmware/apps/switchbench)",
-        notes=notes,
-        results_dir=results_dir,
-    )
+    title = "Switching threads on one core (firmware/apps/switchbench)"
+    save_table("switch", header, rows, title, notes, results_dir)
     plot(table, results_dir)
     return console_table(header, rows)
 

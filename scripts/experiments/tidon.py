@@ -1,6 +1,6 @@
 """Reports of the time-donating barrier (make bench-tidon): seed 002 (Tidon) on the Subutai SoC.
 
-Reads the capture of scripts/bench_tidon.py: runs of zephyr-app/apps/multi, each labelled with its
+Reads the capture of its sweep: runs of zephyr-app/apps/multi, each labelled with its
 workload (a barrier-intensive program with ``ep`` beside it, or one program alone), backend and
 barrier waiting policy. Per co-run it computes each program's speed-up (its time alone, with the
 default spin-then-block barrier and the same backend, over its turnaround in the co-run), the
@@ -17,13 +17,11 @@ Usage: python -m scripts.experiments tidon [--tiles 8] [--workloads streamcluste
            [--ep-threads 1 2 4] [--backends swonly subutai] [--policies spin block ...] [--jobs N]
 """
 
-import json
 import os
 
-from scripts import host_programs
 from scripts.capture import CaptureError
-from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, Run, program_args, run_image
-from scripts.experiments.multi import BACKEND_NAMES, multi_model, set_runs, wrong_checksums
+from scripts.experiments.framework import Run, label_record, run_image
+from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, multi_model, wrong_checksums
 from scripts.results import (
     RESULTS_DIR,
     console_table,
@@ -38,49 +36,16 @@ from scripts.results import (
 POLICIES = ("spin", "block", "spin-then-block", "tidon")
 #: The policy programs run alone with (seed 002: the default barrier of the runtime).
 ALONE_POLICY = "spin-then-block"
-CSV_FIELDS = [
-    "workload",
-    "ep_threads",
-    "balanced",
-    "tiles",
-    "backend",
-    "policy",
-    "weighted_speedup",
-    "unfairness",
-    "checksums_ok",
-    "main_speedup",
-    "ep_speedup",
-    "main_cycles",
-    "ep_cycles",
-    "main_alone",
-    "ep_alone",
-    "makespan",
-    "finished",
-    "donated_local",
-    "donated_remote",
-    "laggard_messages",
-]
+CSV_FIELDS = (
+    "workload ep_threads balanced tiles backend policy weighted_speedup unfairness checksums_ok "
+    "main_speedup ep_speedup main_cycles ep_cycles main_alone ep_alone makespan finished donated_local "
+    "donated_remote laggard_messages"
+).split()
 #: Goals of the issue (8 tiles) and seed 002's figures.
 GOAL_IMBALANCED = 1.3
 GOAL_BALANCED = 0.95
 GOAL_UNFAIRNESS = 1.5
 PAPER_BT_EP = "1.64–2.02× over the other policies (BT + EP, imbalanced); unfairness up to 39.5 when spinning"
-
-
-def label_record(kind, workload, ep_threads, tiles, backend, policy):
-    """The line the benchmark writes before a run's output in the capture (a ``multi_label``)."""
-    return "@subutai " + json.dumps(
-        {
-            "event": "multi_label",
-            "kind": kind,
-            "set": workload,
-            "ep_threads": ep_threads,
-            "tiles": tiles,
-            "backend": backend,
-            "policy": policy,
-        },
-        separators=(",", ":"),
-    )
 
 
 def _duration(inst):
@@ -131,30 +96,15 @@ def metrics(runs, reference):
         done = all(c is not None for c in cycles)
         s = run["set"]
         work = run.get("barrier", {})
-        rows.append(
-            [
-                label["set"],
-                n,
-                "yes" if (tiles + n) % tiles == 0 else "no",
-                tiles,
-                backend,
-                label["policy"],
-                f"{sum(speedups):.3f}" if done else "",
-                f"{max(speedups) / min(speedups):.3f}" if done else "",
-                "yes" if _checksums_ok(run, reference) else "no",
-                f"{speedups[0]:.3f}" if speedups[0] else "",
-                f"{speedups[1]:.3f}" if speedups[1] else "",
-                cycles[0] or "",
-                cycles[1] or "",
-                refs[0],
-                refs[1],
-                s["makespan"],
-                "yes" if done else "no",
-                work.get("donated_local", 0),
-                work.get("donated_remote", 0),
-                work.get("laggard_messages", 0),
-            ]
-        )
+        ratio = lambda x: f"{x:.3f}" if x else ""
+        balanced = "yes" if (tiles + n) % tiles == 0 else "no"
+        config = [label["set"], n, balanced, tiles, backend, label["policy"]]
+        weighted = ratio(sum(speedups)) if done else ""
+        unfairness = ratio(max(speedups) / min(speedups)) if done else ""
+        checksums = "yes" if _checksums_ok(run, reference) else "no"
+        times = [*(c or "" for c in cycles), *refs, s["makespan"], "yes" if done else "no"]
+        donated = [work.get(k, 0) for k in ("donated_local", "donated_remote", "laggard_messages")]
+        rows.append(config + [weighted, unfairness, checksums, *map(ratio, speedups), *times, *donated])
     return rows
 
 
@@ -211,29 +161,13 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
     save_csv(name, CSV_FIELDS, rows, results_dir)
     alone = alone_times(runs)
     goal_lines, cross = goals(rows)
-    shown = [
-        "workload",
-        "ep_threads",
-        "balanced",
-        "backend",
-        "policy",
-        "main_speedup",
-        "ep_speedup",
-        "weighted_speedup",
-        "unfairness",
-        "checksums_ok",
-    ]
+    shown = (
+        "workload ep_threads balanced backend policy main_speedup ep_speedup weighted_speedup unfairness "
+        "checksums_ok"
+    ).split()
     idx = [CSV_FIELDS.index(f) for f in shown]
     table_rows = [[r[i] for i in idx] for r in rows]
-    work = [
-        "workload",
-        "ep_threads",
-        "backend",
-        "donated_local",
-        "donated_remote",
-        "laggard_messages",
-        "makespan",
-    ]
+    work = "workload ep_threads backend donated_local donated_remote laggard_messages makespan".split()
     tiles = sorted({r[3] for r in rows})
     md = [
         "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",
@@ -341,12 +275,10 @@ def run_name(label):
     return f"{label['set']} ep:{label['ep_threads']} {label['backend']} {label['policy']}"
 
 
-class Tidon(Experiment):
+class Tidon(ApplicationSets):
     name = "tidon"
     title = "Tidon's weighted speed-up over the best other barrier policy"
     command = "make bench-tidon"
-    measures = MEASURES_ZEPHYR
-    backends = True
 
     def add_arguments(self, parser):
         parser.add_argument("--tiles", type=int, default=8, help="SoC size (tiles; default 8).")
@@ -365,19 +297,11 @@ class Tidon(Experiment):
             if not 1 <= n <= args.tiles:
                 error(f"--ep-threads {n}: 1 to {args.tiles} (the tiles)")
 
-    def result_name(self, args):
-        return "tidon" if args.tiles == 8 else f"tidon_{args.tiles}"
+    def programs(self, args):
+        return list(args.workloads) + ["ep"]
 
-    def prepare(self, args):
-        from soc.zephyr import require_zephyr
-
-        require_zephyr()
-        try:
-            self.reference = host_programs.checksums(
-                list(args.workloads) + ["ep"], program_args("simsmall", 1)
-            )
-        except host_programs.HostProgramError as e:
-            raise RuntimeError(str(e)) from None
+    def deadline_ms(self, args):
+        return DEADLINE_MS
 
     def runs(self, args):
         """Every run, alone ones first: (kind, workload, ep threads, backend, policy, programs)."""
@@ -408,31 +332,17 @@ class Tidon(Experiment):
         ]
 
     def image(self, run, model, args):
-        from soc.zephyr import build_multi
-
         c = run.config
-        deadline = [f"CONFIG_SUBUTAI_MULTI_DEADLINE_MS={DEADLINE_MS}"]
-        return build_multi(
-            model,
-            list(c["programs"]),
-            c["backend"],
-            SCHED_POLICY,
-            TS_US,
-            program_args("simsmall", 1),
-            deadline,
-            barrier=c["policy"],
-        )
+        return self.build(model, c["programs"], c["backend"], SCHED_POLICY, TS_US, args, barrier=c["policy"])
 
     def execute(self, run, model, image, args):
         c = run.config
-        label = label_record(c["kind"], c["workload"], c["ep_threads"], args.tiles, c["backend"], c["policy"])
+        fields = dict(kind=c["kind"], set=c["workload"], ep_threads=c["ep_threads"], tiles=args.tiles)
+        label = label_record("multi_label", **fields, backend=c["backend"], policy=c["policy"])
         return [label] + run_image(model, image, run.what, MAX_CYCLES, (0, 3))
 
     def report(self, lines, args, results_dir):
-        runs = set_runs(lines)
-        reference = getattr(self, "reference", None) or host_programs.checksums(
-            sorted({i["program"] for r in runs for i in r["instances"]}), program_args("simsmall", 1)
-        )
+        runs, reference = self.runs_and_reference(lines)
         text = report(runs, reference, results_dir, self.result_name(args))
         wrong = wrong_checksums(runs, reference, run_name)
         unfinished = [
