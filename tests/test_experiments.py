@@ -173,15 +173,15 @@ def test_make_figures_names_the_refused_results(tmp_path):
     path.write_text(
         "".join(line for line in path.read_text().splitlines(True) if not line.startswith(CSV_PREFIX))
     )
-    readme = tmp_path / "README.md"
-    shutil.copy(os.path.join(ROOT, "README.md"), readme)
+    readme = tmp_path / "benchmarks.md"
+    shutil.copy(os.path.join(ROOT, "docs", "benchmarks.md"), readme)
     p = subprocess.run(
         [
             sys.executable,
             "scripts/figures.py",
             "--results",
             str(results),
-            "--readme",
+            "--doc",
             str(readme),
             "--strict",
         ],
@@ -205,3 +205,18 @@ def test_the_sources_digest_follows_the_content_of_what_is_measured(tmp_path):
         check(stamp, ["gateware"], "x.csv", "make x")
     with pytest.raises(StaleResult, match="has no stamp"):
         check(None, ["gateware"], "x.csv", "make x")
+
+
+def test_documentation_under_a_measured_path_leaves_results_fresh():
+    """gateware/noc/README.md is documentation: the digest leaves it out (rule 2), and a stamp made
+    when the digest still counted it (rule 1) is fresh while its commit's code is the tree's."""
+    paths = ["gateware/noc"]
+    assert any(f.endswith(".md") for f in os.listdir(os.path.join(ROOT, *paths)))
+    now, by_rule_1 = sources_digest(paths), sources_digest(paths, rule=1)
+    assert now != by_rule_1
+    assert sources_digest(paths, "HEAD") == now and sources_digest(paths, "HEAD", rule=1) == by_rule_1
+    # Made at HEAD by rule 1, with every measured file committed: fresh.
+    check({"commit": "HEAD", "measures": paths, "sources": by_rule_1}, paths, "x.csv", "make x")
+    # Made at HEAD with a measured file that HEAD does not have (an edit never committed): stale.
+    with pytest.raises(StaleResult, match="made at HEAD"):
+        check({"commit": "HEAD", "measures": paths, "sources": "1" * 64}, paths, "x.csv", "make x")

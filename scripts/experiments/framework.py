@@ -140,9 +140,9 @@ class Experiment:
 
     #: Its name: ``python -m scripts.experiments NAME``, ``results/<name>.*``.
     name = ""
-    #: What its figures are (the README's row of a refused result).
+    #: What its figures are (the figures table's row of a refused result).
     title = ""
-    #: The command users run (error messages, the README's figures table).
+    #: The command users run (error messages, the figures table).
     command = ""
     #: The paths whose content its figures depend on (:mod:`scripts.experiments.stamp`).
     measures = MEASURES_SOC
@@ -210,7 +210,7 @@ class Experiment:
         raise NotImplementedError
 
     def headlines(self, results):
-        """The README's figures of its results: (figure, value) pairs, read through ``results``
+        """The headline figures of its results: (figure, value) pairs, read through ``results``
         (a :class:`Results`)."""
         return []
 
@@ -219,6 +219,10 @@ class Experiment:
         """The paths results/<result>.* depend on (:attr:`measures`, with the Zephyr module for
         the results of a run under Zephyr)."""
         return MEASURES_ZEPHYR if self.runtimes and result.startswith("zephyr") else self.measures
+
+    def command_of(self, result):
+        """The command that writes results/<result>.* (a Zephyr result's is ``make zephyr-bench``)."""
+        return "make zephyr-bench" if self.runtimes and result.startswith("zephyr") else self.command
 
     def owns(self, result):
         """Whether results/<result>.csv is one of this experiment's."""
@@ -246,7 +250,7 @@ class Results:
     def rows(self, name, required=True):
         """The rows of results/<name>.csv (dicts of text), checked fresh."""
         path = self.path(name)
-        command = self.experiment.command
+        command = self.experiment.command_of(name)
         if not os.path.exists(path):
             if not required:
                 return []

@@ -7,11 +7,14 @@ the digest of the sources it measures (:attr:`Experiment.measures`).
 
 Staleness is decided on those sources, not on the commit: a result is fresh when the digest of
 the files its experiment measures, in the working tree now, equals its stamp's. The digest is
-that of git's blob hashes of the tracked files under the measured paths (the committed content on
-a clean clone, the edited content on a dirty tree), so a commit that touches only other files (the
-docs, the reports, another experiment's program) leaves a result fresh, and any edit of what runs
-(gateware, SoC generator, firmware, Zephyr module, the harness) makes it stale until it is rerun.
-Untracked files are not part of it: a source that matters is committed.
+that of git's blob hashes of the tracked files under the measured paths but their documentation
+(``*.md``), the committed content on a clean clone, the edited content on a dirty tree; so a
+commit that touches only other files (the docs, the reports, another experiment's program) leaves
+a result fresh, and any edit of what runs (gateware, SoC generator, firmware, Zephyr module, the
+harness) makes it stale until it is rerun. A stamp made on a tree whose measured files were all
+committed ("dirty": false) is also checked against its commit's files digested as they are now,
+so a change of what the digest covers does not outdate it. Untracked files are not part of it: a
+source that matters is committed.
 """
 
 import csv
@@ -43,17 +46,32 @@ def _git_or_none(*args):
         return None
 
 
-def sources_digest(paths):
-    """sha256 of (path, blob hash) of every tracked file under ``paths``, as the working tree has
-    it; None outside a git checkout."""
+#: Files under a measured path that are documentation, not what runs (their edits leave results fresh).
+DOCUMENTATION = (".md",)
+#: The digest's rule, recorded in every stamp: 2 leaves documentation out; stamps without it were
+#: made with rule 1, which counted every tracked file.
+DIGEST_RULE = 2
+
+
+def sources_digest(paths, commit=None, rule=DIGEST_RULE):
+    """sha256 of (path, blob hash) of every tracked file under ``paths`` (but documentation, by
+    rule 2), as the working tree has it or as ``commit`` had it; None outside a git checkout."""
     try:
-        files = [f for f in _git("ls-files", "-z", "--", *paths).split("\0") if f]
-        hashes = _git("hash-object", "--stdin-paths", stdin="\n".join(files) + "\n").split() if files else []
+        if commit:
+            listing = _git("ls-tree", "-r", "-z", commit, "--", *paths).split("\0")
+            blobs = {f: meta.split()[2] for meta, f in (e.split("\t", 1) for e in listing if e)}
+        else:
+            files = [f for f in _git("ls-files", "-z", "--", *paths).split("\0") if f]
+            hashes = (
+                _git("hash-object", "--stdin-paths", stdin="\n".join(files) + "\n").split() if files else []
+            )
+            blobs = dict(zip(files, hashes))
     except (OSError, subprocess.CalledProcessError):
         return None
     h = hashlib.sha256()
-    for f, blob in zip(files, hashes):
-        h.update(f"{f} {blob}\n".encode())
+    for f in sorted(blobs):
+        if rule == 1 or not f.endswith(DOCUMENTATION):
+            h.update(f"{f} {blobs[f]}\n".encode())
     return h.hexdigest()
 
 
@@ -61,13 +79,15 @@ def make_stamp(experiment, result, options, models):
     """The stamp of a sweep of ``experiment`` writing results/<result>.* with ``options`` (a dict
     of its arguments) on ``models`` (their configurations, dicts)."""
     measures = experiment.measures_of(result)
-    status = _git_or_none("status", "--porcelain", "--untracked-files=no")
+    # Dirty: what it measures differs from the commit (an edit elsewhere, of the docs, is not).
+    status = _git_or_none("status", "--porcelain", "--untracked-files=no", "--", *measures)
     return {
         "experiment": experiment.name,
         "commit": _git_or_none("rev-parse", "HEAD"),
         "dirty": bool(status) if status is not None else None,
         "measures": list(measures),
         "sources": sources_digest(measures),
+        "digest_rule": DIGEST_RULE,
         "args": options,
         "models": models,
     }
@@ -123,7 +143,13 @@ def check(stamp, measures, path, command):
             f"measures {', '.join(measures)}: rerun `{command}`"
         )
     now = sources_digest(measures)
-    if now is None or stamp.get("sources") != now:
+    made = stamp.get("sources")
+    if made != now and stamp.get("commit"):
+        # Its measured files were its commit's when the commit's digest, by the stamp's own rule, is
+        # the stamp's: then that commit's files, digested by today's rule, stand for them.
+        if sources_digest(measures, stamp["commit"], stamp.get("digest_rule", 1)) == made:
+            made = sources_digest(measures, stamp["commit"])
+    if now is None or made != now:
         commit = (stamp.get("commit") or "an unknown commit")[:10]
         changed = changed_files(stamp, measures)
         what = (
@@ -140,14 +166,25 @@ def main():
 
     status = 0
     for path in sys.argv[1:]:
-        stamp, _ = read_csv(path)
-        experiment = experiment_of_result(os.path.basename(path))
         try:
-            check(stamp, experiment.measures_of(os.path.basename(path)[:-4]), path, experiment.command)
+            experiment = experiment_of_result(os.path.basename(path))
+            stamp, _ = read_csv(path)
+        except (KeyError, OSError) as e:
+            # A tool's table (boards, resources) or no file: nothing stamped to check.
+            print(f"{path}: not checked: {e.args[-1]}")
+            status = max(status, 2)
+            continue
+        try:
+            check(
+                stamp,
+                experiment.measures_of(os.path.basename(path)[:-4]),
+                path,
+                experiment.command_of(os.path.basename(path)[:-4]),
+            )
             print(f"{path}: fresh (made at {stamp['commit'][:10]})")
         except StaleResult as e:
             print(f"{path}: stale: {e}")
-            status = 1
+            status = max(status, 1)
     sys.exit(status)
 
 
