@@ -86,7 +86,7 @@ help:
 	@echo "                           SIMSPEED_ARGS=--rebuild: build time and peak memory too)"
 	@echo "make simprofile            where the 64-tile model's time goes, by part of a tile (needs perf;"
 	@echo "                           SIMPROFILE_ARGS='--tiles 16 --app synctest' ...)"
-	@echo "make figures               the README's figures table, from results/*.csv"
+	@echo "make figures               docs/benchmarks.md's figures table, from results/*.csv"
 	@echo "make bench-noc             NoC zero-load latency, cycles per hop, saturation, SoC ping-pong"
 	@echo "make bench-fsm             cycles of every Subutai-HW operation, best and worst case"
 	@echo "make resources             LUT/FF/BRAM of one router and one NI from a yosys synthesis"
@@ -95,7 +95,7 @@ help:
 	@echo "                           ECP5 bitstream (yosys + nextpnr through YoWASP) and its report"
 	@echo "                           results/bitstream_<board>_<X>x<Y>.* + results/boards.*; Xilinx:"
 	@echo "                           the Vivado project (Vivado runs it); BOARD_ARGS=\"--device ...\""
-	@echo "make test-bitstream        the test that builds a 1-tile ULX3S bitstream (slow, see README)"
+	@echo "make test-bitstream        the test that builds a 1-tile ULX3S bitstream (slow, see docs/boards.md)"
 	@echo "make board-sim BOARD=radiona_ulx3s TILES=4 APP=prodcons"
 	@echo "                           the board's own SoC (BIOS, SDRAM controller and L2 with a model of"
 	@echo "                           its SDRAM chip) in Verilator: serial boot of APP through a"
@@ -250,7 +250,7 @@ zephyr-sim: | $(PYTHON)
 
 # Unpacked once: a stamp names the archive it came from (a newer archive is unpacked again).
 zephyr-tree:
-	@test -f "$(ZEPHYR_ARCHIVE)" || { echo "error: no Zephyr archive $(ZEPHYR_ARCHIVE): set ZEPHYR_ARCHIVE, or ZEPHYR_BASE to a Zephyr tree (README.md, 'Zephyr')" >&2; exit 1; }
+	@test -f "$(ZEPHYR_ARCHIVE)" || { echo "error: no Zephyr archive $(ZEPHYR_ARCHIVE): set ZEPHYR_ARCHIVE, or ZEPHYR_BASE to a Zephyr tree (zephyr-app/README.md)" >&2; exit 1; }
 	@stamp="$$(ls -l --time-style=+%s "$(ZEPHYR_ARCHIVE)" | awk '{print $$5, $$6}') $(notdir $(ZEPHYR_ARCHIVE))"; \
 	  if [ "$$(cat $(ZEPHYR_TREE)/.unpacked 2>/dev/null)" = "$$stamp" ]; then \
 	    echo "[zephyr] $(ZEPHYR_TREE)/zephyr: unpacked already"; \

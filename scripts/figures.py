@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""The README's "Figures so far" table, written from results/*.csv (make figures).
+"""The "Figures so far" table of docs/benchmarks.md, written from results/*.csv (make figures).
 
 Every figure of that table is an experiment's headline (``Experiment.headlines`` of
 scripts/experiments/), read from the CSV its command wrote (the command is in the table's last
-column), so the README cannot drift from results/: rerun a benchmark, then ``make figures``; two
+column), so the document cannot drift from results/: rerun a benchmark, then ``make figures``; two
 rows come from tools (the ECP5 resources of ``make resources`` and the bitstreams of ``make
 bitstream``). A result whose stamp does not measure what the working tree measures is refused
 (scripts/experiments/stamp.py says how that is decided): its row says so and why, instead of a
 figure, and the refusal is printed. With --check nothing is written: the exit status says whether
-the README's table is the one the results give (a test runs it); with --strict, a refused result
+the document's table is the one the results give (a test runs it); with --strict, a refused result
 is an error.
 
-Usage: python scripts/figures.py [--check] [--results DIR] [--readme FILE]
+Usage: python scripts/figures.py [--check] [--strict] [--results DIR] [--doc FILE]
 """
 
 import argparse
@@ -27,7 +27,7 @@ from scripts.experiments.framework import MissingResult as FiguresError, Results
 from scripts.experiments.stamp import StaleResult
 from scripts.results import RESULTS_DIR, markdown_table, to_int as _int
 
-README = os.path.join(ROOT, "README.md")
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 BEGIN = "<!-- figures: begin (written by `make figures` from results/*.csv; do not edit) -->"
 END = "<!-- figures: end -->"
 
@@ -150,11 +150,11 @@ def render(results_dir=RESULTS_DIR, refused=None):
     )
 
 
-def splice(readme_text, table):
-    """The README with the table between the markers replaced."""
-    if readme_text.count(BEGIN) != 1 or readme_text.count(END) != 1:
-        raise FiguresError(f"the README must hold the markers {BEGIN!r} and {END!r} once each")
-    head, rest = readme_text.split(BEGIN)
+def splice(text, table):
+    """The document with the table between the markers replaced."""
+    if text.count(BEGIN) != 1 or text.count(END) != 1:
+        raise FiguresError(f"the document must hold the markers {BEGIN!r} and {END!r} once each")
+    head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
     return f"{head}{BEGIN}\n{table}{END}{tail}"
 
@@ -164,14 +164,14 @@ def main():
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; fail if the README's table is not the results' one.",
+        help="write nothing; fail if the document's table is not the results' one.",
     )
     parser.add_argument("--results", default=RESULTS_DIR, help="directory of the result CSVs.")
     parser.add_argument("--strict", action="store_true", help="a refused result is an error.")
-    parser.add_argument("--readme", default=README, help="the README to update.")
+    parser.add_argument("--doc", default=DOC, help="the document to update (default: docs/benchmarks.md).")
     args = parser.parse_args()
     try:
-        with open(args.readme) as f:
+        with open(args.doc) as f:
             text = f.read()
         refused = []
         table = render(args.results, refused)
@@ -185,16 +185,16 @@ def main():
     if args.check:
         if new != text:
             raise SystemExit(
-                f"error: the figures in {args.readme} are not those of {args.results}: "
+                f"error: the figures in {args.doc} are not those of {args.results}: "
                 "run `make figures` and commit the result"
             )
-        print(f"{args.readme}: figures match {args.results}")
+        print(f"{args.doc}: figures match {args.results}")
         return
     if new != text:
-        with open(args.readme, "w") as f:
+        with open(args.doc, "w") as f:
             f.write(new)
     print(table, end="")
-    print(f"wrote the figures table of {args.readme}", file=sys.stderr)
+    print(f"wrote the figures table of {args.doc}", file=sys.stderr)
 
 
 if __name__ == "__main__":

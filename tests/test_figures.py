@@ -1,4 +1,4 @@
-"""Figures anyone can reproduce: the README's table is the results' one, and the committed
+"""Figures anyone can reproduce: the table of docs/benchmarks.md is the results' one, and the committed
 prodcons results are what the committed code gives."""
 
 import os
@@ -13,20 +13,20 @@ from scripts.figures import BEGIN, END, FiguresError, render, splice
 from scripts.results import RESULTS_DIR
 
 
-def test_readme_figures_are_the_results():
-    """`make figures` would not change the README: its table comes from results/*.csv."""
+def test_the_documented_figures_are_the_results():
+    """`make figures` would not change docs/benchmarks.md: its table comes from results/*.csv."""
     r = subprocess.run(
         [sys.executable, "scripts/figures.py", "--check"], cwd=ROOT, capture_output=True, text=True
     )
     assert r.returncode == 0, r.stderr
 
 
-def test_figures_check_fails_on_a_stale_readme(tmp_path):
-    readme = tmp_path / "README.md"
+def test_figures_check_fails_on_a_stale_document(tmp_path):
+    readme = tmp_path / "benchmarks.md"
     table = render(RESULTS_DIR).replace("make bench-noc", "make bench-nothing", 1)
     readme.write_text(f"# x\n\n{BEGIN}\n{table}{END}\n")
     r = subprocess.run(
-        [sys.executable, "scripts/figures.py", "--check", "--readme", str(readme)],
+        [sys.executable, "scripts/figures.py", "--check", "--doc", str(readme)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -41,7 +41,7 @@ def test_figures_name_the_command_of_a_missing_result(tmp_path):
 
 def test_figures_need_their_markers():
     with pytest.raises(FiguresError, match="markers"):
-        splice("# a README without the table\n", "| x |\n")
+        splice("# a document without the table\n", "| x |\n")
 
 
 def _medians(rows):

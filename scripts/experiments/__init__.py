@@ -7,7 +7,7 @@ scripts.experiments report NAME CAPTURE`` writes its results from a saved captur
 
 import importlib
 
-#: name -> module of scripts/experiments/, in the order of the README's figures table.
+#: name -> module of scripts/experiments/, in the order of the figures table (docs/benchmarks.md).
 EXPERIMENTS = tuple("noc fsm prodcons apps mem rwlock switch multi tidon chan simspeed board_sim".split())
 
 
