@@ -133,12 +133,16 @@ def rows(results_dir=RESULTS_DIR, refused=None):
             out.append(row(results_dir))
             continue
         experiment = load(row)
+        results = Results(experiment, results_dir)
         try:
-            out += experiment.headlines(Results(experiment, results_dir))
+            out += experiment.headlines(results)
         except StaleResult as e:
+            results.refused.append((row, str(e)))
+        for name, message in results.refused:
             if refused is not None:
-                refused.append(str(e))
-            out.append((experiment.title, f"refused: {e}", experiment.command))
+                refused.append(message)
+            title = experiment.title + ("" if name == row else f" ({name})")
+            out.append((title, f"refused: {message}", experiment.command_of(name)))
     return out
 
 

@@ -166,6 +166,23 @@ def test_a_result_whose_sources_changed_is_refused_by_the_figures(tmp_path):
     assert message in refused and f"bench_fsm.csv was made at {stamp['commit'][:10]}" in message
 
 
+def test_a_stale_optional_part_is_refused_apart_from_its_headline(tmp_path):
+    """prodcons's headline with a fresh bare-metal result and a stale Zephyr one: the figure
+    stands, and the Zephyr result gets a row of its own that refuses it and names its command."""
+    from scripts.figures import rows
+
+    results = tmp_path / "results"
+    shutil.copytree(os.path.join(ROOT, "results"), results)
+    prodcons = load("prodcons")
+    fresh = {"commit": None, "measures": list(prodcons.measures_of("prodcons"))}
+    stamp_csv(results / "prodcons.csv", dict(fresh, sources=sources_digest(fresh["measures"])))
+    stamp_csv(results / "zephyr_prodcons.csv", dict(fresh, measures=["zephyr-app"], sources="0" * 64))
+    ours = [r for r in rows(str(results)) if r[0].startswith(prodcons.title)]
+    assert len(ours) == 2 and not ours[0][1].startswith("refused")
+    assert ours[1][0].endswith("(zephyr_prodcons)") and ours[1][1].startswith("refused: ")
+    assert ours[1][2] == "make zephyr-bench"
+
+
 def test_make_figures_names_the_refused_results(tmp_path):
     results = tmp_path / "results"
     shutil.copytree(os.path.join(ROOT, "results"), results)
