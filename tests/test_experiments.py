@@ -237,3 +237,51 @@ def test_documentation_under_a_measured_path_leaves_results_fresh():
     # Made at HEAD with a measured file that HEAD does not have (an edit never committed): stale.
     with pytest.raises(StaleResult, match="made at HEAD"):
         check({"commit": "HEAD", "measures": paths, "sources": "1" * 64}, paths, "x.csv", "make x")
+
+
+def test_a_result_whose_images_did_not_change_is_restamped(tmp_path, monkeypatch):
+    """A 2-tile rwlock sweep, its stamp made at HEAD: with a measured file edited (the tree's
+    digest differs) but every image and the model the same, restamp proves it run by run and
+    stamps the same rows fresh; a run whose recorded image differs is refused by name."""
+    from scripts.capture import parse_lines
+    from scripts.experiments import stamp as stamps
+    from scripts.experiments.restamp import MODEL_SOURCES, Unprovable, restamp
+
+    results = tmp_path / "rw"
+    p = subprocess.run(
+        [sys.executable, "-m", "scripts.experiments", "rwlock", "--tiles", "2", "--serial"]
+        + ["--store", str(tmp_path / "store"), "--results", str(results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    capture = results / "rwlock_capture.txt"
+    lines = capture.read_text().splitlines()
+    stamp = stamps.capture_stamp(parse_lines(lines))
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    stamp.update(commit=head, sources=sources_digest(stamp["measures"], head), digest_rule=2)
+    capture.write_text("\n".join([stamps.stamp_record(stamp)] + lines[1:]) + "\n")
+    _, rows = read_csv(results / "rwlock.csv")
+    real = stamps.sources_digest
+
+    def edited(paths, commit=None, rule=2):
+        # The tree's measured files differ from the commit's; the model's sources do not.
+        return real(paths, commit, rule) if commit or tuple(paths) == MODEL_SOURCES else "e" * 64
+
+    monkeypatch.setattr(stamps, "sources_digest", edited)
+    new = restamp(str(capture), log=lambda msg: None)
+    assert new["restamped"] == {"commit": head, "sources": stamp["sources"], "images": 2}
+    fresh, again = read_csv(results / "rwlock.csv")
+    assert fresh == new and again == rows
+    # Made at HEAD again, its first run's image recorded otherwise: refused, by that run's name.
+    lines = capture.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"image"' in line)
+    digest = lines[first].split('"image": "')[1][:64]
+    lines[0], lines[first] = stamps.stamp_record(stamp), lines[first].replace(digest, "0" * 64)
+    capture.write_text("\n".join(lines) + "\n")
+    with pytest.raises(Unprovable, match="rwbench, swonly, 2 tiles: its image is not the one"):
+        restamp(str(capture), log=lambda msg: None)

@@ -1,4 +1,4 @@
-"""python -m scripts.experiments NAME [options] | report NAME CAPTURE [options] | list"""
+"""python -m scripts.experiments NAME [options] | report NAME CAPTURE [options] | restamp CAPTURE... | list"""
 
 import sys
 
@@ -16,6 +16,10 @@ def main(argv=None):
             experiment = load(name)
             print(f"{name:10} {experiment.command:24} measures {', '.join(experiment.measures)}")
         return
+    if argv[0] == "restamp":
+        from scripts.experiments.restamp import main as restamp
+
+        sys.exit(restamp(argv[1:]))
     report = argv[0] == "report"
     name = argv[1] if report and len(argv) > 1 else argv[0]
     try:
