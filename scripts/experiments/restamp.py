@@ -11,7 +11,8 @@ result anew:
    commit's digest, by the stamp's rule, is the stamp's);
 2. the model's sources (``gateware``, ``soc``) must be that commit's;
 3. the experiment's runs for the stamp's arguments must be the capture's, and every run's image,
-   built from the tree now, must have the digest its ``run`` record holds.
+   built from the tree now, must have the digest its ``run`` record holds (a run without an image,
+   an RTL testbench's, measures the model alone).
 
 Then the report is written again from the same capture under the new stamp, which records the
 stamp it replaces (``restamped``). Anything else is refused with the reason: rerun the sweep.
@@ -70,9 +71,10 @@ def restamp(path, log=print):
     for run, (label, _) in zip(runs, recorded):
         model = run.model.build(log=lambda msg: None) if run.model else None
         image = experiment.image(run, model, args)
-        if image is None or _digest(image) != label.get("image"):
+        # A run without an image (an RTL testbench's) measures the model alone, which is unchanged.
+        if _digest(image) != label.get("image"):
             raise Unprovable(f"{run.what}: its image is not the one the capture ran: rerun its sweep")
-        log(f"  {run.what}: the same image")
+        log(f"  {run.what}: " + ("the same image" if image else "the model alone"))
     new = stamps.make_stamp(experiment, name, old["args"], old["models"])
     new["restamped"] = {"commit": commit, "sources": old["sources"], "images": len(runs)}
     lines = [stamps.stamp_record(new)] + lines[1:]  # the sweep's stamp is its capture's first line
