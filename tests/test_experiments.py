@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+import psutil
 import pytest
 
 from gateware.build import ROOT
@@ -96,20 +97,63 @@ def test_a_sweep_started_again_runs_only_what_is_missing(tmp_path, serial):
     first = subprocess.Popen(
         [*cmd, "--jobs", "2", "--store", str(store)], cwd=ROOT, stderr=subprocess.DEVNULL
     )
-    # Stop it (SIGTERM, as a batch system or a user would) once some runs are kept.
-    deadline = time.time() + 600
+    # Stop it (SIGTERM, as a batch system or a user would) once some runs are kept, while its
+    # workers run models.
+    deadline, models = time.time() + 600, []
     while time.time() < deadline and first.poll() is None:
         kept = list(store.glob("prodcons/*.txt"))
-        if len(kept) >= 2:
+        models = [p for p in psutil.Process(first.pid).children(recursive=True) if p.name() == "Vsim"]
+        if len(kept) >= 2 and models:
             break
-        time.sleep(0.2)
+        time.sleep(0.1)
     first.send_signal(signal.SIGTERM)
     first.wait(timeout=120)
     kept = len(list(store.glob("prodcons/*.txt")))
     assert 2 <= kept, "the sweep ended before any run was kept"
+    # No model of the stopped sweep computes on.
+    assert models, "the sweep ended before its workers ran a model"
+    alive = psutil.wait_procs(models, timeout=30)[1]
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "a model outlived its sweep"
     results, output = sweep(tmp_path, "restarted", "--jobs", "2", "--store", str(store))
     assert output.count(": kept") == kept
     assert table(results) == serial
+
+
+def test_a_stopped_sweep_stops_the_models_its_workers_run():
+    """What a sweep stopped by SIGTERM or Ctrl-C does to its workers (campaign.stop_models): a
+    worker computing `busy` for ever (no end but its cycle limit) has its model killed, and the
+    run ends at once instead of computing on as an orphan."""
+    from dask.distributed import Client, LocalCluster
+
+    from scripts.experiments.campaign import stop_models
+    from scripts.experiments.framework import ModelConfig, RunFailed, run_image
+
+    model = ModelConfig.of(2)
+    model.build(log=lambda msg: None)
+
+    def forever():
+        built = model.build(log=lambda msg: None)
+        return run_image(built, built.build_firmware("busy"), "busy", 10**12)
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0", silence_logs=40) as cluster:
+        with Client(cluster) as client:
+            future = client.submit(forever, pure=False)
+            deadline = time.time() + 300
+            while time.time() < deadline and not sum(client.run(stop_models_count_only).values()):
+                time.sleep(0.2)
+            assert list(client.run(stop_models).values()) == [1]
+            # Killed, the run fails (the timeout only keeps a model that outlived it from hanging
+            # the suite: left alone, it would compute for days).
+            with pytest.raises(RunFailed):
+                future.result(timeout=120)
+
+
+def stop_models_count_only():
+    """On a worker: the models it runs (soc.simulation's registry), left running."""
+    from soc import simulation
+
+    with simulation._RUNNING_LOCK:
+        return len(simulation._RUNNING)
 
 
 def test_a_worker_killed_mid_sweep_is_replaced_and_its_run_done_again(tmp_path, serial):

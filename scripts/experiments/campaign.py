@@ -195,6 +195,19 @@ def _running(client):
     return sum(min(len(keys), threads.get(w, 1)) for w, keys in processing.items())
 
 
+def stop_models():
+    """On a worker: kill the models it is running (a sweep that was stopped, whose tasks will not
+    be waited for); how many. Workers live on (``--scheduler``), so later runs may start."""
+    from soc import simulation
+
+    # The registry soc.simulation keeps of its process's running models (its SIGTERM handler's).
+    with simulation._RUNNING_LOCK:
+        running = list(simulation._RUNNING)
+    for proc in running:
+        proc.kill()
+    return len(running)
+
+
 def _dask(experiment, runs, args, sources):
     from dask.distributed import Client, as_completed
 
@@ -203,6 +216,7 @@ def _dask(experiment, runs, args, sources):
     cluster = _cluster(args, workers)
     client = Client(args.scheduler or cluster)
     progress = Progress(len(runs), experiment.name)
+    futures = []
     try:
         models = {
             config: client.submit(build_model_task, config, pure=False, retries=args.retries)
@@ -230,6 +244,14 @@ def _dask(experiment, runs, args, sources):
             outcomes[i] = future.result()  # a run that failed every try raises here
             progress.ended(runs[i], outcomes[i], _running(client))
         return outcomes
+    except BaseException:
+        # Stopped (SIGTERM, Ctrl-C) or failed: the workers' models would compute on as orphans.
+        client.cancel(futures)
+        try:
+            client.run(stop_models)
+        except Exception:  # a worker gone already has no model left either
+            pass
+        raise
     finally:
         progress.close()
         client.close()
