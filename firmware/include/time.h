@@ -9,9 +9,9 @@
 
 #include_next <time.h>
 
-/* Zephyr's minimal C library has clockid_t where POSIX is asked for (_POSIX_C_SOURCE), and declares
- * these only with its own POSIX timers, which the module does not build. */
-#if !defined(__ZEPHYR__) || defined(_POSIX_C_SOURCE)
+/* Where the C library has clockid_t (picolibc always; Zephyr's minimal C library where POSIX is
+ * asked for, or with its POSIX headers), which it declares by the macros of newlib's lineage. */
+#if defined(_CLOCKID_T_DECLARED) || defined(__clockid_t_defined)
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +30,6 @@ int nanosleep(const struct timespec *req, struct timespec *rem);
 }
 #endif
 
-#endif /* !__ZEPHYR__ || _POSIX_C_SOURCE */
+#endif /* clockid_t */
 
 #endif /* SUBUTAI_TIME_H */

@@ -22,6 +22,13 @@
 /* The threads of a core share the window. */
 #define SUBUTAI_PORT_SHARED_WINDOW 1
 
+/* Each kernel's data is in its tile's RAM: shared data is marked (zephyr-app/linker). */
+#define SUBUTAI_PORT_SHARED_DATA    __attribute__((section(".subutai_shared_bss")))
+/* A thread of any core may take any slot. */
+#define SUBUTAI_PORT_SLOTS_PER_CORE 0
+/* A thread waiting on the channel port spins, then sleeps until the port's interrupt. */
+#define SUBUTAI_PORT_CHAN_SLEEPS    1
+
 /* Calls of the NI from a thread without a waiter id: a fatal error. */
 FUNC_NORETURN void subutai_port_no_waiter(void);
 
@@ -88,6 +95,54 @@ static inline bool subutai_port_wait(struct subutai_reply *reply, subutai_id_t i
 		}
 	}
 	return subutai_ni_wait_reply(reply, id, how, deadline, stop, key, invalidated);
+}
+
+/* Lets the other ready threads of this core run first (lib/pthread/thread_zephyr.c). */
+void rt_yield(void);
+
+/*
+ * Round robin: a holder of the lock preempted on the spinner's core runs at the spinner's next
+ * timeslot's end at the latest. With a critical-section-aware scheduler (the library built with
+ * RT_CS_TRACKING, lib/CMakeLists.txt) a spinner that holds a mutex keeps its core at its
+ * timeslot's end, so it yields now and then to a holder of its core preempted meanwhile (the lazy
+ * initialization of an object holds the runtime's lock across its allocation request to an
+ * engine, which may sleep); without the limit it would otherwise spin for ever.
+ */
+static inline void subutai_port_spin_wait(unsigned int spins)
+{
+#ifdef RT_CS_TRACKING /* the library's paths that tell the scheduler of critical sections */
+	if (spins % SUBUTAI_PORT_SPINS_PER_YIELD == 0) {
+		rt_yield();
+	}
+#else
+	ARG_UNUSED(spins);
+#endif
+}
+
+/* A poll of channels in memory that found nothing lets the core's other threads run. */
+static inline void subutai_port_relax(void)
+{
+	k_yield();
+}
+
+/* The channel port's staging registers are the core's, and threads of a core preempt each
+ * other: a send's stores are made with interrupts off. */
+static inline unsigned int subutai_port_chan_lock(void)
+{
+	return irq_lock();
+}
+
+static inline void subutai_port_chan_unlock(unsigned int key)
+{
+	irq_unlock(key);
+}
+
+/* Sleeps until the channel port's interrupt (drivers/subutai/subutai_chan.c). */
+void subutai_chan_sleep(uint32_t bits);
+
+static inline void subutai_port_chan_sleep(uint32_t bits)
+{
+	subutai_chan_sleep(bits);
 }
 
 #endif /* SUBUTAI_PORT_H */

@@ -30,43 +30,27 @@
 
 #define SUBUTAI_CHAN_REG(offset) (*(volatile uint32_t *)(TILE_CHAN_BASE + (offset)))
 
-/* The port's staging registers are the core's: threads that preempt each other (Zephyr's) send
- * with interrupts off. Bare-metal threads of a core switch only where they block, and no
- * interrupt handler sends on a channel, so a bare-metal send takes no lock. */
-#ifdef __ZEPHYR__
-#define SUBUTAI_CHAN_TX_LOCK()      subutai_port_lock()
-#define SUBUTAI_CHAN_TX_UNLOCK(key) subutai_port_unlock(key)
-#else
-#define SUBUTAI_CHAN_TX_LOCK()      0u
-#define SUBUTAI_CHAN_TX_UNLOCK(key) ((void)(key))
-#endif
+/* The port's staging registers are the core's: a send holds the runtime's channel lock across
+ * its stores (subutai/port.h). */
+#define SUBUTAI_CHAN_TX_LOCK()      subutai_port_chan_lock()
+#define SUBUTAI_CHAN_TX_UNLOCK(key) subutai_port_chan_unlock(key)
 
 static inline uint32_t subutai_chan_port_status(void)
 {
 	return SUBUTAI_CHAN_REG(SUBUTAI_CHAN_STATUS);
 }
 
-/* Waits until a STATUS bit of bits is set. Bare metal: nothing, the core then waits on the bus
- * (a receive's load, a send's store) or polls. Zephyr: the thread spins, then sleeps until the
- * port's interrupt (zephyr-app/drivers/subutai/subutai_chan.c), so the core runs its other
- * threads meanwhile. */
-#ifdef __ZEPHYR__
-void subutai_chan_sleep(uint32_t bits);
+/* Waits until a STATUS bit of bits is set where the runtime sleeps meanwhile (subutai/port.h,
+ * SUBUTAI_PORT_CHAN_SLEEPS), so the core runs its other threads; otherwise nothing, the core then
+ * waits on the bus (a receive's load, a send's store) or polls. */
+#define SUBUTAI_CHAN_PORT_SLEEPS SUBUTAI_PORT_CHAN_SLEEPS
 
 static inline void subutai_chan_port_await(uint32_t bits)
 {
-	while ((subutai_chan_port_status() & bits) == 0) {
-		subutai_chan_sleep(bits);
+	while (SUBUTAI_CHAN_PORT_SLEEPS && (subutai_chan_port_status() & bits) == 0) {
+		subutai_port_chan_sleep(bits);
 	}
 }
-#define SUBUTAI_CHAN_PORT_SLEEPS 1
-#else
-static inline void subutai_chan_port_await(uint32_t bits)
-{
-	(void)bits;
-}
-#define SUBUTAI_CHAN_PORT_SLEEPS 0
-#endif
 
 static inline bool subutai_chan_port_credit(unsigned int slot)
 {

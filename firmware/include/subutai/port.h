@@ -43,7 +43,42 @@
  *
  * Wake is the runtime's own business (the PThreads library's wake-up messages): the drivers
  * never wake a thread.
+ *
+ * What the rest of the library (PThreads, channels) asks of its runtime, beside the drivers':
+ *
+ * SUBUTAI_PORT_SHARED_DATA
+ *     The attribute of data every core reads and writes (the thread table, the keys): empty where
+ *     all data is shared, a section of shared RAM where each kernel's data is in its tile's RAM.
+ *
+ * SUBUTAI_PORT_SLOTS_PER_CORE
+ *     Thread slots of each core, a core's being consecutive (a waker finds a waiter's core from
+ *     its slot alone), or 0 when any core's thread may take any slot.
+ *
+ *   void subutai_port_spin_wait(unsigned int spins);
+ *     Called by a spinner on a short internal lock of the library (rt_spin_lock()) after each of
+ *     its loads that found the word taken (spins: the loads so far): the holder may be a thread
+ *     of the same core, preempted or blocked, which this may let run.
+ *
+ *   void subutai_port_relax(void);
+ *     Called by a poll of channels in memory that found nothing: lets the core's other threads
+ *     run, or nothing where the poll may keep the core.
+ *
+ *   unsigned int subutai_port_chan_lock(void);
+ *   void subutai_port_chan_unlock(unsigned int key);
+ *     Held across a channel send's stores into the channel port (its staging registers are the
+ *     core's): masks what could send on the core meanwhile, if anything can.
+ *
+ * SUBUTAI_PORT_CHAN_SLEEPS
+ *     1 if a thread waiting on the channel port sleeps (subutai_port_chan_sleep()), 0 if it waits
+ *     on the bus (a receive's load, a send's store that waits for its credit).
+ *
+ *   void subutai_port_chan_sleep(uint32_t bits);
+ *     With SUBUTAI_PORT_CHAN_SLEEPS: sleeps until the channel port's interrupt may have set a bit
+ *     of bits in its STATUS register (the caller looks again).
  */
+
+/* Loads of a taken internal lock between two chances for its holder to run (ports that yield). */
+#define SUBUTAI_PORT_SPINS_PER_YIELD 64
 #ifndef SUBUTAI_PORT_API_H
 #define SUBUTAI_PORT_API_H
 

@@ -14,9 +14,9 @@
 #ifndef SUBUTAI_TIMED_H
 #define SUBUTAI_TIMED_H
 
-#ifdef SUBUTAI_ZEPHYR
-/* Under Zephyr the same paths are one block at the start of the image
- * (zephyr-app/linker/hot_text.ld). */
+#ifdef SUBUTAI_SYNC_PATH_SECTIONS
+/* Where the port's linker gathers the same paths into one block of its own (the Zephyr module
+ * defines this: its images put them at the start, zephyr-app/linker/hot_text.ld). */
 /* A section per function (__COUNTER__), so that the linker drops the ones an image does not use. */
 #define SUBUTAI_SECTION_NAME(n) ".subutai_hot." #n
 #define SUBUTAI_SECTION_OF(n)   SUBUTAI_SECTION_NAME(n)

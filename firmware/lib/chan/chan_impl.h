@@ -9,17 +9,13 @@
 #include <stdint.h>
 
 #include <subutai/chan.h>
+#include <subutai_port.h>
 
 extern const char subutai_chan_impl_name[];
 
-/* A poll of the memory implementations that found nothing: Zephyr lets the core's other threads
- * run; bare metal polls on. */
-#ifdef __ZEPHYR__
-#include <zephyr/kernel.h>
-#define CHAN_RELAX() k_yield()
-#else
-#define CHAN_RELAX() ((void)0)
-#endif
+/* A poll of the memory implementations that found nothing: the runtime may let the core's other
+ * threads run (subutai/port.h). */
+#define CHAN_RELAX() subutai_port_relax()
 
 /* The k-th channel of n to look at in a sweep that begins at start (a collector's turn). */
 static inline unsigned int chan_turn(unsigned int start, unsigned int k, unsigned int n)

@@ -28,6 +28,14 @@
  * value is one store. */
 #define SUBUTAI_PORT_SHARED_WINDOW 0
 
+/* The bare-metal image's data is all in shared RAM. */
+#define SUBUTAI_PORT_SHARED_DATA
+/* SUBUTAI_PTHREAD_THREADS_PER_CORE slots of each core (limits.h). */
+#define SUBUTAI_PORT_SLOTS_PER_CORE SUBUTAI_PTHREAD_THREADS_PER_CORE
+/* A channel send takes no lock: the threads of a core switch only where they block, and no
+ * interrupt handler sends on a channel. */
+#define SUBUTAI_PORT_CHAN_SLEEPS    0
+
 /*
  * The thread scheduler's state that the port reads (ni_baremetal.c, in tile RAM: only past the
  * fast path, when the mask's flag below says the core is shared or the caller parked).
@@ -182,6 +190,41 @@ static inline void subutai_port_yield_now(void)
 
 	__asm__ volatile(SUBUTAI_PORT_CALL(subutai_port_yield) : "=r"(result) : : "t0", "memory");
 	(void)result;
+}
+
+/*
+ * A spinner on a taken internal lock lets the core's other threads run now and then (the holder
+ * may be one of them, blocked: the lazy initialization of an object holds the runtime's lock
+ * across its allocation request to an engine, which may park); without a call of the compiler's,
+ * so that the fast paths that take such a lock stay leaf functions.
+ */
+static inline void subutai_port_spin_wait(unsigned int spins)
+{
+	if (spins % SUBUTAI_PORT_SPINS_PER_YIELD == 0) {
+		subutai_port_yield_now();
+	}
+}
+
+/* A poll of channels in memory keeps the core: nothing else of its threads needs it meanwhile
+ * more than the poll's answer. */
+static inline void subutai_port_relax(void)
+{
+}
+
+static inline unsigned int subutai_port_chan_lock(void)
+{
+	return 0u;
+}
+
+static inline void subutai_port_chan_unlock(unsigned int key)
+{
+	(void)key;
+}
+
+/* Never called (SUBUTAI_PORT_CHAN_SLEEPS is 0): the core waits on the bus. */
+static inline void subutai_port_chan_sleep(uint32_t bits)
+{
+	(void)bits;
 }
 
 /*

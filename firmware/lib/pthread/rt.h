@@ -15,9 +15,7 @@
 #include <subutai/ni.h>
 #include <subutai/soc.h>
 #include <subutai/sync.h>
-#ifndef SUBUTAI_ZEPHYR
-#include <subutai_port.h> /* subutai_port_yield_now() */
-#endif
+#include <subutai_port.h> /* what the runtime asks of its port (subutai/port.h) */
 
 #include "../atomic_words.h"
 
@@ -42,14 +40,8 @@ _Static_assert(SUBUTAI_BARRIER_SERIAL_THREAD == PTHREAD_BARRIER_SERIAL_THREAD,
 #define RT_HANDLE_SLOT(t)    ((t) & ((1u << RT_SLOT_BITS) - 1))
 #define RT_HANDLE_GEN(t)     ((t) >> RT_SLOT_BITS)
 
-/* Data every core reads and writes. All of the bare-metal image's data is in shared RAM; under
- * Zephyr each kernel's data is in its tile's RAM and shared data is marked (zephyr-app/linker).
- */
-#ifdef SUBUTAI_ZEPHYR
-#define __rt_shared __attribute__((section(".subutai_shared_bss")))
-#else
-#define __rt_shared
-#endif
+/* Data every core reads and writes (the port says where it goes). */
+#define __rt_shared SUBUTAI_PORT_SHARED_DATA
 
 /* Thread table (thread.c), in shared memory. */
 struct rt_thread {
@@ -65,16 +57,16 @@ struct rt_thread {
 extern struct rt_thread rt_threads[RT_THREADS_MAX];
 
 /*
- * The thread slots of a core's threads: bare-metal SUBUTAI_PTHREAD_THREADS_PER_CORE of its own
- * (limits.h), so that a waker finds a waiter's core from its slot alone; under Zephyr any.
+ * The thread slots of a core's threads: SUBUTAI_PORT_SLOTS_PER_CORE of its own where the port
+ * gives each core its slots (a waker then finds a waiter's core from its slot alone), else any.
  */
-#ifdef SUBUTAI_ZEPHYR
-#define RT_SLOT_FIRST(core) 0u
-#define RT_SLOT_COUNT       RT_THREADS_MAX
-#else
-#define RT_SLOT_COUNT       SUBUTAI_PTHREAD_THREADS_PER_CORE
+#if SUBUTAI_PORT_SLOTS_PER_CORE
+#define RT_SLOT_COUNT       SUBUTAI_PORT_SLOTS_PER_CORE
 #define RT_SLOT_FIRST(core) ((core)*RT_SLOT_COUNT)
 #define RT_SLOT_CORE(slot)  ((slot) / RT_SLOT_COUNT)
+#else
+#define RT_SLOT_FIRST(core) 0u
+#define RT_SLOT_COUNT       RT_THREADS_MAX
 #endif
 
 uint32_t rt_next_gen(void);
@@ -229,59 +221,17 @@ static inline unsigned int rt_core(void)
 }
 
 /* Short internal critical sections only (a few atomic-unit accesses): users of the
- * synchronization objects never spin, they sleep.
- */
-/* Loads of a taken word between two yields. */
-#define RT_SPINS_PER_YIELD 64
-
-#if defined(SUBUTAI_ZEPHYR) && !defined(RT_CS_TRACKING)
-/* Zephyr, round robin: a holder preempted on the spinner's core runs at the spinner's next
- * timeslot's end at the latest. */
-static inline void rt_spin_lock(unsigned int word)
-{
-	while (subutai_atomic_test_and_set(word) != 0) {
-		while (subutai_atomic_load(word) != 0) {
-		}
-	}
-}
-#elif defined(SUBUTAI_ZEPHYR)
-/*
- * Zephyr with a critical-section-aware scheduler: a spinner that holds a mutex keeps its core at
- * its timeslot's end, so it yields now and then to a holder of its core preempted meanwhile (the
- * lazy initialization of an object holds RT_LOCK across its allocation request to an engine,
- * which may sleep); without the limit it would otherwise spin for ever.
- */
-void rt_yield(void);
-
-static inline void rt_spin_lock(unsigned int word)
-{
-	while (subutai_atomic_test_and_set(word) != 0) {
-		for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
-			if (spins % RT_SPINS_PER_YIELD == 0) {
-				rt_yield();
-			}
-		}
-	}
-}
-#else
-
-/*
- * Bare metal: the core's other threads run now and then while the word is taken (the holder may
- * be one of them, blocked: the lazy initialization of an object holds RT_LOCK across its
- * allocation request to an engine, which may park); without a call of the compiler's, so that
- * the fast paths that take such a lock stay leaf functions (port/subutai_port.h).
+ * synchronization objects never spin, they sleep. While the word is taken the port may let the
+ * core's other threads run (subutai_port_spin_wait()).
  */
 static inline void rt_spin_lock(unsigned int word)
 {
 	while (subutai_atomic_test_and_set(word) != 0) {
 		for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
-			if (spins % RT_SPINS_PER_YIELD == 0) {
-				subutai_port_yield_now();
-			}
+			subutai_port_spin_wait(spins);
 		}
 	}
 }
-#endif
 
 static inline void rt_spin_unlock(unsigned int word)
 {

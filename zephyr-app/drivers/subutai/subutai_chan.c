@@ -3,13 +3,14 @@
  *
  * On bare metal a receive is a load that waits on the bus for the message and a send to a full
  * channel a store that waits for the credit: the core has nothing else to run. Under Zephyr the
- * core's other threads must run meanwhile, so subutai/chan_port.h calls subutai_chan_sleep()
- * when the bit it needs in the port's STATUS (a slot full, a credit back) is clear: the thread
- * spins for CONFIG_SUBUTAI_REPLY_SPIN_CYCLES, as the synchronization waits do (a message that
- * comes within it costs no context switch), then sets its bits in the port's IRQ_MASK and sleeps
- * on a semaphore that the port's interrupt gives. The handler masks the bits it found set (the
- * interrupt is a level) and wakes their threads; each end of a channel belongs to one thread, so
- * a bit has one waiter at a time.
+ * core's other threads must run meanwhile, so the port's subutai_port_chan_sleep() (the channel
+ * wait of subutai/port.h, include/subutai_port.h) calls subutai_chan_sleep() when the bit it needs
+ * in the port's STATUS (a slot full, a credit back) is clear: the thread spins for
+ * CONFIG_SUBUTAI_REPLY_SPIN_CYCLES, as the synchronization waits do (a message that comes within
+ * it costs no context switch), then sets its bits in the port's IRQ_MASK and sleeps on a semaphore
+ * that the port's interrupt gives. The handler masks the bits it found set (the interrupt is a
+ * level) and wakes their threads; each end of a channel belongs to one thread, so a bit has one
+ * waiter at a time.
  */
 #define DT_DRV_COMPAT subutai_chan
 
