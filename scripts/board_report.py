@@ -343,19 +343,8 @@ def report_build(meta, gateware_dir, build_name, components=True, results_dir=RE
         f.write("".join(md))
     update_boards_table(fig, results_dir)
 
-    short = [
-        [
-            board,
-            fig["mesh"],
-            f"{fig['fmax_mhz']} / {fig['sys_clk_mhz']}",
-            fig["lut4"],
-            fig["ff"],
-            fig["bram"],
-            fig["dsp"],
-            fig["yosys_s"],
-            fig["nextpnr_s"],
-        ]
-    ]
+    figures = [fig[k] for k in ("lut4", "ff", "bram", "dsp", "yosys_s", "nextpnr_s")]
+    short = [[board, fig["mesh"], f"{fig['fmax_mhz']} / {fig['sys_clk_mhz']}", *figures]]
     log(
         console_table(
             ["board", "mesh", "Fmax/target MHz", "LUT4", "FF", "DP16KD", "MULT18", "yosys s", "nextpnr s"],

@@ -26,28 +26,10 @@ from soc.mesh import mesh_shape
 from soc.simulation import mem_banks_arg
 from scripts import host_programs
 from scripts.capture import CaptureError, numbered_lines, parse_lines
-from scripts.experiments.framework import (
-    Experiment,
-    ModelConfig,
-    Run,
-    log,
-    program_args,
-    split_runs,
-)
+from scripts.experiments.framework import Experiment, ModelConfig, Run, log, program_args, split_runs
 from scripts.experiments.stamp import capture_stamp
-from scripts.results import (
-    columns,
-    new_figure,
-    save_figure,
-    RESULTS_DIR,
-    console_table,
-    cycles_text,
-    markdown_table,
-    range_text,
-    save_csv,
-    spread,
-    to_int,
-)
+from scripts.results import columns, new_figure, save_figure, RESULTS_DIR, console_table, cycles_text
+from scripts.results import markdown_table, range_text, save_csv, spread, to_int
 
 NAME = "apps"
 BACKENDS = ("swonly", "subutai")
@@ -569,17 +551,11 @@ class Apps(Experiment):
             for label, run_lines in split_runs(lines):
                 (record,) = app_runs(run_lines)
                 what = "default" if not label["layout_variant"] else f"link {label['layout_variant']}"
-                rows.append(
-                    [
-                        record["program"],
-                        record["backend"],
-                        record["tiles"],
-                        label["layout_variant"],
-                        what,
-                        record["roi"],
-                        record["checksum"],
-                    ]
-                )
+                config = [record[k] for k in ("program", "backend", "tiles")] + [
+                    label["layout_variant"],
+                    what,
+                ]
+                rows.append(config + [record["roi"], record["checksum"]])
                 runs.append(dict(record, args=f"{record['args']}, {what}"))
             return links_report(rows, results_dir), checksum_problems(runs, reference)
         name = self.result_name(args)

@@ -23,15 +23,8 @@ from soc.subutai_soc import MiB
 from scripts import host_programs
 from scripts.capture import numbered_lines
 from scripts.experiments.framework import Experiment, ModelConfig, Run, label_record, run_image
-from scripts.results import (
-    RESULTS_DIR,
-    console_table,
-    markdown_table,
-    new_figure,
-    save_csv,
-    save_figure,
-    to_int,
-)
+from scripts.results import RESULTS_DIR, console_table, markdown_table, new_figure, save_csv, save_figure
+from scripts.results import to_int
 
 #: Implementations in report order (firmware/lib/chan/chan_<impl>.c).
 IMPLS = ("noc", "push", "flags", "queue")

@@ -29,6 +29,9 @@ from gateware.subutai.tb.bench import Bench, build
 SPM = [2048, 2048, 2048, 256]
 M, C = 1, 1  # SPM latency and FSM cycle, in cycles
 _, N_CTRL, N_QUEUE = P.spm_geometry(SPM[0])
+#: Table III's formulas (and their cycles here) that several cases share.
+COND_WAIT = ("5m+c + unlock (best)", 5 * M + C + 2 * M)
+BROADCAST = ("18m+c (worst, any rho)", 18 * M + C)
 
 
 class Meter:
@@ -93,13 +96,8 @@ def scenarios(m):
     mid = [ev[3].value for ev in r[3] if ev[0] == "Y"][0]
     ids = [m.alloc(3, P.OP_ALLOC_COND) for _ in range(8)]
     r = m.measure(3, request(P.alloc_target(3), P.OP_ALLOC_COND, *me))
-    yield (
-        "Allocation",
-        "no free structure (EAGAIN)",
-        "(n*m)+(3m+c) (worst, n=%d)" % N_CTRL,
-        N_CTRL * M + 3 * M + C,
-        r[:3],
-    )
+    worst = ("(n*m)+(3m+c) (worst, n=%d)" % N_CTRL, N_CTRL * M + 3 * M + C)
+    yield ("Allocation", "no free structure (EAGAIN)", *worst, r[:3])
     for i in ids:
         m.do(3, request(i, P.OP_FREE, *me))
     tmp = m.alloc(e, P.OP_ALLOC_COND)
@@ -141,13 +139,10 @@ def scenarios(m):
         for _ in range(rho):
             m.do(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
         r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *me))
-        yield (
-            "Barrier wait",
-            f"last arrival, rho={rho} waiters",
-            "(m+c)+rho(11m+3c) (worst)" if rho else "7m (best)",
-            (M + C) + rho * (11 * M + 3 * C) if rho else 7 * M,
-            r[:3],
+        paper = (
+            ("(m+c)+rho(11m+3c) (worst)", (M + C) + rho * (11 * M + 3 * C)) if rho else ("7m (best)", 7 * M)
         )
+        yield ("Barrier wait", f"last arrival, rho={rho} waiters", *paper, r[:3])
         m.do(e, request(b, P.OP_FREE, *me))
     b = m.alloc(e, P.OP_ALLOC_BARRIER, 4)
     r = m.measure(e, request(b, P.OP_BARRIER_WAIT, *m.fresh()))
@@ -192,8 +187,7 @@ def scenarios(m):
             yield (
                 "Cond wait",
                 "COND_WAIT..UNLOCK_FOR, local mutex (self requests)",
-                "5m+c + unlock (best)",
-                5 * M + C + 2 * M,
+                *COND_WAIT,
                 (done - t0, None, 0),
             )
         else:
@@ -218,28 +212,14 @@ def scenarios(m):
             yield (
                 "Cond wait",
                 "COND_WAIT..UNLOCK_FOR, remote mutex (3 hops)",
-                "5m+c + unlock (best)",
-                5 * M + C + 2 * M,
+                *COND_WAIT,
                 (last - t0, None, 2),
             )
         # Signal with one waiter: requeued onto the (free) mutex, granted at once.
         r = m.measure(e, request(cid, P.OP_COND_SIGNAL, *m.fresh()))
-        if host == 0:
-            yield (
-                "Cond signal",
-                f"1 waiter, {where}: dequeue + LOCK_FOR (granted)",
-                "29m+2c (worst)",
-                29 * M + 2 * C,
-                r[:3],
-            )
-        else:
-            yield (
-                "Cond signal",
-                f"1 waiter, {where}: dequeue, LOCK_FOR sent",
-                "29m+2c (worst)",
-                29 * M + 2 * C,
-                r[:3],
-            )
+        case = "dequeue + LOCK_FOR (granted)" if host == 0 else "dequeue, LOCK_FOR sent"
+        yield ("Cond signal", f"1 waiter, {where}: {case}", "29m+2c (worst)", 29 * M + 2 * C, r[:3])
+        if host != 0:
             ev = r[3]
             a = next(x[1] for x in ev if x[0] == "A" and x[2] == host and x[3].op == P.OP_LOCK_FOR)
             d = next(x[1] for x in ev if x[0] == "E" and x[2] == host and x[1] > a)
@@ -278,13 +258,7 @@ def scenarios(m):
                 "held": "held mutex, empty queue",
                 "held+queue": "held mutex with waiters",
             }[case]
-            yield (
-                "Cond broadcast",
-                f"rho={rho}, local mutex, splice: {what}",
-                "18m+c (worst, any rho)",
-                18 * M + C,
-                r[:3],
-            )
+            yield ("Cond broadcast", f"rho={rho}, local mutex, splice: {what}", *BROADCAST, r[:3])
             owners += [(x[3].core, x[3].thread) for x in r[3] if x[0] == "Y"]
             release(0, mid, owners)
     # Remote mutex: one LOCK_FOR per waiter (per-waiter step as a self request).
@@ -292,13 +266,7 @@ def scenarios(m):
         waiters(1, mx_remote, rho)
         m.do(1, request(mx_remote, P.OP_LOCK, *me))
         r = m.measure(e, request(cid, P.OP_COND_BROADCAST, *me))
-        yield (
-            "Cond broadcast",
-            f"rho={rho}, remote mutex: one LOCK_FOR per waiter",
-            "18m+c (worst, any rho)",
-            18 * M + C,
-            r[:3],
-        )
+        yield ("Cond broadcast", f"rho={rho}, remote mutex: one LOCK_FOR per waiter", *BROADCAST, r[:3])
         release(1, mx_remote, [me])
 
 

@@ -23,42 +23,20 @@ import statistics
 
 from scripts import host_programs
 from scripts.capture import CaptureError, numbered_lines
-from scripts.experiments.framework import (
-    MEASURES_ZEPHYR,
-    Experiment,
-    ModelConfig,
-    Run,
-    label_record,
-    program_args,
-    run_image,
-)
+from scripts.experiments.framework import MEASURES_ZEPHYR, Experiment, ModelConfig, Run, label_record
+from scripts.experiments.framework import program_args, run_image
 from scripts.host_programs import CHECKSUM_RE
-from scripts.results import (
-    columns,
-    RESULTS_DIR,
-    console_table,
-    markdown_table,
-    new_figure,
-    save_csv,
-    save_figure,
-    to_int,
-)
+from scripts.results import columns, RESULTS_DIR, console_table, markdown_table, new_figure, save_csv
+from scripts.results import save_figure, to_int
 
 #: Sets of TPDS'21 Fig. 13 scaled to the tile count: {tiles: {set: [program, ...]}}; the mix keeps
 #: the paper's order (bodytrack, x264, streamcluster) and shares (3/2/3 of eight).
 SETS = {
-    8: {
-        "bodytrack": ["bodytrack"] * 4,
-        "streamcluster": ["streamcluster"] * 4,
-        "x264": ["x264"] * 4,
-        "mix": ["bodytrack", "x264", "streamcluster", "streamcluster"],
-    },
-    16: {
-        "bodytrack": ["bodytrack"] * 8,
-        "streamcluster": ["streamcluster"] * 8,
-        "x264": ["x264"] * 8,
-        "mix": ["bodytrack"] * 3 + ["x264"] * 2 + ["streamcluster"] * 3,
-    },
+    tiles: {p: [p] * (tiles // 2) for p in ("bodytrack", "streamcluster", "x264")} | {"mix": mix}
+    for tiles, mix in (
+        (8, ["bodytrack", "x264", "streamcluster", "streamcluster"]),
+        (16, ["bodytrack"] * 3 + ["x264"] * 2 + ["streamcluster"] * 3),
+    )
 }
 POLICIES = ("oat", "rr", "csa", "csa-nolimit")
 BACKEND_NAMES = {"swonly": "SW-only", "subutai": "Subutai"}
@@ -263,17 +241,10 @@ def goals(rows, tiles):
                     worse <= CSA_OVER_RR_GOAL and unfair_ok
                 )
                 met = met and ok
-                out.append(
-                    [
-                        s,
-                        ts,
-                        BACKEND_NAMES[backend],
-                        f"{over_sw:.2f}×" if over_sw else "",
-                        f"{worse:+.1f} %",
-                        f"{_val(rr, 'unfairness'):.3f} / {_val(csa, 'unfairness'):.3f}",
-                        "yes" if ok else "**no**",
-                    ]
-                )
+                unfairness = f"{_val(rr, 'unfairness'):.3f} / {_val(csa, 'unfairness'):.3f}"
+                over = f"{over_sw:.2f}×" if over_sw else ""
+                verdict = "yes" if ok else "**no**"
+                out.append([s, ts, BACKEND_NAMES[backend], over, f"{worse:+.1f} %", unfairness, verdict])
     return out, met
 
 
@@ -452,17 +423,10 @@ def sync_costs(runs):
             count, time = totals.get(key, (0, 0))
             return f"{time / count:,.0f}" if count else ""
 
+        calls = [per_call(k) for k in (("mutex", "lock"), ("cond", "wait"), ("barrier", "wait"))]
+        ts = f"{label['ts_us'] / 1000:g}"
         out.append(
-            [
-                label["set"],
-                label["tiles"],
-                BACKEND_NAMES[label["backend"]],
-                label["policy"],
-                f"{label['ts_us'] / 1000:g}",
-                per_call(("mutex", "lock")),
-                per_call(("cond", "wait")),
-                per_call(("barrier", "wait")),
-            ]
+            [label["set"], label["tiles"], BACKEND_NAMES[label["backend"]], label["policy"], ts, *calls]
         )
     return out
 

@@ -27,17 +27,8 @@ from soc.firmware import link_perturbations
 from soc.mesh import mesh_shape
 from scripts.capture import CaptureError, parse_lines
 from scripts.experiments.framework import Experiment, ModelConfig, Run
-from scripts.results import (
-    columns,
-    RESULTS_DIR,
-    console_table,
-    markdown_table,
-    new_figure,
-    save_csv,
-    save_figure,
-    spread,
-    to_int,
-)
+from scripts.results import columns, RESULTS_DIR, console_table, markdown_table, new_figure, save_csv
+from scripts.results import save_figure, spread, to_int
 
 PROGRAM = "prodcons"
 ROUNDS = 16  # prodcons rounds of a run (results/prodcons.* are of this many)
@@ -231,19 +222,10 @@ def report(records, results_dir=RESULTS_DIR, name=PROGRAM):
             label, paper_sw, paper_hw = _paper(key)
             cells = [MISSING if m is None else _number(m) for m in (sw, hw)]
             spread_cells = spreads(t, key)
-            md_rows.append(
-                [
-                    key[0],
-                    f"`{key[1]}`" + (f" {label}" if label else ""),
-                    *cells,
-                    _ratio(sw, hw),
-                    *ranges(t, key),
-                    *spread_cells,
-                    MISSING if label is None else paper_sw,
-                    MISSING if label is None else paper_hw,
-                    _ratio(paper_sw, paper_hw),
-                ]
-            )
+            case = f"`{key[1]}`" + (f" {label}" if label else "")
+            paper = [MISSING, MISSING] if label is None else [paper_sw, paper_hw]
+            ours = [*cells, _ratio(sw, hw), *ranges(t, key), *spread_cells]
+            md_rows.append([key[0], case, *ours, *paper, _ratio(paper_sw, paper_hw)])
             console_rows.append(
                 [t, f"{key[0]} {key[1]}", *cells, _ratio(sw, hw), _ratio(paper_sw, paper_hw), *spread_cells]
             )

@@ -14,16 +14,8 @@ import os
 
 from scripts.capture import CaptureError, program_records
 from scripts.experiments.framework import Experiment, ModelConfig, Run
-from scripts.results import (
-    columns,
-    RESULTS_DIR,
-    console_table,
-    cycles_text,
-    new_figure,
-    save_figure,
-    save_table,
-    to_int,
-)
+from scripts.results import columns, RESULTS_DIR, console_table, cycles_text, new_figure, save_figure
+from scripts.results import save_table, to_int
 
 BACKENDS = ("swonly", "subutai")
 

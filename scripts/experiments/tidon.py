@@ -22,15 +22,8 @@ import os
 from scripts.capture import CaptureError
 from scripts.experiments.framework import Run, label_record, run_image
 from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, multi_model, wrong_checksums
-from scripts.results import (
-    RESULTS_DIR,
-    console_table,
-    markdown_table,
-    new_figure,
-    save_csv,
-    save_figure,
-    to_int,
-)
+from scripts.results import RESULTS_DIR, console_table, markdown_table, new_figure, save_csv, save_figure
+from scripts.results import to_int
 
 #: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES).
 POLICIES = ("spin", "block", "spin-then-block", "tidon")
@@ -241,13 +234,8 @@ def plot(rows, path):
                 ax.bar(xs, main, width, color=colors["main"], edgecolor="black", linewidth=0.3)
                 ax.bar(xs, ep, width, bottom=main, color=colors["ep"], edgecolor="black", linewidth=0.3)
                 for x, m, e in zip(xs, main, ep):
-                    ax.text(
-                        x,
-                        m + e + 0.02,
-                        policy[0] if policy != "spin-then-block" else "s/b",
-                        ha="center",
-                        fontsize=6,
-                    )
+                    short = policy[0] if policy != "spin-then-block" else "s/b"
+                    ax.text(x, m + e + 0.02, short, ha="center", fontsize=6)
             ax.set_xticks(range(len(threads)))
             ax.set_xticklabels([f"EP ×{n}" for n in threads])
             ax.set_ylabel("weighted speed-up")
