@@ -10,7 +10,8 @@ import pytest
 
 from scripts import host_programs
 from scripts.capture import parse_lines
-from scripts.experiments.chan import GOAL_NOC_1HOP, farm_rows, farm_runs, label_record, latency_rows, report
+from scripts.experiments.chan import GOAL_NOC_1HOP, farm_rows, farm_runs, latency_rows, report
+from scripts.experiments.framework import label_record
 from soc.firmware import CHANS
 
 
@@ -115,18 +116,38 @@ def capture():
         '"stream_ns":1,"service_ns":%d}'
     )
     return [
-        label_record(run="chanbench", impl="noc", tiles=16),
+        label_record("chan_label", run="chanbench", impl="noc", tiles=16),
         bench % ("noc", 1, 1, 140, 142, 150, 8000, 38),
         bench % ("noc", 15, 6, 160, 162, 170, 8000, 58),
-        label_record(run="chanbench", impl="flags", tiles=16),
+        label_record("chan_label", run="chanbench", impl="flags", tiles=16),
         bench % ("flags", 1, 1, 600, 620, 700, 40000, 0),
-        label_record(run="farm", impl="noc", m=32, type="int", workers=0, tasks=4, reference="0x00000001"),
+        label_record(
+            "chan_label", run="farm", impl="noc", m=32, type="int", workers=0, tasks=4, reference="0x00000001"
+        ),
         farm % ("noc", 0, 4, 680000),
         "farm: checksum 0x00000001",
-        label_record(run="farm", impl="noc", m=32, type="int", workers=4, tasks=16, reference="0x00000002"),
+        label_record(
+            "chan_label",
+            run="farm",
+            impl="noc",
+            m=32,
+            type="int",
+            workers=4,
+            tasks=16,
+            reference="0x00000002",
+        ),
         farm % ("noc", 4, 16, 170000),
         "farm: checksum 0x00000002",
-        label_record(run="farm", impl="queue", m=32, type="int", workers=4, tasks=16, reference="0x00000002"),
+        label_record(
+            "chan_label",
+            run="farm",
+            impl="queue",
+            m=32,
+            type="int",
+            workers=4,
+            tasks=16,
+            reference="0x00000002",
+        ),
         farm % ("queue", 4, 16, 200000),
         "farm: checksum 0x00000003",
     ]

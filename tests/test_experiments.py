@@ -91,6 +91,23 @@ def test_local_cluster_gives_the_serial_results(tmp_path, serial):
     assert sum('{"run": ' in line for line in lines) == 6
 
 
+def models_of(pid):
+    """The models (Vsim processes) among a process's descendants now; processes come and go."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in children if running(p, "Vsim")]
+
+
+def running(process, name=None):
+    """Whether a process runs (not gone, not a zombie), and is called name if given."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE and name in (None, process.name())
+    except psutil.NoSuchProcess:
+        return False
+
+
 def test_a_sweep_started_again_runs_only_what_is_missing(tmp_path, serial):
     store = tmp_path / "store"
     cmd = [sys.executable, "-m", "scripts.experiments", *SWEEP, "--results", str(tmp_path / "stopped")]
@@ -102,7 +119,7 @@ def test_a_sweep_started_again_runs_only_what_is_missing(tmp_path, serial):
     deadline, models = time.time() + 600, []
     while time.time() < deadline and first.poll() is None:
         kept = list(store.glob("prodcons/*.txt"))
-        models = [p for p in psutil.Process(first.pid).children(recursive=True) if p.name() == "Vsim"]
+        models = models_of(first.pid)
         if len(kept) >= 2 and models:
             break
         time.sleep(0.1)
@@ -113,7 +130,7 @@ def test_a_sweep_started_again_runs_only_what_is_missing(tmp_path, serial):
     # No model of the stopped sweep computes on.
     assert models, "the sweep ended before its workers ran a model"
     alive = psutil.wait_procs(models, timeout=30)[1]
-    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "a model outlived its sweep"
+    assert not [p for p in alive if running(p)], "a model outlived its sweep"
     results, output = sweep(tmp_path, "restarted", "--jobs", "2", "--store", str(store))
     assert output.count(": kept") == kept
     assert table(results) == serial

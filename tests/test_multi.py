@@ -18,7 +18,8 @@ import pytest
 from gateware.build import ROOT
 from scripts import host_programs
 from scripts.capture import CaptureError, parse_lines
-from scripts.experiments.multi import CSV_FIELDS, label_record, metrics, set_runs
+from scripts.experiments.framework import label_record
+from scripts.experiments.multi import CSV_FIELDS, metrics, set_runs
 from soc.zephyr import SCHED_POLICIES
 
 TWO_SET = ["bodytrack", "streamcluster"]
@@ -41,7 +42,9 @@ def run_set(sim, programs, backend, policy, ts_us=TS_US, extra_conf=(), max_cycl
     model = sim.model(2, 2)
     image = build_multi(model, programs, backend, policy, ts_us, TEST_ARGS, extra_conf)
     result = model.run(image, max_cycles=max_cycles)
-    lines = [label_record("test", 4, backend, policy, ts_us)] + result.output.splitlines()
+    lines = [
+        label_record("multi_label", set="test", tiles=4, backend=backend, policy=policy, ts_us=ts_us)
+    ] + result.output.splitlines()
     return result, set_runs(lines)[0]
 
 
@@ -147,7 +150,7 @@ def test_round_robin_also_lets_the_others_finish(sim, reference):
 def _capture(policy, ends, starts=None, set_name="mix", makespan=None, checksum="0x00000001"):
     programs = ["bodytrack", "x264"]
     starts = starts or [0, 0]
-    lines = [label_record(set_name, 8, "subutai", policy, 500)]
+    lines = [label_record("multi_label", set=set_name, tiles=8, backend="subutai", policy=policy, ts_us=500)]
     for k, (p, s, e) in enumerate(zip(programs, starts, ends)):
         lines.append(
             '@subutai {"event":"multi_instance","instance":%d,"program":"%s","threads":8,"started":true,'

@@ -20,7 +20,8 @@ import pytest
 from gateware.build import ROOT
 from scripts import host_programs
 from scripts.experiments.multi import set_runs
-from scripts.experiments.tidon import CSV_FIELDS, label_record, metrics
+from scripts.experiments.framework import label_record
+from scripts.experiments.tidon import CSV_FIELDS, metrics
 
 TEST_ARGS = "-i test -s 1"
 TS_US = 100
@@ -41,7 +42,11 @@ def run_set(sim, programs, backend, barrier, max_cycles=80_000_000):
     conf = ["CONFIG_SUBUTAI_MULTI_DEADLINE_MS=500"]
     image = build_multi(model, programs, backend, "rr", TS_US, TEST_ARGS, conf, barrier=barrier)
     result = model.run(image, max_cycles=max_cycles)
-    lines = [label_record("corun", "test", 0, 4, backend, barrier)] + result.output.splitlines()
+    lines = [
+        label_record(
+            "multi_label", kind="corun", set="test", ep_threads=0, tiles=4, backend=backend, policy=barrier
+        )
+    ] + result.output.splitlines()
     return result, set_runs(lines)[0]
 
 
@@ -108,7 +113,11 @@ def test_every_round_releases_every_waiter_once_beside_other_applications(sim, r
 
 
 def _run(kind, workload, n, policy, ends, programs, threads):
-    lines = [label_record(kind, workload, n, 8, "subutai", policy)]
+    lines = [
+        label_record(
+            "multi_label", kind=kind, set=workload, ep_threads=n, tiles=8, backend="subutai", policy=policy
+        )
+    ]
     for k, (p, t, e) in enumerate(zip(programs, threads, ends)):
         lines.append(
             '@subutai {"event":"multi_instance","instance":%d,"program":"%s","threads":%d,"started":true,'
