@@ -53,7 +53,7 @@ def restamp(path, log=print):
     except stamps.StaleResult:
         pass
     commit = old.get("commit")
-    if not commit or stamps.sources_digest(measures, commit, old.get("digest_rule", 1)) != old["sources"]:
+    if not stamps.made_from_commit(old, measures):
         raise Unprovable(f"{path} was made from files its commit does not hold: rerun its sweep")
     if stamps.sources_digest(MODEL_SOURCES, commit) != stamps.sources_digest(MODEL_SOURCES):
         raise Unprovable(

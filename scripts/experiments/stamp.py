@@ -132,6 +132,15 @@ def changed_files(stamp, paths):
     return names.split("\n") if names else []
 
 
+def made_from_commit(stamp, measures):
+    """Whether the files a stamp measured were its commit's: the commit's digest, by the stamp's own
+    rule, is the stamp's."""
+    commit = stamp.get("commit")
+    return bool(commit) and sources_digest(measures, commit, stamp.get("digest_rule", 1)) == stamp.get(
+        "sources"
+    )
+
+
 def check(stamp, measures, path, command):
     """Raise :class:`StaleResult` unless ``stamp`` (of the result at ``path``) measures what the
     working tree measures now; the message says why and what to run."""
@@ -144,11 +153,9 @@ def check(stamp, measures, path, command):
         )
     now = sources_digest(measures)
     made = stamp.get("sources")
-    if made != now and stamp.get("commit"):
-        # Its measured files were its commit's when the commit's digest, by the stamp's own rule, is
-        # the stamp's: then that commit's files, digested by today's rule, stand for them.
-        if sources_digest(measures, stamp["commit"], stamp.get("digest_rule", 1)) == made:
-            made = sources_digest(measures, stamp["commit"])
+    if made != now and made_from_commit(stamp, measures):
+        # That commit's files, digested by today's rule, stand for the measured ones.
+        made = sources_digest(measures, stamp["commit"])
     if now is None or made != now:
         commit = (stamp.get("commit") or "an unknown commit")[:10]
         changed = changed_files(stamp, measures)
