@@ -185,7 +185,7 @@ def _run(cmd, env, out_dir, stage):
 
 
 #: Scheduling policies of an application set (zephyr-app/lib/Kconfig, SUBUTAI_SCHED).
-SCHED_POLICIES = ("oat", "rr", "csa", "csa-nolimit")
+SCHED_POLICIES = ("oat", "rr", "csa", "csa-nolimit", "rr-core")
 #: The SoC options of the models that run application sets (``build_model(**MULTI_SOC)``): main
 #: RAM for up to 8 applications of 17 threads (8 KiB stacks) and their data, and an atomic unit
 #: of 4096 words, since the software-only backend's objects live there (8 words each) and four
@@ -203,7 +203,7 @@ def sched_conf(policy, ts_us):
     conf = [f"CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US={ts_us}"]
     if policy == "csa-nolimit":
         return conf + ["CONFIG_SUBUTAI_SCHED_CSA=y", "CONFIG_SUBUTAI_SCHED_CSA_LIMIT=n"]
-    return conf + [f"CONFIG_SUBUTAI_SCHED_{policy.upper()}=y"]
+    return conf + [f"CONFIG_SUBUTAI_SCHED_{policy.upper().replace('-', '_')}=y"]
 
 
 #: Barrier waiting policies (zephyr-app/lib/Kconfig, SUBUTAI_BARRIER_WAIT); the default first.

@@ -12,6 +12,7 @@ report's metrics are checked on a capture of known figures. Builds need a Zephyr
 """
 
 import os
+import re
 
 import pytest
 
@@ -26,6 +27,7 @@ TWO_SET = ["bodytrack", "streamcluster"]
 SMALL_SET = TWO_SET * 2
 TEST_ARGS = "-i test -s 1"
 CS_SPIN = os.path.join(ROOT, "tests", "programs", "cs_spin")
+MIGRATE_KEEPS = os.path.join(ROOT, "tests", "programs", "migrate_keeps")
 #: Timeslot of the tests (us): short beside the test input's runs, so threads rotate many times.
 TS_US = 100
 
@@ -79,7 +81,7 @@ def test_set_under_every_policy(sim, reference, programs, backend, policy):
     # Every request is in exactly one of Table VII's columns (the total is counted apart).
     counts = record["req_outside_cs"], record["req_cs_csa"], record["req_cs_rr"]
     assert sum(counts) == record["requests"] > 0
-    if policy in ("oat", "rr"):
+    if policy in ("oat", "rr", "rr-core"):
         assert record["req_cs_csa"] == 0
     if policy == "csa-nolimit":
         assert record["req_cs_rr"] == 0
@@ -93,6 +95,82 @@ def test_set_under_every_policy(sim, reference, programs, backend, policy):
         # Together: every instance starts before any ends.
         assert starts[-1] < min(i["end"] for i in instances)
     assert record["makespan"] == max(i["end"] for i in instances)
+
+
+def slot_logs(output):
+    """Each core's slot log (CONFIG_SUBUTAI_SCHED_SLOT_LOG): {core: (TS in cycles, [[cycle,
+    application that ran, mask of the applications that could run], ...])}."""
+    logs = {}
+    for record in parse_lines(output.splitlines()):
+        if record.get("event") == "slot_log":
+            logs[record["core"]] = (record["ts_cycles"], record["log"])
+    return logs
+
+
+def rotation_check(logs, applications):
+    """Per core, the slot ends where the slot's application (1 + s mod n for slot s, counted on
+    the global counter) had a thread that could run: how many ran it and how many ran another,
+    and each slot end's distance from its multiple of TS."""
+    seen = {}
+    for core, (ts, log) in logs.items():
+        ran, other, phases = 0, 0, []
+        for cycle, app, ready in log:
+            if app in (0, 255):
+                continue  # the launcher's, or nothing
+            boundary = round(cycle / ts)
+            phases.append(cycle - boundary * ts)
+            slot_app = 1 + (boundary - 1) % applications
+            if ready >> slot_app & 1:
+                ran += app == slot_app
+                other += app != slot_app
+        seen[core] = (ran, other, min(phases), max(phases))
+    return seen
+
+
+@pytest.mark.zephyr
+@pytest.mark.parametrize("policy", ["rr", "rr-core"])
+def test_an_applications_threads_run_in_its_slots_on_every_core(sim, policy):
+    """Two applications of four threads, one of each on every core of 2x2 (ep never blocks),
+    with each core's slot log: under rr every timeslot ends on a multiple of TS on the global
+    counter (within the interrupt's latency), and in every slot each core ran the slot's
+    application where it had a thread of it that could run; under rr-core, each core's own
+    rotation, the cores disagree (the difference the alignment makes)."""
+    conf = ["CONFIG_SUBUTAI_SCHED_SLOT_LOG=1024"]
+    result, run = run_set(sim, ["ep:4", "ep:4"], "subutai", policy, extra_conf=conf)
+    assert result.exit_code == 0, result.output[-3000:]
+    logs = slot_logs(result.output)
+    assert sorted(logs) == [0, 1, 2, 3]
+    seen = rotation_check(logs, 2)
+    ts = logs[0][0]
+    if policy == "rr":
+        for core, (ran, other, early, late) in seen.items():
+            assert ran >= 20 and other == 0, (core, seen[core])
+            assert 0 <= early and late < ts // 2, (core, seen[core])
+    else:
+        assert sum(other for _, other, _, _ in seen.values()) > 0, seen
+
+
+@pytest.mark.zephyr
+@pytest.mark.parametrize("backend", ["subutai", pytest.param("swonly", marks=pytest.mark.slow)])
+def test_a_moved_thread_keeps_its_key_data_and_pending_cancellation(sim, backend):
+    """tests/programs/migrate_keeps under the migrating baseline (idle kernels take ready
+    threads): workers set up on one crowded core move to idle ones and find their key's value
+    and their stack as they left them; none moves while it waits for a mutex (queued in an
+    engine or the software queue) or holds it, every unlock succeeds (an engine knows a holder
+    by its core), and the cancellation requested before the move ends each of them after it."""
+    conf = ["CONFIG_SUBUTAI_SCHED_STEAL=y"]
+    result, run = run_set(sim, [MIGRATE_KEEPS], backend, "rr", extra_conf=conf)
+    assert result.exit_code == 0, result.output[-3000:]
+    m = re.search(
+        r"migrate_keeps: 3 threads, (\d+) moved, (\d+) kept their key and data, (\d+) moved while waiting "
+        r"for the mutex, (\d+) while holding it, (\d+) unlock errors, (\d+) cancelled",
+        result.output,
+    )
+    assert m, result.output[-3000:]
+    moved, kept, queued, holding, unlock_errors, cancelled = map(int, m.groups())
+    assert moved >= 1 and kept == moved, m.group(0)
+    assert (queued, holding, unlock_errors, cancelled) == (0, 0, 0, 3), m.group(0)
+    assert run["set"]["migration"] == "steal" and run["set"]["moved"] >= moved
 
 
 @pytest.mark.slow

@@ -101,6 +101,9 @@ def test_every_round_releases_every_waiter_once_beside_other_applications(sim, r
     assert run["set"]["finished"] == 4
     assert run.get("barrier", {}).get("barrier", "spin-then-block") == barrier
     assert "barrier_rounds: 4 threads, 300 rounds, 0 wrong, 0 early" in result.output
+    if barrier == "tidon":
+        # Seed 002's step: laggards moved to their waiters' cores (and home again).
+        assert run["set"]["migration"] == "tidon" and run["set"]["moved"] > 0
     sums = {k: o["checksum"] for k, o in run["output"].items() if "checksum" in o}
     assert sums == {
         1: ("streamcluster", reference["streamcluster"]),

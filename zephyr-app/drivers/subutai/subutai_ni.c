@@ -50,7 +50,7 @@ volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX]
 	__attribute__((section(".subutai_shared_bss.baps"), aligned(32)));
 #endif
 
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
 /* Each core's runnable count, as its own kernel keeps it (ni_data.runnable), for the others. */
 volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX]
 	__attribute__((section(".subutai_shared_bss.runnable"), aligned(32)));
@@ -96,8 +96,8 @@ void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 	__ASSERT(id < CONFIG_SUBUTAI_THREADS_MAX, "waiter id %u out of range", id);
 	k_sem_init(&waiter->sem, 0, K_SEM_MAX_LIMIT);
 	waiter->id = id;
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	waiter->thread = k_current_get();
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	waiter->cs = (struct subutai_sched_cs){0};
 #endif
 	k_current_get()->custom_data = waiter;
@@ -123,6 +123,22 @@ void subutai_waiter_unregister(struct subutai_waiter *waiter)
 struct subutai_waiter *subutai_waiter_local(unsigned int id)
 {
 	return id < CONFIG_SUBUTAI_THREADS_MAX ? ni_data.waiters[id] : NULL;
+}
+
+bool subutai_waiter_leave(struct subutai_waiter *waiter)
+{
+	if (waiter->asleep || waiter->awaited || ni_data.waiters[waiter->id] != waiter) {
+		return false;
+	}
+	ni_data.waiters[waiter->id] = NULL;
+	runnable_add(-1);
+	return true;
+}
+
+void subutai_waiter_arrive(struct subutai_waiter *waiter)
+{
+	ni_data.waiters[waiter->id] = waiter;
+	runnable_add(1);
 }
 
 SUBUTAI_SYNC_PATH struct subutai_waiter *subutai_waiter_current(void)

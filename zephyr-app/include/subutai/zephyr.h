@@ -38,9 +38,14 @@ struct subutai_waiter {
 	bool asleep;  /* in subutai_waiter_sleep() without a timeout: not runnable */
 	bool awaited; /* its reply comes through the reply interrupt (counted in the driver) */
 	unsigned int id;
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	struct k_thread *thread;
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	struct subutai_sched_cs cs;
+#endif
+	/* Its application, and its place in its core's rotation (sched_zephyr.c). */
+	uint8_t app;
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+	sys_dnode_t rotation;
 #endif
 };
 
@@ -111,11 +116,24 @@ static inline bool subutai_waiter_at_barrier(const struct subutai_waiter *waiter
 /* The waiter of this id if its thread is on this core, else NULL. */
 struct subutai_waiter *subutai_waiter_local(unsigned int id);
 
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+/*
+ * A thread moves between kernels (CONFIG_SUBUTAI_SCHED_MIGRATION, lib/pthread/thread_zephyr.c),
+ * interrupts locked or in an interrupt. Leaving: its waiter is forgotten on this core and counted
+ * out of its runnable threads, unless it waits for anything this core's NI or kernel would hand
+ * it (asleep, or its engine's reply due here): false then, and nothing changed. Arriving: the
+ * waiter is this core's and counted runnable.
+ */
+bool subutai_waiter_leave(struct subutai_waiter *waiter);
+void subutai_waiter_arrive(struct subutai_waiter *waiter);
+
+#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
 /* Cores whose counts the shared tables hold (an 8x8 mesh). */
 #define SUBUTAI_CORES_MAX 64
 /* subutai_threads_runnable() of every core, in shared memory (each core writes its own). */
 extern volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX];
+#endif
+
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 
 /* Tidon's step (sched_zephyr.c), before a barrier waiter of this core sleeps: it donates its
  * core to preempted laggards of its barrier here, and asks the other cores to run theirs. */

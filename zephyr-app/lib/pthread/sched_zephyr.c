@@ -1,13 +1,25 @@
 /*
  * Scheduling of the application threads of each core (Kconfig SUBUTAI_SCHED), after TPDS'21
- * (Subutai) section VII: round robin with a timeslot TS (rr; oat, whose launcher runs one
- * application at a time, rotates the same way), or the critical-section-aware policy (csa).
+ * (Subutai) section VII: round robin by application with a timeslot TS (rr; oat, whose launcher
+ * runs one application at a time, rotates the same way), the critical-section-aware policy (csa)
+ * on top of it, and rr-core, each core's own round robin, to measure what the alignment does.
  *
- * Each kernel schedules its own core. The application threads run at one priority,
- * CONFIG_SUBUTAI_PTHREAD_PRIORITY, and a periodic timer of TS ends each timeslot: setting the
- * running thread's priority to that priority requeues it behind the others of the core (the step
- * Zephyr's own time slicing takes, without rearming a timeout at each switch), and the
- * interrupt's exit switches to the head of the queue.
+ * Each kernel schedules its own core, and they agree through the global cycle counter. Under rr,
+ * oat and csa (SUBUTAI_SCHED_ROTATION) timeslots begin at multiples of TS on that counter on
+ * every core (the kernel's ticks are moved onto its multiples of a tick at start-up, and a
+ * periodic timer ends each slot on the tick of a multiple of TS), and slot s belongs to
+ * application 1 + s mod n of the n a launcher declared (subutai_sched_set_applications()): "the
+ * same timeslot for all threads of a given application" (footnote 4), in a deterministic order,
+ * the same number of slots each. A core orders its threads by application with Zephyr's
+ * priorities: the slot's application's at CONFIG_SUBUTAI_PTHREAD_PRIORITY, the next one's one
+ * below, and so on, so a core whose thread of the slot's application blocks runs the next
+ * application's (nothing idles while something is ready). Threads of one application on a core
+ * take turns: the running thread goes to the end of the core's rotation list at its slot's end,
+ * and priorities are set in that order (setting a priority queues a thread behind the others of
+ * its priority, the step Zephyr's own time slicing takes, without rearming a timeout at each
+ * switch). The launcher's own threads (application 0) run at the slot's application's priority.
+ * Under rr-core each core rotates all its threads at one priority on a timer that starts when it
+ * boots, so one application's threads run at unrelated times on different cores.
  *
  * CSA uses one priority above: a thread woken while it waits for a mutex (its lock granted, or
  * a condition wait, which returns with the mutex) is raised to it before it is made ready, so it
@@ -17,10 +29,11 @@
  * is the core's runnable application threads at the timeslot's end): the thread then goes back
  * to round robin until it holds no mutex (SUBUTAI_SCHED_CSA_LIMIT=n removes the limit, which
  * lets a thread that never leaves its critical section keep its core for ever). A raised thread
- * goes back to the common priority when it holds no mutex any more (its unlock requeues it behind
- * the threads of that priority, so the thread it preempted runs on), or at its next timeslot's
- * end or wake-up once it holds none (a lock that failed). The PThreads layer says when a thread
- * takes and leaves mutexes (rt.h, rt_cs_*), in both backends; the programs are not changed.
+ * goes back to its application's priority when it holds no mutex any more (its unlock requeues
+ * it behind the threads of that priority, so the thread it preempted runs on), or at its next
+ * timeslot's end or wake-up once it holds none (a lock that failed). The PThreads layer says when
+ * a thread takes and leaves mutexes (rt.h, rt_cs_*), in both backends; the programs are not
+ * changed.
  *
  * Schedule requests (Table VII) are a timeslot's end while an application thread runs and each
  * time one blocks, counted per core by what the thread held then, in shared RAM so that a
@@ -28,6 +41,9 @@
  */
 #include <zephyr/init.h>
 #include <zephyr/kernel.h>
+#include <zephyr/sys/dlist.h>
+
+#include <soc.h>
 
 #include <subutai/sched.h>
 #include <subutai/soc.h>
@@ -35,12 +51,16 @@
 #include <subutai/zephyr.h>
 
 #include "rt.h"
+#include "sched_zephyr.h"
 
 #define PRIO      CONFIG_SUBUTAI_PTHREAD_PRIORITY
 #define PRIO_CS   (CONFIG_SUBUTAI_PTHREAD_PRIORITY - 1)
 #define TS_US     CONFIG_SUBUTAI_PTHREAD_TIMESLICE_US
 /* TS in cycles of the global counter (the kernels' clock). */
 #define TS_CYCLES ((uint64_t)CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC * TS_US / 1000000)
+/* The lowest priority of an application's thread (the idle thread's is below). */
+#define PRIO_LAST (CONFIG_NUM_PREEMPT_PRIORITIES - 2)
+BUILD_ASSERT(PRIO_LAST >= PRIO, "no priority below the application threads' but the idle thread's");
 
 #if TS_US > 0
 BUILD_ASSERT((uint64_t)TS_US *CONFIG_SYS_CLOCK_TICKS_PER_SEC % 1000000 == 0,
@@ -59,7 +79,7 @@ const char *subutai_sched_policy(void)
 	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_CSA)) {
 		return IS_ENABLED(CONFIG_SUBUTAI_SCHED_CSA_LIMIT) ? "csa" : "csa-nolimit";
 	}
-	return "rr";
+	return IS_ENABLED(CONFIG_SUBUTAI_SCHED_RR_CORE) ? "rr-core" : "rr";
 }
 
 unsigned int subutai_sched_timeslot_us(void)
@@ -82,15 +102,12 @@ const char *subutai_barrier_policy(void)
 /* Cores whose counts fit (a 8x8 mesh). */
 #define SCHED_CORES_MAX 64
 
-/* A cache line per core (two with Tidon's counts), written by its core only (write-through),
- * read after an invalidation. */
-#define CORE_COUNTS_WORDS (sizeof(struct subutai_sched_counts) / 4 < 8 ? 8 : 16)
-
+/* A core's counts in cache lines of their own (the type's alignment rounds its size), written by
+ * its core only (write-through), read after an invalidation. */
 struct core_counts {
 	struct subutai_sched_counts counts;
 	uint32_t idle_since; /* subutai_cycles32() when its wfi began, 0 when not asleep */
-	uint32_t pad[CORE_COUNTS_WORDS - 1 - sizeof(struct subutai_sched_counts) / 4];
-};
+} __aligned(32);
 
 static struct core_counts shared_counts[SCHED_CORES_MAX]
 	__attribute__((section(".subutai_shared_bss.sched"), aligned(32)));
@@ -123,6 +140,12 @@ static void count(enum request_kind kind)
 #define count_add(field, n) ((void)0)
 #endif
 
+#ifdef CONFIG_SUBUTAI_SCHED_STEAL
+static void try_steal(void);
+#else
+#define try_steal() ((void)0)
+#endif
+
 #ifdef CONFIG_SUBUTAI_SCHED_STATS
 /*
  * The idle thread's wait for an interrupt, timed (CONFIG_ARCH_HAS_CUSTOM_CPU_IDLE replaces the
@@ -134,6 +157,8 @@ static void count(enum request_kind kind)
 void arch_cpu_idle(void)
 {
 	volatile struct core_counts *mine = &shared_counts[rt_core()];
+
+	try_steal();
 	uint32_t since = subutai_cycles32() | 1; /* never 0: 0 means awake */
 
 	mine->idle_since = since;
@@ -143,20 +168,43 @@ void arch_cpu_idle(void)
 	irq_unlock(MSTATUS_IEN);
 }
 
-/* A core's idle cycles to now, its sleep in progress included. Its core ends a sleep with two
+/* Readings of a core's idle cycles before the sleep in progress is left out. */
+#define IDLE_READINGS 8
+
+/*
+ * A core's idle cycles to now, its sleep in progress included. Its core ends a sleep with two
  * stores, interrupts locked (idle, then idle_since): two readings that agree, each after an
- * invalidation, are not between them. */
+ * invalidation, are not between them. A core whose idle thread comes back at once, over and over
+ * (an interrupt pending, or a wfi the core does not wait in), changes them every few dozen
+ * cycles, and with its phase locked to the reader's (aligned timeslots start every core's work at
+ * once) no two readings might ever agree: after IDLE_READINGS the last reading of the finished
+ * sleeps is taken, short of at most the sleep in progress.
+ */
 static uint32_t core_idle(const volatile struct core_counts *c)
 {
 	uint32_t since, idle;
 
-	do {
+	for (unsigned int reading = 0;; reading++) {
 		subutai_dcache_invalidate();
 		since = c->idle_since;
 		idle = c->counts.idle;
 		subutai_dcache_invalidate();
-	} while (c->idle_since != since || c->counts.idle != idle);
+		if (c->idle_since == since && c->counts.idle == idle) {
+			break;
+		}
+		if (reading == IDLE_READINGS) {
+			return c->counts.idle;
+		}
+	}
 	return since != 0 ? idle + (subutai_cycles32() - since) : idle;
+}
+#elif defined(CONFIG_SUBUTAI_SCHED_STEAL)
+/* The idle thread's wait for an interrupt, after asking for a thread to run. */
+void arch_cpu_idle(void)
+{
+	try_steal();
+	__asm__ volatile("wfi");
+	irq_unlock(MSTATUS_IEN);
 }
 #endif
 
@@ -173,6 +221,10 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 		sum->cs_rr += c->cs_rr;
 		sum->requests += c->requests;
 		sum->idle += core_idle(&shared_counts[core]);
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+		sum->moved_in += c->moved_in;
+		sum->steal_misses += c->steal_misses;
+#endif
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 		sum->donated_local += c->donated_local;
 		sum->donated_remote += c->donated_remote;
@@ -181,6 +233,369 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 	}
 #endif
 }
+
+/* The application of each thread slot, written by its creator (subutai_sched_thread_created()),
+ * read by the core it starts on after the invalidation of its start. */
+static volatile uint8_t slot_app[CONFIG_SUBUTAI_THREADS_MAX]
+	__attribute__((section(".subutai_shared_bss.sched_app"), aligned(32)));
+/* The applications of the rotation, as the launcher declared them. */
+static volatile uint32_t rotation_apps
+	__attribute__((section(".subutai_shared_bss.sched_apps"), aligned(32)));
+
+void subutai_sched_set_applications(unsigned int apps)
+{
+	if (apps > SUBUTAI_SCHED_APPS_MAX) {
+		rt_fatal("more applications than the rotation holds (SUBUTAI_SCHED_APPS_MAX)");
+	}
+	rotation_apps = apps;
+}
+
+void subutai_sched_thread_created(unsigned int slot)
+{
+	struct subutai_waiter *creator = subutai_waiter_current();
+
+	slot_app[slot] = creator != NULL ? creator->app : 0;
+}
+
+#if CONFIG_SUBUTAI_SCHED_SLOT_LOG > 0 && TS_US > 0
+#include <stdio.h>
+
+struct slot_log {
+	uint32_t count; /* timeslot ends so far (logged: the first CONFIG_SUBUTAI_SCHED_SLOT_LOG) */
+	uint32_t pad[7];
+	/* cycle, application of the thread that ran, applications with a thread that could run */
+	uint32_t entry[CONFIG_SUBUTAI_SCHED_SLOT_LOG][3];
+};
+
+/* Each core writes its own (write-through); the printer reads them after an invalidation. */
+static struct slot_log slot_logs[N_TILES]
+	__attribute__((section(".subutai_shared_bss.slot_log"), aligned(32)));
+/* Set by the printer: the logs end there (the printing's own slots are not the set's). */
+static volatile bool slot_logs_closed __attribute__((section(".subutai_shared_bss.slot_log")));
+
+/* A timeslot's end on this core (its interrupt): the application of the thread that ran. */
+static void log_slot(const struct subutai_waiter *running)
+{
+	struct slot_log *log = &slot_logs[rt_core()];
+
+	subutai_dcache_invalidate(); /* the printer's closing */
+	if (slot_logs_closed) {
+		return;
+	}
+	uint32_t n = log->count++;
+
+	if (n < CONFIG_SUBUTAI_SCHED_SLOT_LOG) {
+		uint32_t ready = 0;
+
+		for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
+			const struct subutai_waiter *waiter = subutai_waiter_local(id);
+
+			if (waiter != NULL && !waiter->asleep && waiter->app < 32) {
+				ready |= BIT(waiter->app);
+			}
+		}
+		log->entry[n][0] = subutai_cycles32();
+		log->entry[n][1] = running != NULL ? running->app : 255;
+		log->entry[n][2] = ready;
+	}
+}
+
+void subutai_sched_print_slot_log(void)
+{
+	slot_logs_closed = true;
+	subutai_dcache_invalidate();
+	for (unsigned int core = 0; core < subutai_num_tiles(); core++) {
+		const struct slot_log *log = &slot_logs[core];
+		uint32_t n = MIN(log->count, CONFIG_SUBUTAI_SCHED_SLOT_LOG);
+
+		printf("@subutai {\"event\":\"slot_log\",\"core\":%u,\"slots\":%lu,"
+		       "\"ts_cycles\":%lu,\"log\":[",
+		       core, (unsigned long)log->count, (unsigned long)TS_CYCLES);
+		for (uint32_t k = 0; k < n; k++) {
+			printf("%s[%lu,%lu,%lu]", k ? "," : "", (unsigned long)log->entry[k][0],
+			       (unsigned long)log->entry[k][1], (unsigned long)log->entry[k][2]);
+		}
+		printf("]}\n");
+	}
+}
+#else
+#define log_slot(running) ((void)0)
+
+void subutai_sched_print_slot_log(void)
+{
+}
+#endif
+
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+/* This core's application threads in the order they take turns (kernel data: interrupts locked
+ * or in the timeslot's interrupt). */
+static sys_dlist_t rotation = SYS_DLIST_STATIC_INIT(&rotation);
+/* The applications of the rotation, as this core read them when its last thread began, and the
+ * index of the slot's one (kernel data). */
+static unsigned int rotation_n;
+static unsigned int rotation_lead;
+
+/* The priority of a thread of this application in this core's slot: the slot's application's
+ * first, then in the rotation's order. */
+static int app_priority(unsigned int app)
+{
+	if (app == 0 || rotation_n == 0) {
+		return PRIO;
+	}
+	if (app > rotation_n) {
+		return PRIO_LAST;
+	}
+	unsigned int distance = (app - 1 + rotation_n - rotation_lead) % rotation_n;
+
+	return MIN(PRIO + (int)distance, PRIO_LAST);
+}
+
+static inline int base_priority(const struct subutai_waiter *waiter)
+{
+	return app_priority(waiter->app);
+}
+
+void subutai_sched_join_application(unsigned int app)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+
+	if (waiter == NULL || app > SUBUTAI_SCHED_APPS_MAX) {
+		rt_fatal(
+			"an application joined by a thread that is not a pthread, or out of range");
+	}
+	waiter->app = app;
+	k_thread_priority_set(waiter->thread, base_priority(waiter));
+}
+
+/* A thread joins this core's rotation (interrupts locked or in an interrupt), after an
+ * invalidation: the launcher declares the applications before it starts their threads. */
+static void join_rotation(struct subutai_waiter *waiter)
+{
+	rotation_n = MIN(rotation_apps, SUBUTAI_SCHED_APPS_MAX);
+	sys_dlist_append(&rotation, &waiter->rotation);
+}
+
+void subutai_sched_thread_begins(struct subutai_waiter *waiter)
+{
+	unsigned int key = irq_lock();
+
+	waiter->app = slot_app[waiter->id];
+	join_rotation(waiter);
+	irq_unlock(key);
+	k_thread_priority_set(waiter->thread, base_priority(waiter));
+}
+
+void subutai_sched_thread_ends(struct subutai_waiter *waiter)
+{
+	unsigned int key = irq_lock();
+
+	if (sys_dnode_is_linked(&waiter->rotation)) {
+		sys_dlist_remove(&waiter->rotation);
+	}
+	irq_unlock(key);
+}
+
+/* Whether a thread runs raised at a timeslot's end (CSA's critical section, Tidon's donation)
+ * and keeps that priority. */
+static inline bool raised(const struct subutai_waiter *waiter)
+{
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	if (waiter->cs.boosted) {
+		return true;
+	}
+#endif
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	if (waiter->cs.donated) {
+		return true;
+	}
+#endif
+	ARG_UNUSED(waiter);
+	return false;
+}
+
+/*
+ * A new slot on this core, in the timeslot's interrupt: its application from the global counter,
+ * the thread that ran (behind, unless it keeps its core) to the end of the rotation, and every
+ * thread's priority in the rotation's order.
+ */
+static void rotate(struct subutai_waiter *behind)
+{
+	struct subutai_waiter *waiter;
+
+	rotation_lead =
+		rotation_n != 0 ? (subutai_cycles() + TS_CYCLES / 2) / TS_CYCLES % rotation_n : 0;
+	/* A thread between its waiter's registration and its first steps, or past its end, runs
+	 * outside the rotation. */
+	if (behind != NULL && sys_dnode_is_linked(&behind->rotation)) {
+		sys_dlist_remove(&behind->rotation);
+		sys_dlist_append(&rotation, &behind->rotation);
+	}
+	/* A thread whose priority stays keeps its place among its priority's, but the one that
+	 * ran goes behind them. */
+	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, waiter, rotation)
+	{
+		int prio = base_priority(waiter);
+
+		if (!raised(waiter) &&
+		    (waiter == behind || k_thread_priority_get(waiter->thread) != prio)) {
+			k_thread_priority_set(waiter->thread, prio);
+		}
+	}
+}
+#else
+static inline int base_priority(const struct subutai_waiter *waiter)
+{
+	ARG_UNUSED(waiter);
+	return PRIO;
+}
+
+void subutai_sched_join_application(unsigned int app)
+{
+	struct subutai_waiter *waiter = subutai_waiter_current();
+
+	if (waiter != NULL) {
+		waiter->app = app; /* inherited; rr-core does not rotate by it */
+	}
+}
+
+static inline void join_rotation(struct subutai_waiter *waiter)
+{
+	ARG_UNUSED(waiter);
+}
+
+void subutai_sched_thread_begins(struct subutai_waiter *waiter)
+{
+	waiter->app = slot_app[waiter->id];
+}
+
+void subutai_sched_thread_ends(struct subutai_waiter *waiter)
+{
+	ARG_UNUSED(waiter);
+}
+#endif
+
+const char *subutai_sched_migration(void)
+{
+	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_STEAL)) {
+		return "steal";
+	}
+	return IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) ? "tidon" : "none";
+}
+
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+/* A thread holding a mutex stays: an engine knows its holder by core and thread, and would
+ * refuse the unlock from another core (and CSA wants it to run on). */
+bool subutai_sched_may_move(const struct subutai_waiter *waiter)
+{
+	return waiter->cs.depth == 0 && !waiter->cs.waiting && !waiter->cs.boosted;
+}
+
+#ifdef CONFIG_SUBUTAI_SCHED_STEAL
+/* This core's steal: asked and not answered yet, and when it may ask again (kernel data). */
+static bool steal_asked;
+static uint32_t steal_after;
+#endif
+
+void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how)
+{
+	join_rotation(waiter);
+	waiter->cs.donated = (how & SUBUTAI_MOVE_DONATED) != 0;
+	k_thread_priority_set(waiter->thread, waiter->cs.donated ? PRIO_CS : base_priority(waiter));
+	count_add(moved_in, 1);
+#ifdef CONFIG_SUBUTAI_SCHED_STEAL
+	if (how & SUBUTAI_MOVE_STAY) {
+		steal_asked = false;
+	}
+#endif
+}
+
+/* This core's ready threads, from after the last one given away, for a fair share of steals. */
+static unsigned int steal_from;
+
+/* A thread of this core that can move to the asking core, by slot: a moved one's slot, or
+ * CONFIG_SUBUTAI_THREADS_MAX. Interrupts locked or in an interrupt. */
+static unsigned int give_any(unsigned int to)
+{
+	for (unsigned int k = 1; k <= CONFIG_SUBUTAI_THREADS_MAX; k++) {
+		unsigned int id = (steal_from + k) % CONFIG_SUBUTAI_THREADS_MAX;
+		struct subutai_waiter *waiter = subutai_waiter_local(id);
+
+		if (waiter != NULL && waiter->app != 0 &&
+		    subutai_thread_move(waiter, to, SUBUTAI_MOVE_STAY)) {
+			steal_from = id;
+			return id;
+		}
+	}
+	return CONFIG_SUBUTAI_THREADS_MAX;
+}
+
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+static bool give_laggard(unsigned int id, unsigned int to, uint32_t waiting);
+#endif
+
+/* Another core asks for a thread: any ready one (a steal), or a barrier's laggard (Tidon). */
+static void on_steal(const struct subutai_ni_msg *msg)
+{
+	unsigned int to = msg->payload[0];
+
+	if (msg->payload[1] == RT_STEAL_ANY) {
+		if (give_any(to) == CONFIG_SUBUTAI_THREADS_MAX) {
+			uint32_t me = rt_core();
+
+			count_add(steal_misses, 1);
+			if (subutai_ni_send(to, SUBUTAI_NI_NORMAL, RT_MSG_NONE, &me, 1) != 0) {
+				rt_fatal("cannot answer a steal");
+			}
+		}
+		return;
+	}
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	(void)give_laggard(msg->payload[1], to, msg->payload[2]);
+#endif
+}
+
+#ifdef CONFIG_SUBUTAI_SCHED_STEAL
+static void on_none(const struct subutai_ni_msg *msg)
+{
+	ARG_UNUSED(msg);
+	steal_asked = false;
+	steal_after = subutai_cycles32() + CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES;
+}
+
+/*
+ * The migrating baseline, in the idle thread (interrupts locked): a kernel with nothing to run
+ * asks the core with the most runnable application threads, if it has more than the one it
+ * runs, for one of its ready threads, which then lives here (as a Linux kernel's idle balancing
+ * pulls a task; seed 002's runs are Linux's). One question at a time; after a "none", a pause.
+ */
+static void try_steal(void)
+{
+	unsigned int me = rt_core(), victim = me;
+	unsigned int most = 1;
+
+	if (steal_asked || (int32_t)(subutai_cycles32() - steal_after) < 0) {
+		return;
+	}
+	subutai_dcache_invalidate(); /* the other cores' runnable counts */
+	for (unsigned int core = 0; core < subutai_num_tiles(); core++) {
+		if (core != me && subutai_core_runnable[core] > most) {
+			most = subutai_core_runnable[core];
+			victim = core;
+		}
+	}
+	if (victim == me) {
+		steal_after = subutai_cycles32() + CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES;
+		return;
+	}
+	uint32_t payload[3] = {me, RT_STEAL_ANY, 0};
+
+	if (subutai_ni_send(victim, SUBUTAI_NI_NORMAL, RT_MSG_STEAL, payload, 3) != 0) {
+		rt_fatal("cannot ask for a thread");
+	}
+	steal_asked = true;
+}
+#endif
+#endif /* CONFIG_SUBUTAI_SCHED_MIGRATION */
 
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 /* The calling thread's critical sections (a pthread's; another thread's are a dummy). */
@@ -223,7 +638,8 @@ SUBUTAI_SYNC_PATH void rt_cs_exit(int err)
 			/* Its critical section is over: back to round robin, behind the threads of
 			 * its priority (the one it preempted runs next). */
 			cs->boosted = false;
-			k_thread_priority_set(k_current_get(), PRIO);
+			k_thread_priority_set(k_current_get(),
+					      base_priority(k_current_get()->custom_data));
 		}
 	}
 }
@@ -275,9 +691,9 @@ void subutai_sched_waking(struct subutai_waiter *waiter)
 		}
 	} else if (cs->boosted && cs->depth == 0) {
 		cs->boosted = false;
-		k_thread_priority_set(waiter->thread, PRIO);
+		k_thread_priority_set(waiter->thread, base_priority(waiter));
 	} else if (donated && !cs->boosted) {
-		k_thread_priority_set(waiter->thread, PRIO);
+		k_thread_priority_set(waiter->thread, base_priority(waiter));
 	}
 }
 
@@ -396,6 +812,7 @@ static void on_laggards(const struct subutai_ni_msg *msg)
 static unsigned int notify_laggards(uint32_t waiting)
 {
 	unsigned int messages = 0;
+	bool asked = false; /* for a laggard to run here */
 	uint64_t sent = BIT64(rt_core());
 	bool shared = false;
 
@@ -418,7 +835,18 @@ static unsigned int notify_laggards(uint32_t waiting)
 			continue;
 		}
 		baps_noticed[id] = baps;
-		if (!(sent & BIT64(core))) {
+		if (!asked) {
+			/* Seed 002, Algorithm 3: the waiter's core runs the laggard. */
+			uint32_t payload[3] = {rt_core(), id, waiting};
+
+			if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_STEAL, payload, 3) !=
+			    0) {
+				rt_fatal("cannot ask for a laggard");
+			}
+			asked = true;
+			sent |= BIT64(core);
+			messages++;
+		} else if (!(sent & BIT64(core))) {
 			sent |= BIT64(core);
 			uint32_t payload = waiting;
 
@@ -430,6 +858,26 @@ static unsigned int notify_laggards(uint32_t waiting)
 		}
 	}
 	return messages;
+}
+
+/* A laggard of this core another core's barrier waiter asked for: sent there to run for the rest
+ * of the waiter's slot if it can move, else raised here (running, holding a mutex, or waiting).
+ * Interrupts locked or in an interrupt. */
+static bool give_laggard(unsigned int id, unsigned int to, uint32_t waiting)
+{
+	struct subutai_waiter *waiter = subutai_waiter_local(id);
+
+	if (waiter == NULL || !lags(subutai_baps[id], waiting, false)) {
+		return false; /* it arrived, or it is not here */
+	}
+	if (subutai_thread_move(waiter, to, SUBUTAI_MOVE_DONATED)) {
+		return true;
+	}
+	unsigned int raised = run_laggards(waiting, false);
+
+	ARG_UNUSED(raised);
+	count_add(donated_remote, raised);
+	return false;
 }
 
 void subutai_sched_barrier_notify(struct subutai_waiter *waiter)
@@ -465,6 +913,66 @@ void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
 #endif
 
 #if TS_US > 0
+static void timeslot_end(struct k_timer *timer);
+static K_TIMER_DEFINE(timeslot, timeslot_end, NULL);
+
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+#define TIMER_NODE DT_NODELABEL(timer0)
+
+/*
+ * Moves this kernel's ticks onto the multiples of a tick on the global cycle counter (the LiteX
+ * timer's uptime): the timer counts down from its load once enabled, so the first tick comes at
+ * the next multiple (a few cycles late, the same on every core) and the others every tick after.
+ * Zephyr's LiteX driver starts its ticks when the kernel boots, at an unrelated time on each core.
+ */
+static void align_ticks(void)
+{
+	const uint32_t per_tick = k_ticks_to_cyc_floor32(1);
+	unsigned int key = irq_lock();
+
+	litex_write8(0, DT_REG_ADDR_BY_NAME(TIMER_NODE, en));
+	litex_write32(per_tick - (uint32_t)(subutai_cycles() % per_tick),
+		      DT_REG_ADDR_BY_NAME(TIMER_NODE, load));
+	litex_write8(1, DT_REG_ADDR_BY_NAME(TIMER_NODE, en));
+	irq_unlock(key);
+}
+
+/* The tick of the next multiple of TS on the global counter, as an absolute timeout: ticks
+ * come at the multiples of a tick (align_ticks()), the kernel's count naming the last one. */
+static k_timeout_t next_slot(void)
+{
+	const uint32_t per_tick = k_ticks_to_cyc_floor32(1);
+	int64_t tick;
+	uint64_t now;
+
+	do {
+		tick = sys_clock_tick_get();
+		now = subutai_cycles();
+	} while (sys_clock_tick_get() != tick);
+	uint64_t last = now / per_tick * per_tick;
+	uint64_t next = (now / TS_CYCLES + 1) * TS_CYCLES;
+
+	return K_TIMEOUT_ABS_TICKS(tick + (int64_t)((next - last) / per_tick));
+}
+
+/* Starts the slots; a slot's end that finds itself off a multiple of TS (by whole ticks: the
+ * count read at the start lagged a tick not yet announced) starts them again. */
+static void start_slots(void)
+{
+	k_timer_start(&timeslot, next_slot(), K_USEC(TS_US));
+}
+
+static void keep_aligned(void)
+{
+	uint64_t off = subutai_cycles() % TS_CYCLES;
+	const uint32_t slack = k_ticks_to_cyc_floor32(1) / 2;
+
+	if (off > slack && off < TS_CYCLES - slack) {
+		start_slots();
+	}
+}
+#endif
+
 /*
  * The end of a timeslot on this core, in the timer interrupt. The running thread is the
  * scheduler's, not k_current_get()'s: with CONFIG_CURRENT_THREAD_USE_TLS that is a thread-local
@@ -480,25 +988,40 @@ static void timeslot_end(struct k_timer *timer)
 	int prio = k_thread_priority_get(running);
 
 	ARG_UNUSED(timer);
-	if (waiter == NULL || (prio != PRIO && prio != PRIO_CS)) {
-		return; /* idle, or a kernel thread: not an application's */
+	if (waiter == NULL || prio < PRIO_CS || prio > PRIO_LAST) {
+		waiter = NULL; /* idle, or a kernel thread: not an application's */
 	}
+	log_slot(waiter);
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-	enum request_kind kind = classify(&waiter->cs);
+	if (waiter != NULL) {
+		enum request_kind kind = classify(&waiter->cs);
 
-	count(kind);
-	if (kind == REQUEST_CS_CSA) {
-		return; /* CSA: it keeps the core */
-	}
-	waiter->cs.boosted = false;
+		count(kind);
+		if (kind == REQUEST_CS_CSA) {
+			waiter = NULL; /* CSA: it keeps the core */
+		} else {
+			waiter->cs.boosted = false;
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
-	waiter->cs.donated = false;
+			waiter->cs.donated = false;
 #endif
+		}
+	}
 #endif
-	k_thread_priority_set(running, PRIO);
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+	/* A laggard ran its donated time here: home once the service thread has preempted it. */
+	if (waiter != NULL && subutai_thread_away(waiter)) {
+		subutai_thread_send_home_later(waiter);
+	}
+#endif
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+	keep_aligned();
+	rotate(waiter);
+#else
+	if (waiter != NULL) {
+		k_thread_priority_set(running, PRIO);
+	}
+#endif
 }
-
-static K_TIMER_DEFINE(timeslot, timeslot_end, NULL);
 #endif
 
 static int subutai_sched_init(void)
@@ -508,16 +1031,25 @@ static int subutai_sched_init(void)
 		rt_fatal("more cores than the scheduler's counts hold");
 	}
 #endif
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
 	if (subutai_num_tiles() > SUBUTAI_CORES_MAX) {
-		rt_fatal("more cores than Tidon's tables hold");
+		rt_fatal("more cores than the shared runnable counts hold");
 	}
 #endif
-#if TS_US > 0
+#if TS_US > 0 && defined(CONFIG_SUBUTAI_SCHED_ROTATION)
+	align_ticks();
+	start_slots();
+#elif TS_US > 0
 	k_timer_start(&timeslot, K_USEC(TS_US), K_USEC(TS_US));
 #endif
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 	subutai_ni_add_handler(RT_MSG_LAGGARDS, on_laggards);
+#endif
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+	subutai_ni_add_handler(RT_MSG_STEAL, on_steal);
+#endif
+#ifdef CONFIG_SUBUTAI_SCHED_STEAL
+	subutai_ni_add_handler(RT_MSG_NONE, on_none);
 #endif
 	return 0;
 }

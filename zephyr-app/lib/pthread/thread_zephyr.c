@@ -26,6 +26,7 @@
 #include <subutai/zephyr.h>
 
 #include "rt.h"
+#include "sched_zephyr.h"
 
 LOG_MODULE_REGISTER(subutai_pthread, CONFIG_SUBUTAI_NI_LOG_LEVEL);
 
@@ -40,6 +41,7 @@ struct zthread {
 	struct rt_key_value keys[SUBUTAI_PTHREAD_KEYS];
 	pthread_t self;
 	unsigned int slot;
+	unsigned int home; /* the core it goes back to after a move for a donation */
 	size_t stack_size;
 	k_thread_stack_t *stack;
 };
@@ -48,7 +50,8 @@ struct zthread {
 struct service_msg {
 	enum {
 		SERVICE_SPAWN,
-		SERVICE_REAP
+		SERVICE_REAP,
+		SERVICE_SEND_HOME
 	} op;
 	unsigned int slot;
 	struct zthread *z;
@@ -235,6 +238,7 @@ static void thread_end(struct zthread *z, void *retval)
 	unsigned int slot = z->slot;
 
 	rt_keys_exit();
+	subutai_sched_thread_ends(&z->waiter);
 	/* The thread sleeps no more: forget its waiter before the slot can be reused (once
 	 * rt_thread_finish() lets it be joined), so that a new thread of that slot on this core is
 	 * never forgotten by a late clean-up of this one. */
@@ -264,6 +268,7 @@ static void thread_entry(void *p1, void *p2, void *p3)
 	subutai_waiter_register(&z->waiter, z->slot);
 	/* Thread start is an acquire: the creator's writes become visible. */
 	subutai_dcache_invalidate();
+	subutai_sched_thread_begins(&z->waiter);
 	void *retval = rt_threads[z->slot].start(rt_threads[z->slot].arg);
 
 	thread_end(z, retval);
@@ -282,6 +287,7 @@ static int create_local(unsigned int slot)
 	}
 	memset(z, 0, sizeof(*z));
 	z->slot = slot;
+	z->home = rt_core();
 	z->self = RT_HANDLE(slot, subutai_atomic_load(RT_THREAD_GEN + slot));
 	z->stack = (k_thread_stack_t *)((char *)z + head);
 	z->stack_size = rt_threads[slot].stacksize;
@@ -294,6 +300,7 @@ static int create_local(unsigned int slot)
 
 int rt_spawn(unsigned int core, unsigned int slot)
 {
+	subutai_sched_thread_created(slot);
 	if (core == rt_core()) {
 		return create_local(slot);
 	}
@@ -315,8 +322,106 @@ void pthread_exit(void *retval)
 
 SUBUTAI_SW_PATH static void on_wake(const struct subutai_ni_msg *msg)
 {
-	subutai_waiter_wake(msg->payload[0]);
+	unsigned int id = msg->payload[0];
+
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+	/* Sent before its thread moved on: after it. */
+	if (id < CONFIG_SUBUTAI_THREADS_MAX && subutai_waiter_local(id) == NULL &&
+	    subutai_atomic_load(RT_THREAD_CORE + id) != rt_core()) {
+		rt_wake(id, 0);
+		return;
+	}
+#endif
+	subutai_waiter_wake(id);
 }
+
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+/*
+ * Threads that move between kernels (seed 002's laggard run on its waiter's core, and the
+ * migrating baseline's steals). A thread's k_thread, stack, keys and waiter are one block of
+ * the shared heap and its other state is in the atomic unit's words of its slot, so a move hands
+ * over the block: the source kernel suspends the thread (out of its run queue; only a thread
+ * that is ready and not running moves, its context saved on its stack), forgets its waiter,
+ * names the new core in the slot's core word and sends the block in a message; the target
+ * kernel takes the waiter and resumes the thread in its own run queue. Every kernel runs the same
+ * code at the same addresses with its own data at the same addresses (tile RAM), so the thread
+ * goes on from its saved context on the new core. It does not move while it waits for anything
+ * the old core's NI would hand it (an engine's reply, a sleep), nor while it holds a mutex (an
+ * engine records the holder by its core: subutai_sched_may_move()).
+ */
+static bool ready_not_running(const struct zthread *z)
+{
+	uint8_t state = z->thread.base.thread_state;
+
+	return &z->thread != k_sched_current_thread_query() && (state & _THREAD_QUEUED) != 0 &&
+	       (state & (_THREAD_DUMMY | _THREAD_PENDING | _THREAD_SLEEPING | _THREAD_DEAD |
+			 _THREAD_SUSPENDED | _THREAD_ABORTING)) == 0;
+}
+
+bool subutai_thread_move(struct subutai_waiter *waiter, unsigned int to, uint32_t how)
+{
+	struct zthread *z = CONTAINER_OF(waiter, struct zthread, waiter);
+
+	if (to == rt_core() || !rt_core_can_host(to) || !ready_not_running(z) ||
+	    !subutai_sched_may_move(waiter) || !subutai_waiter_leave(waiter)) {
+		return false;
+	}
+	k_thread_suspend(&z->thread);
+	subutai_sched_thread_ends(waiter);
+	rt_unplace(rt_core());
+	subutai_atomic_fetch_add(RT_CORE_BUSY + to, 1);
+	subutai_atomic_store(RT_THREAD_CORE + z->slot, to);
+	if (how & SUBUTAI_MOVE_STAY) {
+		z->home = to;
+	}
+	uint32_t payload[3] = {z->slot, (uint32_t)(uintptr_t)z, how};
+
+	if (subutai_ni_send(to, SUBUTAI_NI_NORMAL, RT_MSG_MOVE, payload, 3) != 0) {
+		rt_fatal("cannot send a thread to another core");
+	}
+	return true;
+}
+
+static void on_move(const struct subutai_ni_msg *msg)
+{
+	struct zthread *z = (struct zthread *)(uintptr_t)msg->payload[1];
+
+	subutai_dcache_invalidate(); /* its block and stack, as its last core left them */
+	subutai_waiter_arrive(&z->waiter);
+	subutai_sched_thread_arrives(&z->waiter, msg->payload[2]);
+	k_thread_resume(&z->thread);
+}
+
+bool subutai_thread_away(const struct subutai_waiter *waiter)
+{
+	return CONTAINER_OF(waiter, const struct zthread, waiter)->home != rt_core();
+}
+
+void subutai_thread_send_home_later(struct subutai_waiter *waiter)
+{
+	struct service_msg msg = {.op = SERVICE_SEND_HOME,
+				  .z = CONTAINER_OF(waiter, struct zthread, waiter)};
+
+	(void)k_msgq_put(&service_q, &msg, K_NO_WAIT); /* full: it stays, for now */
+}
+
+/* In the service thread, which preempted the thread (its context is saved): home if it can go
+ * now, else at a later timeslot's end. */
+static void send_home(struct zthread *z)
+{
+	unsigned int key = irq_lock();
+
+	if (z->home != rt_core() && subutai_waiter_local(z->slot) == &z->waiter) {
+		(void)subutai_thread_move(&z->waiter, z->home, SUBUTAI_MOVE_HOME);
+	}
+	irq_unlock(key);
+}
+#else
+static void send_home(struct zthread *z)
+{
+	ARG_UNUSED(z);
+}
+#endif
 
 static void on_spawn(const struct subutai_ni_msg *msg)
 {
@@ -341,9 +446,11 @@ static void service_main(void *p1, void *p2, void *p3)
 			if (create_local(msg.slot) != 0) {
 				rt_fatal("no memory for a thread placed on this core");
 			}
-		} else {
+		} else if (msg.op == SERVICE_REAP) {
 			k_thread_join(&msg.z->thread, K_FOREVER);
 			free(msg.z);
+		} else {
+			send_home(msg.z);
 		}
 	}
 }
@@ -353,6 +460,9 @@ static int subutai_pthread_init(void)
 {
 	subutai_ni_add_handler(RT_MSG_WAKE, on_wake);
 	subutai_ni_add_handler(RT_MSG_SPAWN, on_spawn);
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+	subutai_ni_add_handler(RT_MSG_MOVE, on_move);
+#endif
 	k_thread_create(&service_thread, service_stack, K_KERNEL_STACK_SIZEOF(service_stack),
 			service_main, NULL, NULL, NULL, CONFIG_SUBUTAI_SERVICE_PRIORITY, 0,
 			K_NO_WAIT);

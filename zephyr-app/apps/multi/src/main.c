@@ -4,11 +4,12 @@
  *
  * Every instance of the set (src/instance.c, linked apart) runs in a main thread of its own,
  * instance k's on core k mod n, and creates its threads as the program says, placed one per core.
- * Under the policies rr and csa (Kconfig SUBUTAI_SCHED) the instances start together; under oat
- * one at a time, in order. Each instance's start and end are cycles of the global counter; the
- * set's makespan runs from just before the first start to the last end. With
- * CONFIG_SUBUTAI_MULTI_DEADLINE_MS the launcher stops waiting then and reports what has not
- * finished (a deadlocked application must not keep the others from finishing).
+ * Under the policies rr, rr-core and csa (Kconfig SUBUTAI_SCHED) the instances start together;
+ * under oat one at a time, in order. Instance k is application k + 1 of the scheduler's rotation
+ * (its threads run in the slots of that application on every core). Each instance's start and end
+ * are cycles of the global counter; the set's makespan runs from just before the first start to the
+ * last end. With CONFIG_SUBUTAI_MULTI_DEADLINE_MS the launcher stops waiting then and reports what
+ * has not finished (a deadlocked application must not keep the others from finishing).
  *
  * Output, once every instance has ended (or the deadline passed), one "@subutai" record per
  * instance ("multi_instance") and one for the set ("multi_set", with the schedule requests of
@@ -29,7 +30,7 @@
 
 #include "multi.h"
 
-#define MULTI_MAX_INSTANCES 32
+#define MULTI_MAX_INSTANCES SUBUTAI_SCHED_APPS_MAX
 
 struct run {
 	const struct multi_instance *instance;
@@ -48,6 +49,8 @@ static void *run_instance(void *arg)
 {
 	struct run *run = arg;
 
+	/* Instance k is application k + 1 of the rotation, its threads too. */
+	subutai_sched_join_application(run - runs + 1);
 	run->start = subutai_cycles();
 	run->exit_code = run->instance->main();
 	run->end = subutai_cycles();
@@ -128,6 +131,7 @@ int main(void)
 		printf("multi: %u instances, at most %d\n", count, MULTI_MAX_INSTANCES);
 		return 2;
 	}
+	subutai_sched_set_applications(count);
 	subutai_sched_counts(&before);
 	uint64_t set_start = subutai_cycles();
 	uint64_t deadline =
@@ -184,13 +188,20 @@ int main(void)
 	       "{\"event\":\"multi_set\",\"policy\":\"%s\",\"ts_us\":%u,\"backend\":\"%s\","
 	       "\"tiles\":%u,\"instances\":%u,\"finished\":%u,\"makespan\":%lu,"
 	       "\"req_outside_cs\":%lu,\"req_cs_csa\":%lu,\"req_cs_rr\":%lu,\"requests\":%lu,"
-	       "\"busy\":%llu}\n",
+	       "\"busy\":%llu,\"start_cycle\":%llu,\"migration\":\"%s\"",
 	       subutai_sched_policy(), subutai_sched_timeslot_us(), pthread_backend_np,
 	       subutai_num_tiles(), count, done, (unsigned long)(set_end - set_start),
 	       (unsigned long)(after.outside_cs - before.outside_cs),
 	       (unsigned long)(after.cs_csa - before.cs_csa),
 	       (unsigned long)(after.cs_rr - before.cs_rr),
-	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy);
+	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy,
+	       (unsigned long long)set_start, subutai_sched_migration());
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+	printf(",\"moved\":%lu,\"steal_misses\":%lu",
+	       (unsigned long)(after.moved_in - before.moved_in),
+	       (unsigned long)(after.steal_misses - before.steal_misses));
+#endif
+	printf("}\n");
 #ifdef CONFIG_SUBUTAI_BARRIER_TRACK
 	/* A barrier waiting policy other than the default one (seed 002's comparison), with Tidon's
 	 * work over the set. */
@@ -204,6 +215,7 @@ int main(void)
 #endif
 	printf("}\n");
 #endif
+	subutai_sched_print_slot_log();
 	for (unsigned int k = 0; k < count; k++) {
 		print_output(k, multi_instances[k]);
 	}

@@ -1,0 +1,47 @@
+/*
+ * What the Zephyr port's threads (thread_zephyr.c) tell its scheduling policy (sched_zephyr.c)
+ * about the life of each application thread of a core.
+ */
+#ifndef SUBUTAI_SCHED_ZEPHYR_H
+#define SUBUTAI_SCHED_ZEPHYR_H
+
+#include <subutai/zephyr.h>
+
+/* The calling thread creates the thread of this slot (before it exists on any core): the new
+ * thread is the creator's application's. */
+void subutai_sched_thread_created(unsigned int slot);
+/* A thread of this core begins (its waiter just registered, its own first steps) or ends (before
+ * its waiter is forgotten). */
+void subutai_sched_thread_begins(struct subutai_waiter *waiter);
+void subutai_sched_thread_ends(struct subutai_waiter *waiter);
+
+#ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
+/* NoC messages of the moves (the PThreads library's types, beside rt.h's). */
+#define RT_MSG_MOVE  0xf3 /* payload: thread slot, its block, SUBUTAI_MOVE_* */
+#define RT_MSG_STEAL 0xf4 /* payload: the asking core, a thread slot or RT_STEAL_ANY, why */
+#define RT_MSG_NONE  0xf5 /* payload: the asked core (nothing to move) */
+#define RT_STEAL_ANY 0xffffffffu
+
+/* Why a thread moves (a move's flags). */
+#define SUBUTAI_MOVE_DONATED BIT(0) /* a laggard its barrier waiter's core runs (Tidon) */
+#define SUBUTAI_MOVE_STAY    BIT(1) /* the new core is its home (the migrating baseline) */
+#define SUBUTAI_MOVE_HOME    BIT(2) /* back home after a donation */
+
+/*
+ * Moves a thread of this core to another core's kernel (thread_zephyr.c), interrupts locked or
+ * in an interrupt: only a thread that is ready and not running, that waits for nothing of this
+ * core's and that the policy lets move; false if it cannot.
+ */
+bool subutai_thread_move(struct subutai_waiter *waiter, unsigned int to, uint32_t how);
+/* Whether a thread of this core is away from its home core (moved for a donation). */
+bool subutai_thread_away(const struct subutai_waiter *waiter);
+/* Asks this core's service thread to send a thread home once it has preempted it. */
+void subutai_thread_send_home_later(struct subutai_waiter *waiter);
+
+/* The policy's part of a move: whether a thread may move now (it holds no mutex), and a thread
+ * that arrives on this core (interrupts locked or in an interrupt, before it is made ready). */
+bool subutai_sched_may_move(const struct subutai_waiter *waiter);
+void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how);
+#endif
+
+#endif /* SUBUTAI_SCHED_ZEPHYR_H */
