@@ -346,3 +346,30 @@ def test_a_result_whose_images_did_not_change_is_restamped(tmp_path, monkeypatch
     capture.write_text("\n".join(lines) + "\n")
     with pytest.raises(Unprovable, match="rwbench, swonly, 2 tiles: its image is not the one"):
         restamp(str(capture), log=lambda msg: None)
+    # The model's sources edited too: the 2-tile model generated from HEAD's tree and from this one
+    # is the same hardware, so the result is restamped; a model whose hardware differs is refused.
+    from scripts.experiments import restamp as restamping
+
+    capture.write_text(
+        "\n".join(
+            [stamps.stamp_record(stamp)]
+            + lines[1:first]
+            + [lines[first].replace("0" * 64, digest)]
+            + lines[first + 1 :]
+        )
+        + "\n"
+    )
+    monkeypatch.setattr(
+        stamps,
+        "sources_digest",
+        lambda paths, commit=None, rule=2: real(paths, commit, rule) if commit else "e" * 64,
+    )
+    new = restamp(str(capture), log=lambda msg: None)
+    assert new["restamped"]["commit"] == head and read_csv(results / "rwlock.csv")[1] == rows
+    capture.write_text("\n".join([stamps.stamp_record(stamp)] + capture.read_text().splitlines()[1:]) + "\n")
+    real_netlist = restamping.netlist
+    monkeypatch.setattr(
+        restamping, "netlist", lambda tree, model: real_netlist(tree, model) + ("x" if tree == ROOT else "")
+    )
+    with pytest.raises(Unprovable, match="the 2-tile model is not the hardware of"):
+        restamp(str(capture), log=lambda msg: None)

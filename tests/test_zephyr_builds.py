@@ -19,6 +19,7 @@ The matrix itself (every Kconfig choice of zephyr-app/ in some build, with both 
 checked without a Zephyr tree.
 """
 
+import itertools
 import os
 import re
 import shutil
@@ -70,10 +71,14 @@ def _builds():
         for backend in BACKENDS:
             add("program", backend, "farm", chan_conf(chan), tag=chan)
     # Every scheduling policy with both backends, each with a barrier waiting policy of its own.
-    for policy, barrier in zip(SCHED_POLICIES, BARRIER_POLICIES):
+    for policy, barrier in zip(SCHED_POLICIES, itertools.cycle(BARRIER_POLICIES)):
         for backend in BACKENDS:
             conf = sched_conf(policy, TS_US) + barrier_conf(barrier)
             add("multi", backend, conf=conf, tag=f"{policy}-{barrier}")
+    # The migrating baseline (idle kernels take threads), with the slot log.
+    for backend in BACKENDS:
+        conf = sched_conf("rr", TS_US) + ["CONFIG_SUBUTAI_SCHED_STEAL=y", "CONFIG_SUBUTAI_SCHED_SLOT_LOG=64"]
+        add("multi", backend, conf=conf, tag="rr-steal")
     return builds
 
 

@@ -9,7 +9,9 @@ result anew:
 
 1. the capture's stamp must be verifiable: its measured files were those of its commit (the
    commit's digest, by the stamp's rule, is the stamp's);
-2. the model's sources (``gateware``, ``soc``) must be that commit's;
+2. the model must be that commit's: its sources (``gateware``, ``soc``) unchanged, or else every
+   model the runs use, generated from the commit's tree and from this one, the same hardware (the
+   generated Verilog, dates and paths aside, and the harness's sources: what Verilator compiles);
 3. the experiment's runs for the stamp's arguments must be the capture's, and every run's image,
    built from the tree now, must have the digest its ``run`` record holds (a run without an image,
    an RTL testbench's, measures the model alone).
@@ -19,9 +21,14 @@ stamp it replaces (``restamped``). Anything else is refused with the reason: rer
 """
 
 import argparse
+import json
 import os
+import re
+import subprocess
 import sys
+import tempfile
 
+from gateware.build import ROOT
 from scripts.capture import CaptureError, parse_lines, read_capture
 from scripts.experiments import load
 from scripts.experiments import stamp as stamps
@@ -29,6 +36,39 @@ from scripts.experiments.framework import parse_arguments, save_capture, split_r
 
 #: What the model is built from: the same model gives the same cycles for the same image.
 MODEL_SOURCES = ("gateware", "soc")
+
+
+#: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)
+#: and prints the digest of what Verilator would compile: the Verilog, dates and the output
+#: directory blanked, and the harness's sources.
+NETLIST_SCRIPT = r"""
+import hashlib, json, os, re, sys
+import soc.simulation as sim
+args, out = json.loads(sys.argv[1]), sys.argv[2]
+
+def digest(soc, model, knobs, **_):
+    from litex.soc.integration.builder import Builder
+    Builder(soc, output_dir=model.output_dir, compile_software=False, compile_gateware=False,
+            csr_json=model.csr_json).build(run=False, build_name="sim")
+    block = getattr(soc, "tile_block", None)
+    if block is not None:
+        block.write(soc.platform, model.gateware_dir)
+    h = hashlib.sha256()
+    files = [os.path.join(model.gateware_dir, f) for f in sorted(os.listdir(model.gateware_dir))
+             if f.endswith(".v")]
+    files += [os.path.join(sim.HARNESS_DIR, f) for f in sorted(os.listdir(sim.HARNESS_DIR))]
+    for path in files:
+        with open(path, errors="replace") as f:
+            text = f.read().replace(os.path.abspath(out), "OUT")
+        text = re.sub(r"(?m)^//.*(Auto-Generated|\d{4}-\d{2}-\d{2}).*$", "", text)
+        h.update(os.path.basename(path).encode() + b"\0" + text.encode())
+    print("netlist", h.hexdigest())
+    raise SystemExit(0)
+
+sim.verilate = digest
+sim.quiet_litex()
+sim.build_model(*args.pop("mesh"), output_dir=out, force=True, log=lambda m: None, **args)
+"""
 
 
 class Unprovable(RuntimeError):
@@ -55,12 +95,10 @@ def restamp(path, log=print):
     commit = old.get("commit")
     if not stamps.made_from_commit(old, measures):
         raise Unprovable(f"{path} was made from files its commit does not hold: rerun its sweep")
-    if stamps.sources_digest(MODEL_SOURCES, commit) != stamps.sources_digest(MODEL_SOURCES):
-        raise Unprovable(
-            f"the model changed since {commit[:10]} ({', '.join(MODEL_SOURCES)}): rerun its sweep"
-        )
     experiment.prepare(args)
     runs = experiment.runs(args)
+    if stamps.sources_digest(MODEL_SOURCES, commit) != stamps.sources_digest(MODEL_SOURCES):
+        same_hardware(commit, {run.model for run in runs if run.model}, log)
     recorded = split_runs(lines)
     if [r.config for r in runs] != [
         {k: v for k, v in label.items() if k != "image"} for label, _ in recorded
@@ -83,6 +121,52 @@ def restamp(path, log=print):
     if problems:
         raise Unprovable("the report finds problems: " + "; ".join(problems))
     return new
+
+
+def model_arguments(model):
+    """build_model()'s arguments of a model of the runs."""
+    from soc.mesh import mesh_shape
+
+    return dict(
+        mesh=list(mesh_shape(model.tiles)),
+        cpu_variant=model.cpu_variant,
+        mem_banks=model.mem_banks,
+        threads=model.threads,
+        **dict(model.options),
+    )
+
+
+def netlist(tree, model):
+    """The digest of a model's hardware generated from the sources at ``tree``."""
+    with tempfile.TemporaryDirectory(prefix="subutai-netlist-") as out:
+        proc = subprocess.run(
+            [sys.executable, "-c", NETLIST_SCRIPT, json.dumps(model_arguments(model)), out],
+            cwd=tree,
+            env=dict(os.environ, PYTHONPATH=tree),
+            capture_output=True,
+            text=True,
+        )
+    found = re.search(r"^netlist ([0-9a-f]{64})$", proc.stdout, re.M)
+    if proc.returncode != 0 or not found:
+        raise Unprovable(f"cannot generate the {model.tiles}-tile model at {tree}: {proc.stderr[-500:]}")
+    return found.group(1)
+
+
+def same_hardware(commit, models, log=print):
+    """Raises :class:`Unprovable` unless every model, generated from ``commit``'s tree and from
+    this one, is the same hardware (the model's sources changed, but maybe not what they make)."""
+    tree = tempfile.mkdtemp(prefix="subutai-restamp-")
+    git = ["git", "-C", ROOT]
+    subprocess.run(git + ["worktree", "add", "--detach", tree, commit], check=True, capture_output=True)
+    try:
+        for model in sorted(models, key=lambda m: (m.tiles, repr(m))):
+            if netlist(tree, model) != netlist(ROOT, model):
+                raise Unprovable(
+                    f"the {model.tiles}-tile model is not the hardware of {commit[:10]}: rerun its sweep"
+                )
+            log(f"  the {model.tiles}-tile model: the hardware of {commit[:10]}")
+    finally:
+        subprocess.run(git + ["worktree", "remove", "--force", tree], capture_output=True)
 
 
 def main(argv=None):
