@@ -32,7 +32,7 @@ ALONE_POLICY = "spin-then-block"
 CSV_FIELDS = (
     "workload ep_threads balanced tiles backend policy weighted_speedup unfairness checksums_ok "
     "main_speedup ep_speedup main_cycles ep_cycles main_alone ep_alone makespan finished donated_local "
-    "donated_remote laggard_messages"
+    "donated_remote laggard_messages moved"
 ).split()
 #: Goals of the issue (8 tiles) and seed 002's figures.
 GOAL_IMBALANCED = 1.3
@@ -97,6 +97,7 @@ def metrics(runs, reference):
         checksums = "yes" if _checksums_ok(run, reference) else "no"
         times = [*(c or "" for c in cycles), *refs, s["makespan"], "yes" if done else "no"]
         donated = [work.get(k, 0) for k in ("donated_local", "donated_remote", "laggard_messages")]
+        donated.append(s.get("moved", 0))  # laggards moved to their waiters' cores, and home
         rows.append(config + [weighted, unfairness, checksums, *map(ratio, speedups), *times, *donated])
     return rows
 
@@ -160,7 +161,7 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
     ).split()
     idx = [CSV_FIELDS.index(f) for f in shown]
     table_rows = [[r[i] for i in idx] for r in rows]
-    work = "workload ep_threads backend donated_local donated_remote laggard_messages makespan".split()
+    work = "workload ep_threads backend donated_local donated_remote laggard_messages moved makespan".split()
     tiles = sorted({r[3] for r in rows})
     md = [
         "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",
@@ -188,8 +189,9 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
         "",
         "## Tidon's work",
         "",
-        "Laggards a waiter ran on its own core, laggards raised on another core's message, and those "
-        "messages, over the run.",
+        "Laggards a waiter ran on its own core, laggards raised on another core's message (where they "
+        "could not move), those messages, and the moves between kernels (a laggard to its waiter's "
+        "core, and home at its slot's end), over the run.",
         "",
         markdown_table(work, [[r[CSV_FIELDS.index(f)] for f in work] for r in rows if r[5] == "tidon"]),
         "",
