@@ -287,6 +287,9 @@ SUBUTAI_SYNC_PATH int pthread_mutex_trylock(pthread_mutex_t *mutex)
 		mutex->depth++;
 		return 0;
 	}
+	/* Marked from the request on: a thread granted a mutex is never taken for one that holds
+	 * none (a scheduler may move only the latter between cores). */
+	rt_cs_wait();
 	err = mutex->impl == RT_IMPL_HW ? subutai_mutex_trylock(mutex->handle)
 					: sw_mutex_trylock(mutex->handle, is_errorcheck(mutex));
 	rt_cs_enter(err);
@@ -350,6 +353,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *absti
 		 */
 		return ETIMEDOUT;
 	}
+	rt_cs_wait();
 	err = mutex->impl == RT_IMPL_HW
 		      ? rt_hw_timedlock(mutex->handle, deadline, subutai_mutex_trylock)
 		      : sw_mutex_timedlock(mutex->handle, is_errorcheck(mutex), deadline);

@@ -616,11 +616,14 @@ SUBUTAI_SYNC_PATH void rt_cs_enter(int err)
 {
 	struct subutai_sched_cs *cs = current_cs();
 
-	cs->waiting = false;
 	if (err == 0 && cs->depth++ == 0 && !cs->boosted) {
 		cs->since = subutai_cycles32();
 		cs->expired = false;
 	}
+	/* Held before no longer waiting: an interrupt between the two never finds a holder that
+	 * looks free to move (subutai_sched_may_move()). */
+	compiler_barrier();
+	cs->waiting = false;
 }
 
 SUBUTAI_SYNC_PATH void rt_cs_woken(void)
