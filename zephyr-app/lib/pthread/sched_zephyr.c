@@ -208,13 +208,34 @@ void arch_cpu_idle(void)
 }
 #endif
 
+#ifdef CONFIG_SUBUTAI_SCHED_STATS
+/* A core's counts as one reading: its core adds a request to two of them (interrupts locked, a
+ * few cycles apart), and aligned timeslots end on every core at once, the reader's included, so
+ * a reading is taken again until its columns add up to its total (at most IDLE_READINGS times). */
+static void core_counts_read(const volatile struct subutai_sched_counts *c,
+			     struct subutai_sched_counts *out)
+{
+	for (unsigned int reading = 0; reading < IDLE_READINGS; reading++) {
+		subutai_dcache_invalidate();
+		for (size_t w = 0; w < sizeof(*out) / sizeof(uint32_t); w++) {
+			((uint32_t *)out)[w] = ((const volatile uint32_t *)c)[w];
+		}
+		if (out->outside_cs + out->cs_csa + out->cs_rr == out->requests) {
+			return;
+		}
+	}
+}
+#endif
+
 void subutai_sched_counts(struct subutai_sched_counts *sum)
 {
 	*sum = (struct subutai_sched_counts){0};
 #ifdef CONFIG_SUBUTAI_SCHED_STATS
-	subutai_dcache_invalidate();
 	for (unsigned int core = 0; core < subutai_num_tiles(); core++) {
-		const volatile struct subutai_sched_counts *c = &shared_counts[core].counts;
+		struct subutai_sched_counts one;
+		const struct subutai_sched_counts *c = &one;
+
+		core_counts_read(&shared_counts[core].counts, &one);
 
 		sum->outside_cs += c->outside_cs;
 		sum->cs_csa += c->cs_csa;
