@@ -45,21 +45,12 @@ struct subutai_ni_data {
 
 static struct subutai_ni_data ni_data;
 
-#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
-volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX]
-	__attribute__((section(".subutai_shared_bss.baps"), aligned(32)));
-#endif
-
-#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
-/* Each core's runnable count, as its own kernel keeps it (ni_data.runnable), for the others. */
-volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX]
-	__attribute__((section(".subutai_shared_bss.runnable"), aligned(32)));
-
+#ifdef CONFIG_SUBUTAI_NI_RUNNABLE_HOOK
 /* Interrupts locked or in an interrupt. */
 static inline void runnable_add(int change)
 {
 	ni_data.runnable += change;
-	subutai_core_runnable[subutai_tile_id()] = ni_data.runnable;
+	subutai_ni_runnable_hook(ni_data.runnable);
 }
 #else
 static inline void runnable_add(int change)
@@ -83,7 +74,7 @@ SUBUTAI_SYNC_PATH static inline bool may_spin(const struct subutai_waiter *waite
  */
 SUBUTAI_SYNC_PATH static inline bool spins_alone(const struct subutai_waiter *waiter)
 {
-	return !IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || !subutai_waiter_at_barrier(waiter);
+	return !IS_ENABLED(CONFIG_SUBUTAI_NI_BARRIER_HOOKS) || !subutai_waiter_at_barrier(waiter);
 }
 
 /* Threads of this core whose reply deliver() will hand over (they stopped watching for it).
@@ -97,14 +88,11 @@ void subutai_waiter_register(struct subutai_waiter *waiter, unsigned int id)
 	k_sem_init(&waiter->sem, 0, K_SEM_MAX_LIMIT);
 	waiter->id = id;
 	waiter->thread = k_current_get();
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-	waiter->cs = (struct subutai_sched_cs){0};
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_MARKS
+	waiter->at_barrier = false;
 #endif
 	k_current_get()->custom_data = waiter;
 	ni_data.waiters[id] = waiter;
-#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
-	subutai_baps[id] = 0;
-#endif
 }
 
 void subutai_waiter_unregister(struct subutai_waiter *waiter)
@@ -113,9 +101,6 @@ void subutai_waiter_unregister(struct subutai_waiter *waiter)
 
 	if (waiter->id < CONFIG_SUBUTAI_THREADS_MAX && ni_data.waiters[waiter->id] == waiter) {
 		ni_data.waiters[waiter->id] = NULL;
-#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
-		subutai_baps[waiter->id] = 0; /* no laggard of any barrier any more */
-#endif
 	}
 	irq_unlock(key);
 }
@@ -166,8 +151,8 @@ SUBUTAI_SYNC_PATH static void give(struct subutai_waiter *waiter)
 		waiter->asleep = false;
 		runnable_add(1);
 	}
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-	subutai_sched_waking(waiter);
+#ifdef CONFIG_SUBUTAI_NI_THREAD_HOOKS
+	subutai_ni_waking_hook(waiter);
 #endif
 	k_sem_give(&waiter->sem);
 }
@@ -181,10 +166,10 @@ SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_time
 			while (k_sem_count_get(&waiter->sem) == 0) {
 			}
 		}
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 		/* Tidon's step, if the wait came here without it (replies of other threads were
 		 * awaited); at most a message per laggard and round. */
-		subutai_sched_barrier_sleeping(waiter);
+		subutai_ni_barrier_sleeping_hook(waiter);
 #endif
 	}
 	unsigned int key = irq_lock();
@@ -195,9 +180,9 @@ SUBUTAI_SYNC_PATH int subutai_waiter_sleep(struct subutai_waiter *waiter, k_time
 		waiter->asleep = true;
 		runnable_add(-1);
 	}
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+#ifdef CONFIG_SUBUTAI_NI_THREAD_HOOKS
 	if (k_sem_count_get(&waiter->sem) == 0) {
-		subutai_sched_blocking(waiter);
+		subutai_ni_blocking_hook(waiter);
 	}
 #endif
 	irq_unlock(key);
@@ -217,10 +202,10 @@ SUBUTAI_SW_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 	       ((alone_spins && ni_data.runnable <= 1) ||
 		subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
 	}
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 	if (!alone_spins && k_sem_count_get(&waiter->sem) == 0) {
 		/* Tidon's step after the brief spin; alone on its core, it spins on. */
-		subutai_sched_barrier_sleeping(waiter);
+		subutai_ni_barrier_sleeping_hook(waiter);
 		while (k_sem_count_get(&waiter->sem) == 0 && ni_data.runnable <= 1) {
 		}
 	}
@@ -467,29 +452,29 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 		}
 		/* Other code runs before the reply: the cache is invalidated after it. */
 		*invalidated = false;
-		bool step = IS_ENABLED(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) && !alone_spins;
+		bool step = IS_ENABLED(CONFIG_SUBUTAI_NI_BARRIER_HOOKS) && !alone_spins;
 
 		if (!other_interrupt_pending() && !step) {
 			return sleep_for_reply(waiter, reply, 0, key, stop, false, false);
 		}
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 		if (step && ni_data.runnable <= 1 && !other_interrupt_pending()) {
 			/* Alone on its core: only other cores' laggards may be preempted. It tells
 			 * them and watches on, interrupts still locked (its reply comes as without
 			 * the step). */
-			subutai_sched_barrier_notify(waiter);
+			subutai_ni_barrier_notify_hook(waiter);
 			alone_spins = true;
 			continue;
 		}
 #endif
 		awaits_delivery(waiter);
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 		if (step) {
 			/* Tidon's step after the brief spin (its donations run other threads, so
 			 * the reply is delivered meanwhile); then, alone on its core, it watches
 			 * on. */
 			irq_unlock(key);
-			subutai_sched_barrier_sleeping(waiter);
+			subutai_ni_barrier_sleeping_hook(waiter);
 			alone_spins = true;
 		} else {
 			let_interrupts_in(key);

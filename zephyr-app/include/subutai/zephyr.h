@@ -16,37 +16,15 @@
  * wake-ups of other cores. Its id (below CONFIG_SUBUTAI_THREADS_MAX) is the thread field of its
  * requests. Registered on its own core, in its k_thread's custom data.
  */
-/*
- * A thread's critical sections as its core's scheduling policy sees them (CONFIG_SUBUTAI_SCHED_*,
- * zephyr-app/lib/pthread/sched_zephyr.c): kept by the thread's own mutex calls and by its core's
- * timeslot interrupt and wake-ups, so never touched by another core.
- */
-struct subutai_sched_cs {
-	uint16_t depth; /* mutexes held */
-	bool waiting;   /* blocked for a mutex (a lock, or a condition wait: holds it when woken) */
-	bool boosted;   /* runs at the critical-section priority (CSA) */
-	bool expired;   /* held mutexes past CSALimit: round robin until it holds none */
-	bool donated;   /* runs raised on time a barrier waiter donated (Tidon), until its
-			 * timeslot ends or it blocks */
-	uint32_t since; /* subutai_cycles32() when its critical section began (CSA) */
-};
-
 struct subutai_waiter {
 	struct k_sem sem;
 	struct subutai_reply reply;
 	bool replied; /* reply holds a reply not yet taken (a give of sem without it: a wake-up) */
 	bool asleep;  /* in subutai_waiter_sleep() without a timeout: not runnable */
 	bool awaited; /* its reply comes through the reply interrupt (counted in the driver) */
+	bool at_barrier; /* waits at a barrier (subutai_waiter_mark_barrier()) */
 	unsigned int id;
 	struct k_thread *thread;
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-	struct subutai_sched_cs cs;
-#endif
-	/* Its application, and its place in its core's rotation (sched_zephyr.c). */
-	uint8_t app;
-#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
-	sys_dnode_t rotation;
-#endif
 };
 
 /* Makes the calling thread a waiter with this id (on this core). */
@@ -73,37 +51,20 @@ void subutai_thread_runs(int change);
  * TPDS'21 Eq. 2. */
 unsigned int subutai_threads_runnable(void);
 
-#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-/* The scheduling policy's (sched_zephyr.c), called by the driver with interrupts locked: a
- * waiter's semaphore is about to be given, and its thread is about to block (a schedule
- * request). */
-void subutai_sched_waking(struct subutai_waiter *waiter);
-void subutai_sched_blocking(struct subutai_waiter *waiter);
-#endif
-
 /*
- * Barrier participation status (BAPS, seed 002 Tidon) of every thread, by waiter id, in shared
- * memory: written by the thread itself (pthread_barrier_wait()), read without a lock by its
- * core's scheduler and, after an invalidation, by the threads of other cores.
- *
- *   0                          it has not waited at a barrier (or its slot is free)
- *   key << 8 | seq << 1        it takes part in the barrier of that key and is not waiting at it:
- *                              a laggard while its siblings wait there
- *   key << 8 | seq << 1 | 1    it waits at that barrier (arrived)
- *
- * seq counts the thread's arrivals (7 bits), so that every wait gives a new value.
+ * Whether the waiter's thread waits at a barrier now: the barrier waiting policies other than
+ * spin-then-block mark their waits (CONFIG_SUBUTAI_NI_BARRIER_MARKS), and the driver waits there
+ * their way. The thread itself marks them, so the mark is its core's.
  */
-#define SUBUTAI_BAPS_ARRIVED   1u
-#define SUBUTAI_BAPS_SEQ_MASK  0xfeu
-#define SUBUTAI_BAPS_KEY(baps) ((baps) >> 8)
-
-#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
-extern volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX];
-
-/* Whether the waiter's thread waits at a barrier now. */
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_MARKS
 static inline bool subutai_waiter_at_barrier(const struct subutai_waiter *waiter)
 {
-	return (subutai_baps[waiter->id] & SUBUTAI_BAPS_ARRIVED) != 0;
+	return waiter->at_barrier;
+}
+
+static inline void subutai_waiter_mark_barrier(struct subutai_waiter *waiter, bool at_barrier)
+{
+	waiter->at_barrier = at_barrier;
 }
 #else
 static inline bool subutai_waiter_at_barrier(const struct subutai_waiter *waiter)
@@ -126,21 +87,31 @@ struct subutai_waiter *subutai_waiter_local(unsigned int id);
 bool subutai_waiter_leave(struct subutai_waiter *waiter);
 void subutai_waiter_arrive(struct subutai_waiter *waiter);
 
-#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
-/* Cores whose counts the shared tables hold (an 8x8 mesh). */
-#define SUBUTAI_CORES_MAX 64
-/* subutai_threads_runnable() of every core, in shared memory (each core writes its own). */
-extern volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX];
+/*
+ * Hooks: what the driver tells a scheduling policy, which implements them and selects their
+ * Kconfig symbol, as Zephyr's platform hooks are (<zephyr/platform/hooks.h>): the driver never
+ * knows the policy otherwise, and a hook is a direct call on the synchronization path. Called
+ * with interrupts locked or in an interrupt unless said otherwise.
+ */
+#ifdef CONFIG_SUBUTAI_NI_THREAD_HOOKS
+/* The waiter's semaphore is about to be given (its reply or a wake-up): it can run again. */
+void subutai_ni_waking_hook(struct subutai_waiter *waiter);
+/* The waiter's thread is about to block on its semaphore (a schedule request). */
+void subutai_ni_blocking_hook(struct subutai_waiter *waiter);
 #endif
 
-#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+#ifdef CONFIG_SUBUTAI_NI_RUNNABLE_HOOK
+/* subutai_threads_runnable() of this core changed to runnable. */
+void subutai_ni_runnable_hook(unsigned int runnable);
+#endif
 
-/* Tidon's step (sched_zephyr.c), before a barrier waiter of this core sleeps: it donates its
- * core to preempted laggards of its barrier here, and asks the other cores to run theirs. */
-void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter);
-/* Its messages to the other cores alone (a waiter alone on its core: no laggard is preempted
- * there), with interrupts locked or not; it never switches threads. */
-void subutai_sched_barrier_notify(struct subutai_waiter *waiter);
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
+/* A barrier waiter of this core is about to sleep (Tidon's step: it may run other threads
+ * meanwhile; interrupts on). */
+void subutai_ni_barrier_sleeping_hook(struct subutai_waiter *waiter);
+/* A barrier waiter alone on its core watches for its reply (Tidon: only other cores' laggards
+ * may be preempted), interrupts locked or not; it never switches threads. */
+void subutai_ni_barrier_notify_hook(struct subutai_waiter *waiter);
 #endif
 
 /*

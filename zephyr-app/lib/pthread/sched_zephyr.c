@@ -71,6 +71,55 @@ BUILD_ASSERT(PRIO_CS > CONFIG_SUBUTAI_SERVICE_PRIORITY && PRIO_CS >= 0,
 	     "CSA raises threads one priority above the application's, below the service thread");
 #endif
 
+/* The policy's part of a waiter's thread (sched_zephyr.h). */
+#define SCHED(w) CONTAINER_OF(w, struct subutai_sched_thread, waiter)
+
+#if defined(CONFIG_SUBUTAI_BARRIER_WAIT_TIDON) || defined(CONFIG_SUBUTAI_SCHED_MIGRATION)
+/* Cores whose counts the shared tables hold (an 8x8 mesh). */
+#define SUBUTAI_CORES_MAX 64
+/* subutai_threads_runnable() of every core, in shared memory (each core writes its own, through
+ * the driver's hook). */
+static volatile uint8_t subutai_core_runnable[SUBUTAI_CORES_MAX]
+	__attribute__((section(".subutai_shared_bss.runnable"), aligned(32)));
+
+void subutai_ni_runnable_hook(unsigned int runnable)
+{
+	subutai_core_runnable[subutai_tile_id()] = runnable;
+}
+#endif
+
+#ifdef CONFIG_SUBUTAI_BARRIER_TRACK
+/*
+ * Barrier participation status (BAPS, seed 002 Tidon) of every thread, by waiter id, in shared
+ * memory: written by the thread itself (pthread_barrier_wait()), read without a lock by its
+ * core's scheduler and, after an invalidation, by the threads of other cores.
+ *
+ *   0                          it has not waited at a barrier (or its slot is free)
+ *   key << 8 | seq << 1        it takes part in the barrier of that key and is not waiting at it:
+ *                              a laggard while its siblings wait there
+ *   key << 8 | seq << 1 | 1    it waits at that barrier (arrived)
+ *
+ * seq counts the thread's arrivals (7 bits), so that every wait gives a new value.
+ */
+#define SUBUTAI_BAPS_ARRIVED   1u
+#define SUBUTAI_BAPS_SEQ_MASK  0xfeu
+#define SUBUTAI_BAPS_KEY(baps) ((baps) >> 8)
+
+static volatile uint32_t subutai_baps[CONFIG_SUBUTAI_THREADS_MAX]
+	__attribute__((section(".subutai_shared_bss.baps"), aligned(32)));
+
+/* A thread of this slot begins or ends: no laggard of any barrier. */
+static inline void baps_clear(unsigned int id)
+{
+	subutai_baps[id] = 0;
+}
+#else
+static inline void baps_clear(unsigned int id)
+{
+	ARG_UNUSED(id);
+}
+#endif
+
 const char *subutai_sched_policy(void)
 {
 	if (IS_ENABLED(CONFIG_SUBUTAI_SCHED_OAT)) {
@@ -275,7 +324,7 @@ void subutai_sched_thread_created(unsigned int slot)
 {
 	struct subutai_waiter *creator = subutai_waiter_current();
 
-	slot_app[slot] = creator != NULL ? creator->app : 0;
+	slot_app[slot] = creator != NULL ? SCHED(creator)->app : 0;
 }
 
 #if CONFIG_SUBUTAI_SCHED_SLOT_LOG > 0 && TS_US > 0
@@ -311,12 +360,12 @@ static void log_slot(const struct subutai_waiter *running)
 		for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
 			const struct subutai_waiter *waiter = subutai_waiter_local(id);
 
-			if (waiter != NULL && !waiter->asleep && waiter->app < 32) {
-				ready |= BIT(waiter->app);
+			if (waiter != NULL && !waiter->asleep && SCHED(waiter)->app < 32) {
+				ready |= BIT(SCHED(waiter)->app);
 			}
 		}
 		log->entry[n][0] = subutai_cycles32();
-		log->entry[n][1] = running != NULL ? running->app : 255;
+		log->entry[n][1] = running != NULL ? SCHED(running)->app : 255;
 		log->entry[n][2] = ready;
 	}
 }
@@ -373,7 +422,7 @@ static int app_priority(unsigned int app)
 
 static inline int base_priority(const struct subutai_waiter *waiter)
 {
-	return app_priority(waiter->app);
+	return app_priority(SCHED(waiter)->app);
 }
 
 void subutai_sched_join_application(unsigned int app)
@@ -384,7 +433,7 @@ void subutai_sched_join_application(unsigned int app)
 		rt_fatal(
 			"an application joined by a thread that is not a pthread, or out of range");
 	}
-	waiter->app = app;
+	SCHED(waiter)->app = app;
 	k_thread_priority_set(waiter->thread, base_priority(waiter));
 }
 
@@ -393,14 +442,15 @@ void subutai_sched_join_application(unsigned int app)
 static void join_rotation(struct subutai_waiter *waiter)
 {
 	rotation_n = MIN(rotation_apps, SUBUTAI_SCHED_APPS_MAX);
-	sys_dlist_append(&rotation, &waiter->rotation);
+	sys_dlist_append(&rotation, &SCHED(waiter)->rotation);
 }
 
 void subutai_sched_thread_begins(struct subutai_waiter *waiter)
 {
 	unsigned int key = irq_lock();
 
-	waiter->app = slot_app[waiter->id];
+	baps_clear(waiter->id);
+	SCHED(waiter)->app = slot_app[waiter->id];
 	join_rotation(waiter);
 	irq_unlock(key);
 	k_thread_priority_set(waiter->thread, base_priority(waiter));
@@ -410,8 +460,10 @@ void subutai_sched_thread_ends(struct subutai_waiter *waiter)
 {
 	unsigned int key = irq_lock();
 
-	if (sys_dnode_is_linked(&waiter->rotation)) {
-		sys_dlist_remove(&waiter->rotation);
+	baps_clear(waiter->id);
+
+	if (sys_dnode_is_linked(&SCHED(waiter)->rotation)) {
+		sys_dlist_remove(&SCHED(waiter)->rotation);
 	}
 	irq_unlock(key);
 }
@@ -421,12 +473,12 @@ void subutai_sched_thread_ends(struct subutai_waiter *waiter)
 static inline bool raised(const struct subutai_waiter *waiter)
 {
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
-	if (waiter->cs.boosted) {
+	if (SCHED(waiter)->cs.boosted) {
 		return true;
 	}
 #endif
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
-	if (waiter->cs.donated) {
+	if (SCHED(waiter)->cs.donated) {
 		return true;
 	}
 #endif
@@ -441,20 +493,21 @@ static inline bool raised(const struct subutai_waiter *waiter)
  */
 static void rotate(struct subutai_waiter *behind)
 {
-	struct subutai_waiter *waiter;
+	struct subutai_sched_thread *thread;
 
 	rotation_lead =
 		rotation_n != 0 ? (subutai_cycles() + TS_CYCLES / 2) / TS_CYCLES % rotation_n : 0;
 	/* A thread between its waiter's registration and its first steps, or past its end, runs
 	 * outside the rotation. */
-	if (behind != NULL && sys_dnode_is_linked(&behind->rotation)) {
-		sys_dlist_remove(&behind->rotation);
-		sys_dlist_append(&rotation, &behind->rotation);
+	if (behind != NULL && sys_dnode_is_linked(&SCHED(behind)->rotation)) {
+		sys_dlist_remove(&SCHED(behind)->rotation);
+		sys_dlist_append(&rotation, &SCHED(behind)->rotation);
 	}
 	/* A thread whose priority stays keeps its place among its priority's, but the one that
 	 * ran goes behind them. */
-	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, waiter, rotation)
+	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, thread, rotation)
 	{
+		struct subutai_waiter *waiter = &thread->waiter;
 		int prio = base_priority(waiter);
 
 		if (!raised(waiter) &&
@@ -475,7 +528,7 @@ void subutai_sched_join_application(unsigned int app)
 	struct subutai_waiter *waiter = subutai_waiter_current();
 
 	if (waiter != NULL) {
-		waiter->app = app; /* inherited; rr-core does not rotate by it */
+		SCHED(waiter)->app = app; /* inherited; rr-core does not rotate by it */
 	}
 }
 
@@ -486,12 +539,13 @@ static inline void join_rotation(struct subutai_waiter *waiter)
 
 void subutai_sched_thread_begins(struct subutai_waiter *waiter)
 {
-	waiter->app = slot_app[waiter->id];
+	baps_clear(waiter->id);
+	SCHED(waiter)->app = slot_app[waiter->id];
 }
 
 void subutai_sched_thread_ends(struct subutai_waiter *waiter)
 {
-	ARG_UNUSED(waiter);
+	baps_clear(waiter->id);
 }
 #endif
 
@@ -508,7 +562,9 @@ const char *subutai_sched_migration(void)
  * refuse the unlock from another core (and CSA wants it to run on). */
 bool subutai_sched_may_move(const struct subutai_waiter *waiter)
 {
-	return waiter->cs.depth == 0 && !waiter->cs.waiting && !waiter->cs.boosted;
+	const struct subutai_sched_cs *cs = &SCHED(waiter)->cs;
+
+	return cs->depth == 0 && !cs->waiting && !cs->boosted;
 }
 
 #ifdef CONFIG_SUBUTAI_SCHED_STEAL
@@ -520,8 +576,10 @@ static uint32_t steal_after;
 void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how)
 {
 	join_rotation(waiter);
-	waiter->cs.donated = (how & SUBUTAI_MOVE_DONATED) != 0;
-	k_thread_priority_set(waiter->thread, waiter->cs.donated ? PRIO_CS : base_priority(waiter));
+	bool donated = (how & SUBUTAI_MOVE_DONATED) != 0;
+
+	SCHED(waiter)->cs.donated = donated;
+	k_thread_priority_set(waiter->thread, donated ? PRIO_CS : base_priority(waiter));
 	count_add(moved_in, 1);
 #ifdef CONFIG_SUBUTAI_SCHED_STEAL
 	if (how & SUBUTAI_MOVE_STAY) {
@@ -541,7 +599,7 @@ static unsigned int give_any(unsigned int to)
 		unsigned int id = (steal_from + k) % CONFIG_SUBUTAI_THREADS_MAX;
 		struct subutai_waiter *waiter = subutai_waiter_local(id);
 
-		if (waiter != NULL && waiter->app != 0 &&
+		if (waiter != NULL && SCHED(waiter)->app != 0 &&
 		    subutai_thread_move(waiter, to, SUBUTAI_MOVE_STAY)) {
 			steal_from = id;
 			return id;
@@ -625,7 +683,7 @@ SUBUTAI_SYNC_PATH static struct subutai_sched_cs *current_cs(void)
 	static struct subutai_sched_cs none;
 	struct subutai_waiter *waiter = k_current_get()->custom_data;
 
-	return waiter != NULL ? &waiter->cs : &none;
+	return waiter != NULL ? &SCHED(waiter)->cs : &none;
 }
 
 SUBUTAI_SYNC_PATH void rt_cs_wait(void)
@@ -694,9 +752,9 @@ static enum request_kind classify(struct subutai_sched_cs *cs)
 	return REQUEST_CS_CSA;
 }
 
-void subutai_sched_waking(struct subutai_waiter *waiter)
+void subutai_ni_waking_hook(struct subutai_waiter *waiter)
 {
-	struct subutai_sched_cs *cs = &waiter->cs;
+	struct subutai_sched_cs *cs = &SCHED(waiter)->cs;
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 	/* Time donated to it ends with its block. */
 	bool donated = cs->donated;
@@ -721,9 +779,9 @@ void subutai_sched_waking(struct subutai_waiter *waiter)
 	}
 }
 
-void subutai_sched_blocking(struct subutai_waiter *waiter)
+void subutai_ni_blocking_hook(struct subutai_waiter *waiter)
 {
-	enum request_kind kind = classify(&waiter->cs);
+	enum request_kind kind = classify(&SCHED(waiter)->cs);
 
 	ARG_UNUSED(kind);
 	count(kind);
@@ -745,6 +803,7 @@ SUBUTAI_SYNC_PATH void rt_barrier_arrive(const void *barrier)
 		uint32_t seq = (subutai_baps[waiter->id] + 2u) & SUBUTAI_BAPS_SEQ_MASK;
 
 		subutai_baps[waiter->id] = barrier_key(barrier) << 8 | seq | SUBUTAI_BAPS_ARRIVED;
+		subutai_waiter_mark_barrier(waiter, true);
 	}
 }
 
@@ -754,6 +813,7 @@ SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
 
 	if (waiter != NULL) {
 		subutai_baps[waiter->id] &= ~SUBUTAI_BAPS_ARRIVED;
+		subutai_waiter_mark_barrier(waiter, false);
 	}
 }
 #endif
@@ -771,7 +831,7 @@ SUBUTAI_SYNC_PATH void rt_barrier_leave(void)
  * over the other application's, and lost more than they won: docs/architecture.md). It is run at
  * once, raised one priority
  * above the application threads (PRIO_CS: the raise CSA uses, so the timeslot's end treats it the
- * same), until its timeslot ends (timeslot_end()) or it blocks (subutai_sched_waking() drops the
+ * same), until its timeslot ends (timeslot_end()) or it blocks (subutai_ni_waking_hook() drops the
  * raise when it is woken): the rest of the timeslot, as seed 002 donates it.
  */
 /* Noticed BAPS of each thread: the value another core's waiter last sent its core a message for,
@@ -807,10 +867,10 @@ static unsigned int run_laggards(uint32_t waiting, bool released_too)
 			continue;
 		}
 		waiter = subutai_waiter_local(id);
-		if (waiter == NULL || waiter->asleep || waiter->cs.donated) {
+		if (waiter == NULL || waiter->asleep || SCHED(waiter)->cs.donated) {
 			continue;
 		}
-		waiter->cs.donated = true;
+		SCHED(waiter)->cs.donated = true;
 		if (k_thread_priority_get(waiter->thread) != PRIO_CS) {
 			k_thread_priority_set(waiter->thread, PRIO_CS);
 		}
@@ -904,7 +964,8 @@ static bool give_laggard(unsigned int id, unsigned int to, uint32_t waiting)
 	return false;
 }
 
-void subutai_sched_barrier_notify(struct subutai_waiter *waiter)
+/* Tells the cores of the waiter's barrier's preempted laggards, and counts the messages. */
+static void notify(struct subutai_waiter *waiter)
 {
 	unsigned int messages = notify_laggards(subutai_baps[waiter->id]);
 	unsigned int irq = irq_lock();
@@ -914,7 +975,12 @@ void subutai_sched_barrier_notify(struct subutai_waiter *waiter)
 	irq_unlock(irq);
 }
 
-void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
+void subutai_ni_barrier_notify_hook(struct subutai_waiter *waiter)
+{
+	notify(waiter);
+}
+
+void subutai_ni_barrier_sleeping_hook(struct subutai_waiter *waiter)
 {
 	uint32_t waiting = subutai_baps[waiter->id];
 
@@ -931,7 +997,7 @@ void subutai_sched_barrier_sleeping(struct subutai_waiter *waiter)
 		k_yield();
 	}
 	if (k_sem_count_get(&waiter->sem) == 0) {
-		subutai_sched_barrier_notify(waiter);
+		notify(waiter);
 	}
 }
 #endif
@@ -1018,15 +1084,15 @@ static void timeslot_end(struct k_timer *timer)
 	log_slot(waiter);
 #ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
 	if (waiter != NULL) {
-		enum request_kind kind = classify(&waiter->cs);
+		enum request_kind kind = classify(&SCHED(waiter)->cs);
 
 		count(kind);
 		if (kind == REQUEST_CS_CSA) {
 			waiter = NULL; /* CSA: it keeps the core */
 		} else {
-			waiter->cs.boosted = false;
+			SCHED(waiter)->cs.boosted = false;
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
-			waiter->cs.donated = false;
+			SCHED(waiter)->cs.donated = false;
 #endif
 		}
 	}

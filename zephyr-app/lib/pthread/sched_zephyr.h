@@ -5,7 +5,41 @@
 #ifndef SUBUTAI_SCHED_ZEPHYR_H
 #define SUBUTAI_SCHED_ZEPHYR_H
 
+#include <zephyr/sys/dlist.h>
 #include <subutai/zephyr.h>
+
+/*
+ * A thread's critical sections as its core's scheduling policy sees them (CONFIG_SUBUTAI_SCHED_*):
+ * kept by the thread's own mutex calls and by its core's timeslot interrupt and wake-ups, so never
+ * touched by another core.
+ */
+struct subutai_sched_cs {
+	uint16_t depth; /* mutexes held */
+	bool waiting;   /* blocked for a mutex (a lock, or a condition wait: holds it when woken) */
+	bool boosted;   /* runs at the critical-section priority (CSA) */
+	bool expired;   /* held mutexes past CSALimit: round robin until it holds none */
+	bool donated;   /* runs raised on time a barrier waiter donated (Tidon), until its
+			 * timeslot ends or it blocks */
+	uint32_t since; /* subutai_cycles32() when its critical section began (CSA) */
+};
+
+/*
+ * An application thread as the policy sees it: its NI waiter, then the policy's own data. Every
+ * waiter is one of these (thread_zephyr.c registers them all), so the waiter the driver's hooks
+ * and subutai_waiter_local() hand the policy leads to its data; zeroed with its thread's block
+ * when the thread is created.
+ */
+struct subutai_sched_thread {
+	struct subutai_waiter waiter;
+#ifdef CONFIG_SUBUTAI_SCHED_TRACK_CS
+	struct subutai_sched_cs cs;
+#endif
+	/* Its application, and its place in its core's rotation. */
+	uint8_t app;
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+	sys_dnode_t rotation;
+#endif
+};
 
 /* The calling thread creates the thread of this slot (before it exists on any core): the new
  * thread is the creator's application's. */

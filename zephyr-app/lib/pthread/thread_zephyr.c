@@ -37,7 +37,7 @@ BUILD_ASSERT(RT_THREADS_MAX == CONFIG_SUBUTAI_THREADS_MAX, "thread slots and NI 
 /* A thread, in one block of the shared heap with its stack behind it. */
 struct zthread {
 	struct k_thread thread;
-	struct subutai_waiter waiter;
+	struct subutai_sched_thread sched; /* its waiter first */
 	struct rt_key_value keys[SUBUTAI_PTHREAD_KEYS];
 	pthread_t self;
 	unsigned int slot;
@@ -76,7 +76,7 @@ SUBUTAI_SYNC_PATH static struct zthread *current_zthread(void)
 	if (waiter == NULL) {
 		rt_fatal("pthread call from a thread that is not a pthread");
 	}
-	return CONTAINER_OF(waiter, struct zthread, waiter);
+	return CONTAINER_OF(waiter, struct zthread, sched.waiter);
 }
 
 SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
@@ -123,7 +123,7 @@ bool rt_core_can_host(unsigned int core)
  * costs its interrupt but no context switch. */
 SUBUTAI_SW_PATH void rt_sleep(void)
 {
-	struct subutai_waiter *waiter = &current_zthread()->waiter;
+	struct subutai_waiter *waiter = &current_zthread()->sched.waiter;
 
 	subutai_waiter_spin(waiter);
 	subutai_waiter_sleep(waiter, K_FOREVER);
@@ -138,7 +138,7 @@ bool rt_sleep_until(uint64_t deadline)
 	uint64_t now = subutai_cycles();
 	k_timeout_t timeout = deadline > now ? K_CYC(deadline - now) : K_NO_WAIT;
 
-	return subutai_waiter_sleep(&current_zthread()->waiter, timeout) == 0;
+	return subutai_waiter_sleep(&current_zthread()->sched.waiter, timeout) == 0;
 }
 
 /*
@@ -170,7 +170,7 @@ uint32_t rt_wait_tag(void)
 /* As rt_nap_until(), but a wake-up of rt_wake() ends it (and is taken). */
 bool rt_nap_cancellable(uint64_t deadline, unsigned int slot)
 {
-	struct k_sem *sem = &current_zthread()->waiter.sem;
+	struct k_sem *sem = &current_zthread()->sched.waiter.sem;
 	const uint64_t tick = k_ticks_to_cyc_ceil64(1);
 
 	ARG_UNUSED(slot);
@@ -238,11 +238,11 @@ static void thread_end(struct zthread *z, void *retval)
 	unsigned int slot = z->slot;
 
 	rt_keys_exit();
-	subutai_sched_thread_ends(&z->waiter);
+	subutai_sched_thread_ends(&z->sched.waiter);
 	/* The thread sleeps no more: forget its waiter before the slot can be reused (once
 	 * rt_thread_finish() lets it be joined), so that a new thread of that slot on this core is
 	 * never forgotten by a late clean-up of this one. */
-	subutai_waiter_unregister(&z->waiter);
+	subutai_waiter_unregister(&z->sched.waiter);
 	rt_thread_finish(slot, retval);
 	rt_unplace(rt_core());
 	/* This core's service thread frees the block once the thread is gone. */
@@ -265,10 +265,10 @@ static void thread_entry(void *p1, void *p2, void *p3)
 
 	ARG_UNUSED(p2);
 	ARG_UNUSED(p3);
-	subutai_waiter_register(&z->waiter, z->slot);
+	subutai_waiter_register(&z->sched.waiter, z->slot);
 	/* Thread start is an acquire: the creator's writes become visible. */
 	subutai_dcache_invalidate();
-	subutai_sched_thread_begins(&z->waiter);
+	subutai_sched_thread_begins(&z->sched.waiter);
 	void *retval = rt_threads[z->slot].start(rt_threads[z->slot].arg);
 
 	thread_end(z, retval);
@@ -360,7 +360,7 @@ static bool ready_not_running(const struct zthread *z)
 
 bool subutai_thread_move(struct subutai_waiter *waiter, unsigned int to, uint32_t how)
 {
-	struct zthread *z = CONTAINER_OF(waiter, struct zthread, waiter);
+	struct zthread *z = CONTAINER_OF(waiter, struct zthread, sched.waiter);
 
 	if (to == rt_core() || !rt_core_can_host(to) || !ready_not_running(z) ||
 	    !subutai_sched_may_move(waiter) || !subutai_waiter_leave(waiter)) {
@@ -387,20 +387,20 @@ static void on_move(const struct subutai_ni_msg *msg)
 	struct zthread *z = (struct zthread *)(uintptr_t)msg->payload[1];
 
 	subutai_dcache_invalidate(); /* its block and stack, as its last core left them */
-	subutai_waiter_arrive(&z->waiter);
-	subutai_sched_thread_arrives(&z->waiter, msg->payload[2]);
+	subutai_waiter_arrive(&z->sched.waiter);
+	subutai_sched_thread_arrives(&z->sched.waiter, msg->payload[2]);
 	k_thread_resume(&z->thread);
 }
 
 bool subutai_thread_away(const struct subutai_waiter *waiter)
 {
-	return CONTAINER_OF(waiter, const struct zthread, waiter)->home != rt_core();
+	return CONTAINER_OF(waiter, const struct zthread, sched.waiter)->home != rt_core();
 }
 
 void subutai_thread_send_home_later(struct subutai_waiter *waiter)
 {
 	struct service_msg msg = {.op = SERVICE_SEND_HOME,
-				  .z = CONTAINER_OF(waiter, struct zthread, waiter)};
+				  .z = CONTAINER_OF(waiter, struct zthread, sched.waiter)};
 
 	(void)k_msgq_put(&service_q, &msg, K_NO_WAIT); /* full: it stays, for now */
 }
@@ -411,8 +411,8 @@ static void send_home(struct zthread *z)
 {
 	unsigned int key = irq_lock();
 
-	if (z->home != rt_core() && subutai_waiter_local(z->slot) == &z->waiter) {
-		(void)subutai_thread_move(&z->waiter, z->home, SUBUTAI_MOVE_HOME);
+	if (z->home != rt_core() && subutai_waiter_local(z->slot) == &z->sched.waiter) {
+		(void)subutai_thread_move(&z->sched.waiter, z->home, SUBUTAI_MOVE_HOME);
 	}
 	irq_unlock(key);
 }
