@@ -8,7 +8,7 @@
 # NoC messages and the Subutai driver.
 SUBUTAI_DRIVER_SRCS  := ni.c sync.c
 # The PThreads library (common part).
-SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/pthread_sync.c pthread/swonly.c pthread/once_key.c pthread/clock.c pthread/cancel.c pthread/cancel_request.c pthread/rwlock.c pthread/spin.c pthread/semaphore.c pthread/sysconf.c pthread/sched_attr.c
+SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/mutex.c pthread/cond.c pthread/barrier.c pthread/swonly.c pthread/once_key.c pthread/clock.c pthread/cancel.c pthread/cancel_request.c pthread/rwlock.c pthread/spin.c pthread/semaphore.c pthread/sysconf.c pthread/sched_attr.c
 # Channels (include/subutai/chan.h): the common part and the parts two implementations share
 # (each empty in the other implementations' builds); the implementation, chan/chan_<CHAN>.c, is
 # chosen when the library is built.

@@ -20,7 +20,7 @@
  *                 behind in the engine (the engine cannot take a waiter off a queue).
  *
  * A thread is never cancelled while queued on a mutex: locks are not cancellation points, and a
- * hardware mutex's timed lock never queues (pthread_sync.c). The canceller's side,
+ * hardware mutex's timed lock never queues (mutex.c). The canceller's side,
  * pthread_cancel(), is in cancel_request.c (see rt_cancel_linked()).
  */
 #include <errno.h>

@@ -465,12 +465,12 @@ int rt_hw_rwlock_init(uint32_t *handle) __attribute__((weak));
 
 /*
  * 0 when the object is ready, after setting up a statically initialized one (magic 0) with
- * setup(obj) under the runtime lock; EINVAL for a destroyed or corrupt one (pthread_sync.c).
+ * setup(obj) under the runtime lock; EINVAL for a destroyed or corrupt one (mutex.c).
  */
 int rt_lazy_setup(uint32_t *magic, uint32_t want, int (*setup)(void *), void *obj);
 /*
  * A hardware lock taken by polling trylock(handle) until the deadline (cycles): the engine cannot
- * take a waiter off its queue, so a timed wait never queues (pthread_sync.c).
+ * take a waiter off its queue, so a timed wait never queues (mutex.c).
  */
 int rt_hw_timedlock(uint32_t handle, uint64_t deadline, int (*trylock)(uint32_t handle));
 

@@ -80,3 +80,10 @@ pid_t getppid(void)
 {
 	return 0;
 }
+
+/* The software objects' pool (swonly.c): how many mutexes, conditions and barriers software can
+ * hold at once. */
+unsigned int pthread_sw_objects_max_np(void)
+{
+	return RT_POOL_BLOCKS;
+}
