@@ -144,7 +144,7 @@ lint: | $(PYTHON)
 	@command -v cppcheck >/dev/null || { echo "error: cppcheck not found: install the Debian package cppcheck (make setup)" >&2; exit 1; }
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
 	  --suppressions-list=.cppcheck-suppressions --suppress=missingInclude --suppress=missingIncludeSystem --suppress=toomanyconfigs \
-	  -I firmware/include -I firmware/lib/port -I zephyr-app/include firmware zephyr-app
+	  -I firmware/include -I firmware/port/baremetal -I firmware/lib/pthread -I zephyr-app/include firmware zephyr-app
 
 # Rewrites the Python and the C in place to the house style (what make lint checks).
 format: | $(PYTHON)

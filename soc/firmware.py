@@ -91,29 +91,43 @@ def slug(text):
     return "".join(c if c.isalnum() else "_" for c in text.strip())
 
 
+def _make_lists(path):
+    """The ``NAME := words`` lines of a make fragment (firmware/lib/library.mk, the port's
+    port.mk): {NAME: [word, ...]}."""
+    lists = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^([A-Z_]+)\s*:=(.*)$", line)
+            if m:
+                lists[m.group(1)] = m.group(2).split()
+    return lists
+
+
+#: The bare-metal port of the library, relative to firmware/ (firmware/Makefile's PORT).
+BAREMETAL_PORT = "port/baremetal"
+
+
 def library_members(backend, chan=None):
-    """Sources of a bare-metal image's PThreads archive, relative to firmware/lib/, in their link
-    order: the lists of firmware/lib/library.mk (the Makefile's and the Zephyr module's one source),
-    the backend's file and the channel implementation's."""
+    """Sources of a bare-metal image's PThreads archive, relative to firmware/, in their link
+    order (firmware/Makefile's LIB_MEMBERS): the library's lists of firmware/lib/library.mk (the
+    Makefile's and the Zephyr module's one source), the bare-metal port's of its port.mk, the
+    backend's file and the channel implementation's."""
     check_backend(backend)
     chan = check_chan(chan)
-    members = []
-    with open(os.path.join(FIRMWARE_DIR, "lib", "library.mk")) as f:
-        for line in f:
-            m = re.match(r"^SUBUTAI_(DRIVER|PTHREAD|BAREMETAL)_SRCS\s*:=(.*)$", line)
-            if m:
-                members += m.group(2).split()
-    members.append(f"pthread/backend_{backend}.c")
-    with open(os.path.join(FIRMWARE_DIR, "lib", "library.mk")) as f:
-        for line in f:
-            m = re.match(r"^SUBUTAI_CHAN_SRCS\s*:=(.*)$", line)
-            if m:
-                members += m.group(1).split()
-    return members + [f"chan/chan_{chan}.c"]
+    lib = _make_lists(os.path.join(FIRMWARE_DIR, "lib", "library.mk"))
+    port = _make_lists(os.path.join(FIRMWARE_DIR, BAREMETAL_PORT, "port.mk"))
+    return (
+        [f"lib/{m}" for m in lib["SUBUTAI_DRIVER_SRCS"] + lib["SUBUTAI_PTHREAD_SRCS"]]
+        + [f"{BAREMETAL_PORT}/{m}" for m in port["SUBUTAI_BAREMETAL_SRCS"]]
+        + [f"lib/pthread/backend_{backend}.c"]
+        + [f"lib/{m}" for m in lib["SUBUTAI_CHAN_SRCS"]]
+        + [f"lib/chan/chan_{chan}.c"]
+    )
 
 
-#: The 1 KiB function of the synchronization paths that nothing calls (firmware/lib/layout_filler.S).
-LAYOUT_FILLER = "layout_filler.S"
+#: The 1 KiB function of the synchronization paths that nothing calls (firmware/Makefile's
+#: LAYOUT_FILLER).
+LAYOUT_FILLER = f"{BAREMETAL_PORT}/layout_filler.S"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +218,7 @@ def build_firmware(
     run with "-t <tiles> program_args") against the generated headers of the SoC build
     ``soc_dir``, linked with a PThreads backend; return the path of its raw image (.bin).
     ``firmware_dir`` is the firmware/ tree to build (another checkout's, say); ``layout_pad``
-    shifts all but the timed code and data by that many bytes (firmware/lib/linker.ld);
+    shifts all but the timed code and data by that many bytes (firmware/port/baremetal/linker.ld);
     ``perturbation`` (a :class:`LinkPerturbation`) links the library another way; ``program_dir``
     is a plain PThreads program of one's own (its .c files, any directory), built and run as the
     benchmark programs are but with exactly ``program_args``, split as a shell splits them, ``app``

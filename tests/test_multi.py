@@ -171,6 +171,10 @@ def test_a_moved_thread_keeps_its_key_data_and_pending_cancellation(sim, backend
     assert moved >= 1 and kept == moved, m.group(0)
     assert (queued, holding, unlock_errors, cancelled) == (0, 0, 0, 3), m.group(0)
     assert run["set"]["migration"] == "steal" and run["set"]["moved"] >= moved
+    # What the moves cost: each takes a message to another core and its interrupt (hundreds of
+    # cycles), and both kernels' work on it (a suspend, a resume) is counted.
+    s = run["set"]
+    assert s["move_latency"] >= 100 * s["moved"] and s["move_work"] >= 100 * s["moved"], s
 
 
 @pytest.mark.slow

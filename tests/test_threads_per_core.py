@@ -1,4 +1,4 @@
-"""More threads than cores on bare metal: the user-level threads of firmware/lib/pthread/ult.c.
+"""More threads than cores on bare metal: the user-level threads of firmware/port/baremetal/ult.c.
 
 pthreadtest's every check group passes with several threads per core (the one-thread-per-core run
 is tests/test_pthread_soc.py), which needs a thread blocked in a hardware wait to give its core to

@@ -5,16 +5,16 @@
  * that exited unjoined holds its slot until joined; cores 1, 2, ... before core 0,
  * which runs main(): up to one thread per core each thread has a core of its own) or on the core
  * pinned with pthread_attr_setcore_np(), up to SUBUTAI_PTHREAD_THREADS_PER_CORE (<limits.h>) on
- * each. The threads of a core are multiplexed by the core's scheduler (firmware/lib/pthread/ult.c,
- * after Seed 003's hybrid thread library): a thread runs until it blocks (join, lock, barrier,
- * condition, sleep), yields or exits, and the core then runs its next ready thread, first in,
- * first out, or sleeps in wfi until a NoC message, a reply of its engine or its timer. A thread
- * waiting for its engine's reply keeps the core only while nothing else needs it. There is no
- * preemption: a thread that spins without calling the library keeps its core. A thread runs on
- * its core's own stack when that is free, else on one from the heap (PTHREAD_STACK_MIN to the
- * heap's size; 8 KiB by default); errno and thread-specific data are the thread's own. The
- * synchronization objects are implemented by the backend the
- * program is linked with (firmware Makefile, BACKEND=subutai or BACKEND=swonly):
+ * each. The threads of a core are multiplexed by the core's scheduler
+ * (firmware/port/baremetal/ult.c, after Seed 003's hybrid thread library): a thread runs until it
+ * blocks (join, lock, barrier, condition, sleep), yields or exits, and the core then runs its next
+ * ready thread, first in, first out, or sleeps in wfi until a NoC message, a reply of its engine or
+ * its timer. A thread waiting for its engine's reply keeps the core only while nothing else needs
+ * it. There is no preemption: a thread that spins without calling the library keeps its core. A
+ * thread runs on its core's own stack when that is free, else on one from the heap
+ * (PTHREAD_STACK_MIN to the heap's size; 8 KiB by default); errno and thread-specific data are the
+ * thread's own. The synchronization objects are implemented by the backend the program is linked
+ * with (firmware Makefile, BACKEND=subutai or BACKEND=swonly):
  *
  *   subutai  the Subutai-HW engines in the network interfaces; where an engine's scratchpad is
  *            full, that object falls back to the software implementation.

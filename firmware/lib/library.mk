@@ -1,9 +1,8 @@
 # The OS-agnostic C library shared by the bare-metal firmware and the Zephyr module: the one list
 # of its sources, relative to firmware/lib/. firmware/Makefile includes this file;
 # zephyr-app/CMakeLists.txt reads the same lines (so each list stays on one line). Each side adds
-# its OS port (bare metal: ni_baremetal.c, pthread/thread_baremetal.c; Zephyr:
-# drivers/subutai/subutai_ni.c, lib/pthread/thread_zephyr.c) and the backend,
-# pthread/backend_<BACKEND>.c.
+# its OS port (bare metal: firmware/port/baremetal/, port.mk; Zephyr: zephyr-app/) and the
+# backend, pthread/backend_<BACKEND>.c.
 
 # NoC messages and the Subutai driver.
 SUBUTAI_DRIVER_SRCS  := ni.c sync.c
@@ -13,5 +12,3 @@ SUBUTAI_PTHREAD_SRCS := pthread/thread.c pthread/mutex.c pthread/cond.c pthread/
 # (each empty in the other implementations' builds); the implementation, chan/chan_<CHAN>.c, is
 # chosen when the library is built.
 SUBUTAI_CHAN_SRCS    := chan/chan.c chan/port_ends.c chan/mem_ends.c
-# The bare-metal port's part of the archive (firmware/Makefile; the Zephyr module has its own).
-SUBUTAI_BAREMETAL_SRCS := pthread/thread_baremetal.c pthread/ult.c pthread/ult_switch.S

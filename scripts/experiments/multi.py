@@ -65,7 +65,7 @@ PAPER_TABLE_VII = {"bodytrack x4": (305517, 15267, 1558), "bodytrack x8": (32337
 
 CSV_FIELDS = (
     "set tiles backend policy ts_ms makespan unfairness weighted_speedup req_outside_cs req_cs_csa "
-    "req_cs_rr checksums_ok instances finished speedup_over_oat busy_cycles busy"
+    "req_cs_rr checksums_ok instances finished speedup_over_oat busy_cycles busy moved move_latency move_work"
 ).split()
 APP_FIELDS = (
     "set tiles backend policy ts_ms instance program threads start turnaround alone slowdown checksum "
@@ -209,9 +209,20 @@ def metrics(runs, reference):
                 f"{record['busy'] / (label['tiles'] * makespan):.3f}"
                 if finished and "busy" in record
                 else "",
+                *move_costs(record),
             ]
         )
     return rows, app_rows
+
+
+def move_costs(record):
+    """A run's moves between kernels and what one cost on average (cycles from its start on the
+    source core to the thread ready on its target, and of both kernels' work on it): empty
+    without migration."""
+    moved = record.get("moved")
+    if not moved:
+        return [moved if moved is not None else "", "", ""]
+    return [moved, round(record["move_latency"] / moved), round(record["move_work"] / moved)]
 
 
 def _row(rows, **match):
@@ -309,11 +320,12 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
     tiles_list = sorted({r[1] for r in rows})
     header = columns(
         "set | tiles | backend | policy | TS (ms) | makespan | over OAT | unfairness | weighted speed-up | "
-        "busy | req. not CS | req. CS (CSA) | req. CS (RR) | checksums"
+        "busy | req. not CS | req. CS (CSA) | req. CS (RR) | checksums | moves | move latency | move work"
     )
     # The CSV's columns in the order of the header, the backend by its name.
     table = [
-        [*r[:2], BACKEND_NAMES[r[2]], *r[3:6], f"{float(r[14]):.2f}×", *r[6:8], r[16], *r[8:12]] for r in rows
+        [*r[:2], BACKEND_NAMES[r[2]], *r[3:6], f"{float(r[14]):.2f}×", *r[6:8], r[16], *r[8:12], *r[17:20]]
+        for r in rows
     ]
     lines = [
         "# Several applications at once: OAT, RR and CSA scheduling (TPDS'21 section VII)\n",
@@ -323,7 +335,9 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="multi"):
         "time alone is its own duration in the OAT run of the same set and backend; slowdown = "
         "turnaround / time alone; unfairness = largest / smallest slowdown (Eq. 1); weighted "
         "speed-up = sum of time alone / turnaround. Schedule requests (Table VII): a timeslot's end "
-        "while an application thread runs, and each block of one, by what it held.\n",
+        "while an application thread runs, and each block of one, by what it held. Moves (rr-steal): "
+        "threads that moved between kernels; a move's latency, from its start on the source core to "
+        "the thread ready on its target, and its work, both kernels' cycles on it, on average.\n",
         "## All runs (Fig. 13's makespans)\n",
         markdown_table(header, table),
     ]

@@ -347,7 +347,7 @@ class Prodcons(Experiment):
             type=int,
             default=1,
             help=f"layouts per configuration: shifts of 0, {LAYOUT_STEP}, {2 * LAYOUT_STEP}, ... bytes of "
-            "all but the timed code and data (bare metal; firmware/lib/linker.ld).",
+            "all but the timed code and data (bare metal; firmware/port/baremetal/linker.ld).",
         )
         parser.add_argument(
             "--perturb",

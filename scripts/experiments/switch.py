@@ -1,7 +1,7 @@
 """Thread switch benchmark (make bench-switch): firmware/apps/switchbench on one core of a 2-tile SoC.
 
 What handing a core from one thread to another costs, bare metal (the user-level threads of
-firmware/lib/pthread/ult.c, Seed 003's hybrid thread library) beside Zephyr (its kernel threads,
+firmware/port/baremetal/ult.c, Seed 003's hybrid thread library) beside Zephyr (its kernel threads,
 when a Zephyr tree is set up: ZEPHYR_BASE), both PThreads backends: sched_yield() among 2 and 8
 threads of one core (cycles per yield, the switch and the data-cache invalidation the visibility
 rule asks included; bare metal also without it, EXTRA_CFLAGS=-DSUBUTAI_PTHREAD_YIELD_INVALIDATES=0,
@@ -136,7 +136,7 @@ def report(table, results_dir=RESULTS_DIR):
         "to the next thread and, unless said otherwise, the data-cache invalidation of the "
         "visibility rule, pthread.h), and 200 turns each of two threads through a mutex and a "
         "condition variable (cycles per turn: the signal, the waiter made ready and the switch). "
-        "Bare metal: user-level threads (firmware/lib/pthread/ult.c); Zephyr: kernel threads. "
+        "Bare metal: user-level threads (firmware/port/baremetal/ult.c); Zephyr: kernel threads. "
         "The context switch alone: what saving and restoring every context twice adds to a yield "
         "(15 stores and 15 loads of tile RAM, SUBUTAI_ULT_SWITCH_TWICE=1), the rest of a yield "
         "being the call and the scheduler."

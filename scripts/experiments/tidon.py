@@ -21,7 +21,7 @@ import os
 
 from scripts.capture import CaptureError
 from scripts.experiments.framework import Run, label_record, run_image
-from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, multi_model, wrong_checksums
+from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, move_costs, multi_model, wrong_checksums
 from scripts.results import RESULTS_DIR, console_table, markdown_table, new_figure, save_csv, save_figure
 from scripts.results import to_int
 
@@ -32,7 +32,7 @@ ALONE_POLICY = "spin-then-block"
 CSV_FIELDS = (
     "workload ep_threads balanced tiles backend policy weighted_speedup unfairness checksums_ok "
     "main_speedup ep_speedup main_cycles ep_cycles main_alone ep_alone makespan finished donated_local "
-    "donated_remote laggard_messages moved"
+    "donated_remote laggard_messages moved move_latency move_work"
 ).split()
 #: Goals of the issue (8 tiles) and seed 002's figures.
 GOAL_IMBALANCED = 1.3
@@ -97,7 +97,9 @@ def metrics(runs, reference):
         checksums = "yes" if _checksums_ok(run, reference) else "no"
         times = [*(c or "" for c in cycles), *refs, s["makespan"], "yes" if done else "no"]
         donated = [work.get(k, 0) for k in ("donated_local", "donated_remote", "laggard_messages")]
-        donated.append(s.get("moved", 0))  # laggards moved to their waiters' cores, and home
+        # Laggards moved to their waiters' cores, and home; a move's mean latency and work.
+        moved, latency, move_work = move_costs(s)
+        donated += [moved or 0, latency, move_work]
         rows.append(config + [weighted, unfairness, checksums, *map(ratio, speedups), *times, *donated])
     return rows
 
@@ -161,7 +163,10 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
     ).split()
     idx = [CSV_FIELDS.index(f) for f in shown]
     table_rows = [[r[i] for i in idx] for r in rows]
-    work = "workload ep_threads backend donated_local donated_remote laggard_messages moved makespan".split()
+    work = (
+        "workload ep_threads backend donated_local donated_remote laggard_messages moved move_latency move_work "
+        "makespan"
+    ).split()
     tiles = sorted({r[3] for r in rows})
     md = [
         "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",

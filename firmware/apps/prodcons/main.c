@@ -124,8 +124,8 @@ SUBUTAI_SYNC_PATH static void add(struct samples *s, uint32_t cycles)
 	}
 }
 
-/* Layout probes of the build (firmware/lib/linker.ld, firmware/Makefile), reported with the
- * results: the shift of all but the timed code, and the perturbation of the library's link. */
+/* Layout probes of the build (firmware/port/baremetal/linker.ld, firmware/Makefile), reported with
+ * the results: the shift of all but the timed code, and the perturbation of the library's link. */
 extern char __layout_pad[] __attribute__((weak));     /* absent under Zephyr: 0 */
 extern char __layout_variant[] __attribute__((weak)); /* absent under Zephyr: 0 */
 

@@ -1,8 +1,8 @@
 /*
  * switchbench: what it costs to hand a core from one thread to another, under either runtime
- * (bare metal: the user-level threads of pthread/ult.c; Zephyr: its kernel threads, built with
- * zephyr-app/apps/program, PROGRAM=switchbench). Every thread of a measurement is pinned on the
- * last core, which runs nothing else:
+ * (bare metal: the user-level threads of port/baremetal/ult.c; Zephyr: its kernel threads, built
+ * with zephyr-app/apps/program, PROGRAM=switchbench). Every thread of a measurement is pinned on
+ * the last core, which runs nothing else:
  *
  *   yield    T threads call sched_yield() ROUNDS times each, round-robin: cycles per yield, a
  *            switch to the next thread included (and the data-cache invalidation sched_yield()

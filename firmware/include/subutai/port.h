@@ -5,9 +5,9 @@
  * function or as a function of its own driver. The drivers call these and nothing else of the
  * runtime; a port never calls back into sync.c (it reads replies with subutai/window.h).
  *
- * Ports: bare metal (firmware/lib/port/subutai_port.h: the user-level threads of a core share the
- * window; a thread alone watches it for its reply, otherwise it parks in the core's scheduler,
- * pthread/ult.c) and Zephyr (zephyr-app/include/subutai_port.h: the threads of a core share
+ * Ports: bare metal (firmware/port/baremetal/subutai_port.h: the user-level threads of a core
+ * share the window; a thread alone watches it for its reply, otherwise it parks in the core's
+ * scheduler, ult.c) and Zephyr (zephyr-app/include/subutai_port.h: the threads of a core share
  * the window; a thread whose reply does not come at once sleeps in the scheduler).
  *
  * SUBUTAI_PORT_SHARED_WINDOW

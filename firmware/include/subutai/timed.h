@@ -6,10 +6,10 @@
  * move a timed figure by tens of percent. Code on the synchronization paths that the benchmarks
  * time is marked SUBUTAI_SYNC_PATH (gcc's "hot": it goes to .text.hot.*), a timed program's own
  * data SUBUTAI_TIMED_DATA (.bss.timed, zero-initialised) and constants those paths read
- * SUBUTAI_TIMED_CONST (.rodata.timed): the bare-metal linker script (lib/linker.ld) places each
- * first among its kind at a fixed address (the code right after the start-up code, the data at
- * 4 KiB boundaries), so that only a change to them moves them in the caches. Under Zephyr the code
- * is one block at the start of the image, and the data is ordinary data.
+ * SUBUTAI_TIMED_CONST (.rodata.timed): the bare-metal linker script (port/baremetal/linker.ld)
+ * places each first among its kind at a fixed address (the code right after the start-up code, the
+ * data at 4 KiB boundaries), so that only a change to them moves them in the caches. Under Zephyr
+ * the code is one block at the start of the image, and the data is ordinary data.
  */
 #ifndef SUBUTAI_TIMED_H
 #define SUBUTAI_TIMED_H

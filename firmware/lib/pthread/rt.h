@@ -77,7 +77,8 @@ void rt_slot_free(unsigned int slot);
  * sleep): its return value and the joiner's wake-up. From here the slot may be reused. */
 void rt_thread_finish(unsigned int slot, void *retval);
 
-/* Provided by the port (thread_baremetal.c, zephyr-app/lib/pthread/thread_zephyr.c). */
+/* Provided by the port (firmware/port/baremetal/thread_baremetal.c,
+ * zephyr-app/lib/pthread/thread_zephyr.c). */
 #define RT_STACK_MIN PTHREAD_STACK_MIN
 size_t rt_stack_default(void);
 size_t rt_stack_max(void);

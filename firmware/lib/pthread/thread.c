@@ -1,6 +1,6 @@
 /*
  * Threads of the PThreads library, the part common to its ports: handles, attributes, creation,
- * join and detach. A port (thread_baremetal.c: user-level threads, ult.c; zephyr-app: Zephyr
+ * join and detach. A port (firmware/port/baremetal: user-level threads, ult.c; zephyr-app: Zephyr
  * threads) places threads on cores, runs them and puts waiters to sleep.
  *
  * The thread table (start routine, argument, return value) is in shared memory; the states that

@@ -20,6 +20,11 @@ struct subutai_sched_counts {
 	 * returns home and the baseline's steals), and steals asked that found nothing to move. */
 	uint32_t moved_in;
 	uint32_t steal_misses;
+	/* What the moves cost, summed: cycles from a move's start on its source core to the thread
+	 * ready on its target (counted where it arrived), and cycles both kernels spent on it (the
+	 * source's suspend and message, the target's handler). */
+	uint32_t move_latency;
+	uint32_t move_work;
 #endif
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 	/* Tidon: laggards a barrier waiter ran on its own core, laggards raised on a message of

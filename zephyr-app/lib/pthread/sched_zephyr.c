@@ -294,6 +294,8 @@ void subutai_sched_counts(struct subutai_sched_counts *sum)
 #ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
 		sum->moved_in += c->moved_in;
 		sum->steal_misses += c->steal_misses;
+		sum->move_latency += c->move_latency;
+		sum->move_work += c->move_work;
 #endif
 #ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
 		sum->donated_local += c->donated_local;
@@ -572,6 +574,14 @@ bool subutai_sched_may_move(const struct subutai_waiter *waiter)
 static bool steal_asked;
 static uint32_t steal_after;
 #endif
+
+void subutai_sched_move_cost(uint32_t work, uint32_t latency)
+{
+	ARG_UNUSED(work);
+	ARG_UNUSED(latency);
+	count_add(move_work, work);
+	count_add(move_latency, latency);
+}
 
 void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how)
 {

@@ -51,7 +51,7 @@ void subutai_sched_thread_ends(struct subutai_waiter *waiter);
 
 #ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
 /* NoC messages of the moves (the PThreads library's types, beside rt.h's). */
-#define RT_MSG_MOVE  0xf3 /* payload: thread slot, its block, SUBUTAI_MOVE_* */
+#define RT_MSG_MOVE  0xf3 /* payload: thread slot, its block, SUBUTAI_MOVE_*, its start cycle */
 #define RT_MSG_STEAL 0xf4 /* payload: the asking core, a thread slot or RT_STEAL_ANY, why */
 #define RT_MSG_NONE  0xf5 /* payload: the asked core (nothing to move) */
 #define RT_STEAL_ANY 0xffffffffu
@@ -76,6 +76,9 @@ void subutai_thread_send_home_later(struct subutai_waiter *waiter);
  * that arrives on this core (interrupts locked or in an interrupt, before it is made ready). */
 bool subutai_sched_may_move(const struct subutai_waiter *waiter);
 void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how);
+/* What a move cost this core (cycles of its kernel's work on it), and, where it arrived, its
+ * latency (cycles from its start on the source core to the thread ready here). */
+void subutai_sched_move_cost(uint32_t work, uint32_t latency);
 #endif
 
 #endif /* SUBUTAI_SCHED_ZEPHYR_H */

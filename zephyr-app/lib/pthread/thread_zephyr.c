@@ -366,6 +366,8 @@ bool subutai_thread_move(struct subutai_waiter *waiter, unsigned int to, uint32_
 	    !subutai_sched_may_move(waiter) || !subutai_waiter_leave(waiter)) {
 		return false;
 	}
+	uint32_t start = subutai_cycles32();
+
 	k_thread_suspend(&z->thread);
 	subutai_sched_thread_ends(waiter);
 	rt_unplace(rt_core());
@@ -374,22 +376,28 @@ bool subutai_thread_move(struct subutai_waiter *waiter, unsigned int to, uint32_
 	if (how & SUBUTAI_MOVE_STAY) {
 		z->home = to;
 	}
-	uint32_t payload[3] = {z->slot, (uint32_t)(uintptr_t)z, how};
+	uint32_t payload[4] = {z->slot, (uint32_t)(uintptr_t)z, how, start};
 
-	if (subutai_ni_send(to, SUBUTAI_NI_NORMAL, RT_MSG_MOVE, payload, 3) != 0) {
+	if (subutai_ni_send(to, SUBUTAI_NI_NORMAL, RT_MSG_MOVE, payload, 4) != 0) {
 		rt_fatal("cannot send a thread to another core");
 	}
+	subutai_sched_move_cost(subutai_cycles32() - start, 0);
 	return true;
 }
 
 static void on_move(const struct subutai_ni_msg *msg)
 {
+	uint32_t arrival = subutai_cycles32();
 	struct zthread *z = (struct zthread *)(uintptr_t)msg->payload[1];
 
 	subutai_dcache_invalidate(); /* its block and stack, as its last core left them */
 	subutai_waiter_arrive(&z->sched.waiter);
 	subutai_sched_thread_arrives(&z->sched.waiter, msg->payload[2]);
 	k_thread_resume(&z->thread);
+
+	uint32_t ready = subutai_cycles32();
+
+	subutai_sched_move_cost(ready - arrival, ready - msg->payload[3]);
 }
 
 bool subutai_thread_away(const struct subutai_waiter *waiter)

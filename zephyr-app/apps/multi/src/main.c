@@ -197,9 +197,11 @@ int main(void)
 	       (unsigned long)(after.requests - before.requests), (unsigned long long)busy,
 	       (unsigned long long)set_start, subutai_sched_migration());
 #ifdef CONFIG_SUBUTAI_SCHED_MIGRATION
-	printf(",\"moved\":%lu,\"steal_misses\":%lu",
+	printf(",\"moved\":%lu,\"steal_misses\":%lu,\"move_latency\":%lu,\"move_work\":%lu",
 	       (unsigned long)(after.moved_in - before.moved_in),
-	       (unsigned long)(after.steal_misses - before.steal_misses));
+	       (unsigned long)(after.steal_misses - before.steal_misses),
+	       (unsigned long)(after.move_latency - before.move_latency),
+	       (unsigned long)(after.move_work - before.move_work));
 #endif
 	printf("}\n");
 #ifdef CONFIG_SUBUTAI_BARRIER_TRACK

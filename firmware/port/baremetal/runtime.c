@@ -11,6 +11,8 @@
 #include <subutai/atomic.h>
 #include <subutai/soc.h>
 
+#include "rt.h" /* the PThreads runtime's fatal error, which every port reports its way */
+
 extern char _fbss[], _ebss[], _tile_tls[], __stacks_end[], __stack_size[];
 
 /* Global cycle count at which core 0 released the other cores. */
@@ -150,4 +152,10 @@ void subutai_start(void)
 	int argc = app_argv(argv);
 
 	exit(main(argc, argv));
+}
+
+void rt_fatal(const char *what)
+{
+	printf("\n*** pthread runtime on tile %u: %s\n", subutai_tile_id(), what);
+	subutai_exit(4);
 }

@@ -61,9 +61,10 @@ ult_switch:
 	bnez	t0, ult_release_zombie
 	ret
 
-	/* A new thread's first instruction (ult_create() put its slot in s0). */
+	/* A new thread's first instruction (ult_create() put its slot in s0, its main in s1; the
+	 * switch to it gave back the stack of a thread that exited). */
 	.global ult_entry
 	.align 2
 ult_entry:
 	mv	a0, s0
-	tail	ult_begin
+	jr	s1

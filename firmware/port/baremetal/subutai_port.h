@@ -1,6 +1,6 @@
 /*
  * Bare-metal port of the OS-agnostic drivers (ni.c, sync.c; the contract is subutai/port.h): the
- * user-level threads of a core (pthread/ult.c) share its direct window to the Subutai port
+ * user-level threads of a core (ult.c) share its direct window to the Subutai port
  * (gateware/ni/subutai_window.py). The window's THREAD register names the running thread: the
  * scheduler writes it at each switch, so a request is still one store. A reply that comes within
  * a brief load is taken at once, as with one thread per core; a longer wait continues in
@@ -51,7 +51,7 @@ extern struct subutai_port_core subutai_port_core;
 
 /*
  * A wait with a deadline or a stop (timed and cancellable condition waits): the thread
- * scheduler's (pthread/ult.c) where the PThreads runtime is linked, else ni_baremetal.c's for the
+ * scheduler's (ult.c) where the PThreads runtime is linked, else ni_baremetal.c's for the
  * core's one thread.
  */
 bool subutai_port_wait_long(struct subutai_reply *reply, subutai_id_t id, unsigned int how,

@@ -48,7 +48,7 @@ SUBUTAI_SYNC_PATH void subutai_ni_isr(void)
 
 /*
  * The Subutai port's per-core state (subutai_port.h), and its waits for a program without the
- * PThreads runtime, whose core has one thread: the thread scheduler (pthread/ult.c) defines
+ * PThreads runtime, whose core has one thread: the thread scheduler (ult.c) defines
  * subutai_port_park() and subutai_port_wait_long() where it is linked.
  */
 struct subutai_port_core subutai_port_core __tile_bss;

@@ -38,22 +38,23 @@ struct ult_context {
 void ult_switch(struct ult_context *from, const struct ult_context *to);
 extern void (*ult_release_pending)(unsigned int slot);
 void ult_release_zombie(void);
-/* First instruction of a new thread: ult_thread_main(s0). */
+/* What a thread runs, from its slot (the port's threads: its start routine, then its exit); it
+ * never returns. */
+typedef void (*ult_main_t)(unsigned int slot);
+/* First instruction of a new thread: its main (s1) of its slot (s0). */
 void ult_entry(void);
-/* What a new thread runs (thread_baremetal.c): its start routine, then its exit. */
-void ult_thread_main(unsigned int slot) __attribute__((noreturn));
 
-/* The thread of this core in slot (its core's), ready, on the stack whose top is given (it sets
- * its TLS pointer itself, ult_thread_main()). */
-void ult_create(unsigned int slot, uintptr_t stack_top);
+/* The thread of this core in slot (its core's), ready, on the stack whose top is given, to run
+ * main (which sets its TLS pointer itself). */
+void ult_create(unsigned int slot, uintptr_t stack_top, ult_main_t main);
 /* The calling thread exits: the core goes on with another; release() gives back its stack once
  * the core is off it. */
 void ult_exit(void (*release)(unsigned int slot)) __attribute__((noreturn));
-/* Boot: the core's scheduler takes over (tile_main) or adopts the running main thread (core 0). */
-void ult_idle(void) __attribute__((noreturn));
-void ult_adopt(unsigned int slot);
-/* A spawn message for slot arrived (thread_baremetal.c): ult_create() it. */
-void rt_spawned(unsigned int slot);
+/* Boot: the core's scheduler takes over (the other cores) or adopts the running main thread (core
+ * 0). A spawn message for a slot of the core is handed to spawned(slot), which makes the thread
+ * (ult_create()). */
+void ult_idle(void (*spawned)(unsigned int slot)) __attribute__((noreturn));
+void ult_adopt(unsigned int slot, void (*spawned)(unsigned int slot));
 
 /* The calling thread's slot and handle. */
 unsigned int ult_slot(void);

@@ -66,6 +66,8 @@ struct ult_core {
 	/* The thread that exited (its stack: ult_release_pending). */
 	unsigned int zombie;
 	struct ult_context idle, gone;
+	/* What a spawn message does (ult_idle(), ult_adopt()). */
+	void (*spawned)(unsigned int slot);
 };
 
 static struct ult ults[PER_CORE] __tile_bss;
@@ -175,7 +177,7 @@ static inline void switch_to(struct ult *self, struct ult *next)
 	ult_switch(&self->ctx, &next->ctx);
 }
 
-void ult_create(unsigned int slot, uintptr_t stack_top)
+void ult_create(unsigned int slot, uintptr_t stack_top, ult_main_t main)
 {
 	struct ult *t = ult_of(slot);
 
@@ -187,13 +189,8 @@ void ult_create(unsigned int slot, uintptr_t stack_top)
 	t->ctx.ra = (uint32_t)(uintptr_t)ult_entry;
 	t->ctx.sp = (uint32_t)stack_top;
 	t->ctx.s[0] = slot;
+	t->ctx.s[1] = (uint32_t)(uintptr_t)main;
 	make_ready(t);
-}
-
-/* The new thread's first C (the switch to it gave back the stack of a thread that exited). */
-void ult_begin(unsigned int slot)
-{
-	ult_thread_main(slot);
 }
 
 void ult_wake(unsigned int slot)
@@ -221,7 +218,7 @@ static void __attribute__((noinline)) on_message(const struct subutai_ni_msg *ms
 	if (msg->type == RT_MSG_WAKE && msg->length == 1 && slot_here(msg->payload[0])) {
 		ult_wake(msg->payload[0]);
 	} else if (msg->type == RT_MSG_SPAWN && msg->length == 1) {
-		rt_spawned(msg->payload[0]);
+		core.spawned(msg->payload[0]);
 	} else {
 		rt_fatal("unexpected NoC message for the thread scheduler");
 	}
@@ -547,8 +544,9 @@ void ult_exit(void (*release)(unsigned int slot))
  * the lines of the mask: the NI's stays in it (as subutai_ni_recv() leaves it), so that a watching
  * thread sees a message come; the engine's and the timer's are added while the core idles.
  */
-static void core_init(void)
+static void core_init(void (*spawned)(unsigned int slot))
 {
+	core.spawned = spawned;
 	ni_ev_enable_write(ni_ev_enable_read() | (1u << CSR_NI_EV_ENABLE_RX_OFFSET));
 	irq_setmask(irq_getmask() | (1u << NI_INTERRUPT));
 #ifndef SUBUTAI_BACKEND_SWONLY
@@ -557,18 +555,18 @@ static void core_init(void)
 #endif
 }
 
-void ult_idle(void)
+void ult_idle(void (*spawned)(unsigned int slot))
 {
-	core_init();
+	core_init(spawned);
 	enter_idle(&core.gone);
 	__builtin_unreachable();
 }
 
-void ult_adopt(unsigned int slot)
+void ult_adopt(unsigned int slot, void (*spawned)(unsigned int slot))
 {
 	struct ult *t = ult_of(slot);
 
-	core_init();
+	core_init(spawned);
 	memset(t, 0, sizeof(*t));
 	t->slot = slot;
 	t->state = ULT_ACTIVE;

@@ -31,12 +31,6 @@ static __thread struct rt_key_value key_values[SUBUTAI_PTHREAD_KEYS];
 /* The default stack of a thread on the heap (one on its core's own stack gets all of it). */
 #define STACK_DEFAULT 8192u
 
-void rt_fatal(const char *what)
-{
-	printf("\n*** pthread runtime on tile %u: %s\n", rt_core(), what);
-	subutai_exit(4);
-}
-
 SUBUTAI_SYNC_PATH unsigned int rt_waiter(void)
 {
 	return subutai_port_thread();
@@ -187,6 +181,8 @@ static size_t stack_bytes(unsigned int slot)
 	return (rt_threads[slot].stacksize + tls_align() - 1) & ~(tls_align() - 1);
 }
 
+static void spawned(unsigned int slot);
+
 /* The thread's stack: its core's own if free and big enough, else one from the heap. */
 int rt_spawn(unsigned int core, unsigned int slot)
 {
@@ -204,21 +200,25 @@ int rt_spawn(unsigned int core, unsigned int slot)
 		rt_threads[slot].stack = stack;
 	}
 	if (core == rt_core()) {
-		rt_spawned(slot);
+		spawned(slot);
 	} else if (subutai_ni_send(core, SUBUTAI_NI_NORMAL, RT_MSG_SPAWN, &payload, 1) != 0) {
 		rt_fatal("cannot send a spawn message");
 	}
 	return 0;
 }
 
-/* The thread table was written through before the spawn message was sent. */
-void rt_spawned(unsigned int slot)
+static void thread_main(unsigned int slot) __attribute__((noreturn));
+
+/* A thread spawned on this core (at once, or on its spawn message): the thread table was written
+ * through before the spawn message was sent. */
+static void spawned(unsigned int slot)
 {
 	/* Thread start is an acquire: the creator's writes become visible. */
 	subutai_dcache_invalidate();
 	char *stack = rt_threads[slot].stack;
 
-	ult_create(slot, stack ? (uintptr_t)stack + stack_bytes(slot) : core_stack_top(rt_core()));
+	ult_create(slot, stack ? (uintptr_t)stack + stack_bytes(slot) : core_stack_top(rt_core()),
+		   thread_main);
 }
 
 static void release_thread_stack(void *stack)
@@ -255,7 +255,8 @@ static void thread_exit(unsigned int slot, void *retval)
 	ult_exit(release_exited);
 }
 
-void ult_thread_main(unsigned int slot)
+/* What a new thread runs: its start routine, then its exit. */
+static void thread_main(unsigned int slot)
 {
 	char *stack = rt_threads[slot].stack;
 	void *tls = stack ? stack + stack_bytes(slot) : (void *)_tile_tls;
@@ -283,7 +284,7 @@ void subutai_pthread_init(void)
 	subutai_atomic_store(RT_CORE_STACK + 0, 1);
 	subutai_atomic_store(RT_LIVE, 1);
 	rt_cancel_reset(0);
-	ult_adopt(0);
+	ult_adopt(0, spawned);
 	ult_set_handle(RT_HANDLE(0, gen));
 }
 
@@ -291,7 +292,7 @@ void subutai_pthread_init(void)
 void tile_main(unsigned int tile)
 {
 	(void)tile;
-	ult_idle();
+	ult_idle(spawned);
 }
 
 /*
