@@ -11,8 +11,10 @@ toolchain (``make setup`` on the node's image: Verilator, the RISC-V compiler, t
 
 Each model configuration is one task, built once; each run is a task that depends on its model's.
 A run's task builds its image, digests it, and looks in build/experiments/<name>/ for a run of the
-same configuration, image and measured sources (the stamp's digest, which stands for the commit's
-code that the experiment measures): a sweep stopped and started again runs only what is missing.
+same configuration, image and model (the digest of the model's sources, gateware/ and soc/: the
+simulation is cycle-accurate and deterministic, so they give the same output): a sweep stopped and
+started again runs only what is missing, and one after a change that left some images as they were
+(code of another program, a comment) runs only the others.
 A task whose worker dies is given to another worker by the scheduler (``distributed``'s
 ``allowed-failures``, 3), and a run that raised is retried once (``--retries``). Runs come back in
 the experiment's order whatever order they end in, so the capture does not depend on the
@@ -90,7 +92,7 @@ def _digest(path):
 
 def run_key(experiment_name, run, image_digest, sources):
     """The store's key of a run: its experiment, configuration, model, image and the digest of
-    the sources its experiment measures."""
+    the model's sources."""
     text = json.dumps(
         {
             "experiment": experiment_name,

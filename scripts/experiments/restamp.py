@@ -34,8 +34,7 @@ from scripts.experiments import load
 from scripts.experiments import stamp as stamps
 from scripts.experiments.framework import parse_arguments, save_capture, split_runs, write_report
 
-#: What the model is built from: the same model gives the same cycles for the same image.
-MODEL_SOURCES = ("gateware", "soc")
+MODEL_SOURCES = stamps.MODEL_SOURCES
 
 
 #: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)

@@ -53,6 +53,10 @@ DOCUMENTATION = (".md",)
 DIGEST_RULE = 2
 
 
+#: What a model is built from: the same model gives the same cycles for the same image.
+MODEL_SOURCES = ("gateware", "soc")
+
+
 def sources_digest(paths, commit=None, rule=DIGEST_RULE):
     """sha256 of (path, blob hash) of every tracked file under ``paths`` (but documentation, by
     rule 2), as the working tree has it or as ``commit`` had it; None outside a git checkout."""
