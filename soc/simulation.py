@@ -43,12 +43,22 @@ from gateware.control import SimControl
 from gateware.memory import bank_images
 from gateware.build import BUILD_DIR, build_lock, source_digest
 from soc.firmware import build_firmware
+from soc.partition import (
+    Partitioning,
+    check_ports,
+    group_verilog,
+    leader_signals,
+    partition_dir,
+    ports_header,
+)
 from soc.subutai_soc import SubutaiSoC, KiB, MiB
 
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim_harness")
 #: Exit status of a run stopped by its cycle limit (the harness is compiled with it; the same as
 #: coreutils' timeout).
 EXIT_TIMEOUT = 124
+#: Exit status of a cut model's run that lost a partition (one died, or did not start).
+EXIT_PARTITION = 125
 
 
 #: Smallest mesh whose model verilates one tile module for every tile but tile 0 by default
@@ -113,6 +123,13 @@ _io = [
 class Platform(SimPlatform):
     def __init__(self):
         SimPlatform.__init__(self, "SIM", _io)
+        #: Signals made ports of the top module beside the pads: the leader's side of the cut of
+        #: a model in partitions (soc/partition.py).
+        self.extra_ios = set()
+
+    def get_verilog(self, fragment, **kwargs):
+        ios = self.constraint_manager.get_io_signals() | self.extra_ios
+        return SimPlatform.get_verilog(self, fragment, ios=ios, **kwargs)
 
 
 # SoC ----------------------------------------------------------------------------------------------
@@ -120,9 +137,21 @@ class Platform(SimPlatform):
 
 class SimSoC(SubutaiSoC):
     def __init__(
-        self, mesh_x=2, mesh_y=2, sys_clk_freq=int(100e6), main_ram_size=1 * MiB, mem_banks=None, **kwargs
+        self,
+        mesh_x=2,
+        mesh_y=2,
+        sys_clk_freq=int(100e6),
+        main_ram_size=1 * MiB,
+        mem_banks=None,
+        partitioning=None,
+        **kwargs,
     ):
+        """``partitioning``: the SoC is the leader of a model cut into partitions
+        (:class:`soc.partition.Partitioning`): the other partitions' tiles are left out, and the
+        signals of the cut are ports."""
         platform = Platform()
+        if partitioning is not None:
+            kwargs["remote_tiles"] = partitioning.remote_tiles()
         if mem_banks is None:
             mem_banks = default_mem_banks(mesh_x * mesh_y)
         self.crg = CRG(platform.request("sys_clk"))
@@ -144,6 +173,9 @@ class SimSoC(SubutaiSoC):
             **kwargs,
         )
         self.sim_ctrl = SimControl(platform.request("sim_ctrl"))
+        if partitioning is not None:
+            self.partition_signals = leader_signals(self, partitioning)
+            platform.extra_ios |= set(self.partition_signals.values())
 
 
 # Model --------------------------------------------------------------------------------------------
@@ -171,9 +203,13 @@ def _source_digest():
 class SimModel:
     """A built Verilator model of one SoC configuration, runnable on many firmware images."""
 
-    def __init__(self, output_dir, obj_dir="obj_dir"):
+    def __init__(self, output_dir, obj_dir="obj_dir", partitions=1):
         self.output_dir = os.path.abspath(output_dir)
         self.gateware_dir = os.path.join(self.output_dir, "gateware")
+        #: Processes the model runs in (soc/partition.py); its binary is the leader's.
+        self.partitions = partitions
+        if partitions > 1:
+            self.gateware_dir = partition_dir(self.gateware_dir, partitions)
         self.generated_dir = os.path.join(self.output_dir, "software", "include", "generated")
         self.csr_json = os.path.join(self.output_dir, "csr.json")
         self.binary = os.path.join(self.gateware_dir, obj_dir, "Vsim")
@@ -233,6 +269,30 @@ class SimModel:
             chan=chan,
         )
 
+    def mpi_command(self, hosts, leader_args):
+        """The ``mpirun`` command of a run of this cut model as an MPI job: partition ``k`` is
+        rank ``k``, the partitions spread over ``hosts`` in contiguous groups (neighbours on one
+        host), the leader on the first host, which needs the run directory. Every host needs
+        this model's binaries at the same path (a shared or copied build directory)."""
+        if self.partitions < 2:
+            raise ValueError("hosts: an MPI job runs a model built in partitions (--partitions)")
+        with open(self.stamp) as f:
+            if not json.load(f).get("mpi"):
+                raise ValueError("this model was built without Open MPI (make setup installs it): rebuild it")
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            raise RuntimeError("mpirun not found: install the Debian package openmpi-bin (make setup)")
+        cmd = [mpirun, "--oversubscribe"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        for k in range(self.partitions):
+            host = hosts[k * len(hosts) // self.partitions]
+            binary = os.path.join(self.gateware_dir, partition_obj_dir(k), "Vsim")
+            cmd += [":"] if k else []
+            cmd += ["-np", "1", "--host", host, binary, "--transport", "mpi", "--partition", str(k)]
+            cmd += leader_args if k == 0 else []
+        return cmd
+
     def _prepare_run(self, run_dir):
         """A run directory with the design's initialised memories (LiteX's identifier ROM, a
         board SoC's BIOS ROM): the model reads them there when it starts."""
@@ -243,9 +303,21 @@ class SimModel:
             if f.endswith(".init"):
                 shutil.copy(os.path.join(self.gateware_dir, f), run_dir)
 
-    def run(self, image, max_cycles=50_000_000, trace=None, run_dir=None, echo=False, args=(), launcher=()):
+    def run(
+        self,
+        image,
+        max_cycles=50_000_000,
+        trace=None,
+        run_dir=None,
+        echo=False,
+        args=(),
+        launcher=(),
+        hosts=None,
+    ):
         """Run a raw binary image (loaded at main RAM) until it exits or max_cycles elapse.
-        ``launcher``: a command the model runs under (e.g. a profiler's, ending in ``--``)."""
+        ``launcher``: a command the model runs under (e.g. a profiler's, ending in ``--``).
+        ``hosts``: a cut model's partitions as the ranks of an MPI job on these hosts
+        (:meth:`mpi_command`); without, the leader starts them on this host."""
         tmp = None
         if run_dir is None:
             tmp = run_dir = tempfile.mkdtemp(prefix="subutai-sim-")
@@ -259,6 +331,11 @@ class SimModel:
             self.config["memories"]["main_ram"]["size"],
         )
         cmd = [*launcher, self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
+        if hosts:
+            cmd = [
+                *launcher,
+                *self.mpi_command(hosts, ["--dir", run_dir, "--max-cycles", str(max_cycles), *args]),
+            ]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
         proc = None
@@ -451,9 +528,20 @@ def _build_model(
     threads=1,
     tile_blocks=None,
     profile=False,
+    partitions=1,
     force=False,
     log=print,
 ):
+    partitioning = None
+    if partitions > 1:
+        if trace or threads != 1 or profile or pgo or tile_blocks is False:
+            raise ValueError(
+                "a model in partitions is built with its tile module, without a waveform, "
+                "--threads, a profile or PGO"
+            )
+        partitioning = Partitioning(mesh_x, mesh_y, partitions)
+        tile_blocks = True
+        obj_dir = obj_dir or partition_obj_dir(0)
     if tile_blocks is None:
         tile_blocks = default_tile_blocks(mesh_x * mesh_y, trace)
     if not obj_dir:
@@ -468,7 +556,7 @@ def _build_model(
         )
         obj_dir += "" if threads == 1 else f"_threads{threads}"
         obj_dir += "_profile" if profile else ""
-    model = SimModel(output_dir, obj_dir)
+    model = SimModel(output_dir, obj_dir, partitions=partitions)
     params = dict(
         mesh=[mesh_x, mesh_y],
         cpu_variant=cpu_variant,
@@ -487,6 +575,9 @@ def _build_model(
         params["threads"] = threads
     if profile:
         params["profile"] = True
+    if partitions > 1:
+        params["partitions"] = partitions
+        params["mpi"] = mpi_flags() is not None
     if tile_blocks and mesh_x * mesh_y > 1:
         params["tile_blocks"] = True
     if registered_uplinks is not None:
@@ -521,23 +612,27 @@ def _build_model(
             atomic_words=atomic_words,
             mem_banks=mem_banks,
             tile_blocks=tile_blocks,
+            partitioning=partitioning,
             **({} if registered_uplinks is None else {"registered_uplinks": registered_uplinks}),
         )
-        verilate(soc, model, knobs, log=log, t0=t0)
+        if partitioning is None:
+            verilate(soc, model, knobs, log=log, t0=t0)
+        else:
+            verilate_partitions(soc, model, knobs, partitioning, log=log, t0=t0)
     model.write_stamp(params)
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
 
 
-def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
+def generate(soc, model, knobs, compile_software=False):
     """Generate ``soc`` into the model's directory (Verilog, csr.json, headers; with
-    ``compile_software`` LiteX's BIOS too, in its ROM) and build its Verilator model with the
-    harness."""
-    t0 = t0 or time.time()
+    ``compile_software`` LiteX's BIOS too, in its ROM); return the harness's knobs for its
+    Verilog, and the Verilog besides the top module's."""
     fhdl_speed.install()
     builder = Builder(
         soc,
         output_dir=model.output_dir,
+        gateware_dir=model.gateware_dir,
         compile_software=compile_software,
         compile_gateware=False,
         csr_json=model.csr_json,
@@ -545,8 +640,7 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
     )
     builder.build(run=False, build_name="sim")
     soc.export_software(model.generated_dir)
-    sources = [f for f, *_ in soc.platform.sources if f.endswith(".v")]
-    sources = ["sim.v"] + [s for s in sources if os.path.basename(s) != "sim.v"]
+    sources = [f for f, *_ in soc.platform.sources if f.endswith(".v") and os.path.basename(f) != "sim.v"]
     block = getattr(soc, "tile_block", None)
     if block is not None:
         # One module for every tile but tile 0, verilated once as a hierarchy block.
@@ -556,11 +650,84 @@ def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
             f.write(f'`verilator_config\nhier_block -module "{block.name}"\n')
         sources.insert(0, config)
         knobs = dict(knobs, HIER_BLOCKS=block.name)
-    knobs = dict(knobs, SOURCES=" ".join(sources))
+    return knobs, sources
+
+
+def verilate(soc, model, knobs, compile_software=False, log=print, t0=None):
+    """Generate ``soc`` into the model's directory (:func:`generate`) and build its Verilator
+    model with the harness."""
+    t0 = t0 or time.time()
+    knobs, sources = generate(soc, model, knobs, compile_software)
+    knobs = dict(knobs, SOURCES=_sources("sim.v", sources))
     log(f"[build] verilating and compiling the model ({time.time() - t0:.0f} s so far)")
+    _make_model(model, knobs)
+
+
+def _sources(top, sources):
+    """The harness's SOURCES: Verilator's configuration first, then the top module's file."""
+    configs = [f for f in sources if f.endswith(".vlt")]
+    return " ".join(configs + [top] + [f for f in sources if f not in configs])
+
+
+def _make_model(model, knobs):
     if os.path.exists(os.path.join(model.gateware_dir, knobs["OBJ_DIR"])):
         shutil.rmtree(os.path.join(model.gateware_dir, knobs["OBJ_DIR"]))
     _harness_make(model, "model", knobs)
+
+
+def mpi_flags():
+    """Open MPI's (compile, link) flags, from its compiler wrapper, or None where it is not
+    installed: a cut model then runs on one host only (its partitions share memory)."""
+    if shutil.which("mpicxx") is None:
+        return None
+    flags = [
+        subprocess.run(
+            ["mpicxx", f"--showme:{what}"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for what in ("compile", "link")
+    ]
+    return tuple(flags)
+
+
+def partition_obj_dir(k):
+    """The build directory of partition ``k`` of a cut model (in its gateware directory)."""
+    return f"obj_dir_part{k}"
+
+
+def verilate_partitions(soc, model, knobs, partitioning, log=print, t0=None):
+    """Generate the leader ``soc`` and the other partitions of ``partitioning`` into the model's
+    directory (``gateware/partitions<n>``: :mod:`soc.partition`), check each top module's ports
+    against the cut, and build each partition's Verilator model with its generated exchange."""
+    t0 = t0 or time.time()
+    P = partitioning
+    knobs, sources = generate(soc, model, knobs)
+    tops = ["sim.v"]
+    for k in range(1, P.n):
+        tops.append(f"part{k}.v")
+        group_verilog(soc.tile_block, P, k, soc.platform, os.path.join(model.gateware_dir, tops[k]))
+    binaries = [f"../{partition_obj_dir(k)}/Vsim" for k in range(1, P.n)]
+    mpi = mpi_flags()
+    for k in range(P.n):
+        check_ports(os.path.join(model.gateware_dir, tops[k]), P, k)
+        include = os.path.join(model.gateware_dir, f"include_part{k}")
+        os.makedirs(include, exist_ok=True)
+        with open(os.path.join(include, "partition_ports.h"), "w") as f:
+            f.write(ports_header(P, k, binaries))
+        log(
+            f"[build] partition {k + 1} of {P.n} ({len(P.tiles(k))} tiles{', the memory system' if k == 0 else ''}): "
+            f"verilating and compiling ({time.time() - t0:.0f} s so far)"
+        )
+        _make_model(
+            model,
+            dict(
+                knobs,
+                SOURCES=_sources(tops[k], sources),
+                OBJ_DIR=partition_obj_dir(k),
+                HARNESS="partition.cpp",
+                HARNESS_CFLAGS=f"-I{include}" + (f" -DSUBUTAI_MPI=1 {mpi[0]}" if mpi else ""),
+                HARNESS_LDFLAGS=mpi[1] if mpi else None,
+            ),
+        )
 
 
 def harness_knobs(
@@ -574,6 +741,7 @@ def harness_knobs(
         "JOBS": jobs or os.cpu_count() or 2,
         "TRACE": trace,
         "EXIT_TIMEOUT": EXIT_TIMEOUT,
+        "EXIT_PARTITION": EXIT_PARTITION,
         "VERILATOR_OPT": opt,
         "CXXOPT": cxxopt,
         "PGO": pgo,

@@ -49,6 +49,9 @@ class SubutaiSoC(SoCCore):
     With ``tile_blocks`` every tile but tile 0 is an instance of one Verilog module generated
     once (:class:`soc.tile_block.TileBlock`, its identity as input ports), which a Verilator
     model verilates once for all (the simulation's large meshes); ``self.tile_block`` writes it.
+    With ``remote_tiles`` (tile ids, needs ``tile_blocks``) those tiles are left out: their
+    uplinks (``self.remote_uplinks``), router links (``self.noc.routers``) and holds stay for a
+    model cut into partitions to make ports of (:mod:`soc.partition`).
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
 
@@ -91,6 +94,7 @@ class SubutaiSoC(SoCCore):
         with_counters=True,
         with_channels=True,
         tile_blocks=False,
+        remote_tiles=(),
         ident="Subutai SoC",
         **kwargs,
     ):
@@ -173,6 +177,10 @@ class SubutaiSoC(SoCCore):
         # With tile_blocks, every tile but tile 0 is an instance of one generated module, which
         # holds the tile's router and uplink register too.
         self.tile_block = TileBlock(platform, settings) if tile_blocks and n_tiles > 1 else None
+        remote_tiles = set(remote_tiles)
+        if remote_tiles and (self.tile_block is None or 0 in remote_tiles):
+            raise ValueError("remote_tiles: tiles other than tile 0, of a SoC with tile_blocks")
+        self.remote_uplinks = {}
         block_routers = [None] * n_tiles
         if self.tile_block is not None:
             block_routers[1:] = [RouterPorts(i) for i in range(1, n_tiles)]
@@ -213,9 +221,12 @@ class SubutaiSoC(SoCCore):
             else:
                 # The instance's uplink leaves through the register inside it.
                 uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-                self.specials += self.tile_block.instance(
-                    i, x, y, self.cores.resets[i], uplink, block_routers[i]
-                )
+                if i in remote_tiles:
+                    self.remote_uplinks[i] = uplink
+                else:
+                    self.specials += self.tile_block.instance(
+                        i, x, y, self.cores.resets[i], uplink, block_routers[i]
+                    )
             uplinks.append(uplink)
         masters = uplinks
         if not mem_banks:
