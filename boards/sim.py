@@ -6,6 +6,7 @@
 #   python3 boards/sim.py --tiles 4 --build                 # build the model once
 #   python3 boards/sim.py --tiles 4 --ram-init hello.bin    # run an image on it (no rebuild)
 #   python3 boards/sim.py --tiles 4 --app hello             # build firmware app, then run it
+#   python3 boards/sim.py --tiles 64 --partitions 2 --app hello   # the model cut in 2 processes
 #
 
 import argparse
@@ -111,6 +112,23 @@ def main():
         "at 64; the flattened one: 2.6x at 32 tiles, 0.70x at 16).",
     )
     parser.add_argument(
+        "--partitions",
+        type=int,
+        default=1,
+        help="Cut the model into this many partitions of tiles, each a Verilator model in a process "
+        "of its own, exchanging the cut's registered signals every cycle: the same cycles and output "
+        "(soc/partition.py; a model of its own, with the tile module).",
+    )
+    parser.add_argument(
+        "--hosts",
+        default=None,
+        metavar="HOST[,HOST...]",
+        help="Run the partitions as an MPI job on these hosts (Open MPI's mpirun; neighbouring "
+        "partitions on one host, the first partition, which reads the image, on the first host; "
+        "every host needs the build directory at the same path). Without: this host, through "
+        "shared memory.",
+    )
+    parser.add_argument(
         "--tile-blocks",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -134,6 +152,15 @@ def main():
         parser.error("--max-cycles must be >= 0")
     if args.threads < 1:
         parser.error("--threads must be >= 1")
+    if not 1 <= args.partitions <= mesh_x * mesh_y:
+        parser.error(f"--partitions {args.partitions}: 1 to {mesh_x * mesh_y} (a tile a partition at least)")
+    if args.partitions > 1 and (args.threads > 1 or args.trace or args.tile_blocks is False):
+        parser.error(
+            "--partitions: a model cut into partitions has no --threads, --trace or --no-tile-blocks"
+        )
+    hosts = [h for h in (args.hosts or "").split(",") if h]
+    if args.hosts is not None and (args.partitions < 2 or not hosts):
+        parser.error("--hosts: give host names, and --partitions 2 or more")
     if args.threads > 1 and args.trace:
         parser.error("--threads and --trace: a waveform comes from a single-threaded model")
     if args.app and args.app not in firmware_apps() + benchmark_programs(channels=True):
@@ -166,6 +193,7 @@ def main():
             jobs=args.jobs,
             threads=args.threads,
             tile_blocks=args.tile_blocks,
+            partitions=args.partitions,
             force=args.force,
         )
     except (RuntimeError, ValueError) as e:
@@ -189,7 +217,10 @@ def main():
     print(
         f"[sim] running {os.path.basename(image)} on {mesh_x}x{mesh_y} ({mesh_x * mesh_y} tiles)", flush=True
     )
-    result = model.run(image, max_cycles=args.max_cycles, trace=args.trace, echo=True)
+    try:
+        result = model.run(image, max_cycles=args.max_cycles, trace=args.trace, echo=True, hosts=hosts)
+    except (RuntimeError, ValueError) as e:
+        sys.exit(f"error: {e}")
     sys.stderr.write(result.stderr)
     sys.exit(result.exit_code)
 

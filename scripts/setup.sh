@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a Debian 12 machine: apt packages
-# (Verilator, the RISC-V cross compiler, picolibc, ccache, clang-format, cppcheck) and a Python
+# (Verilator, the RISC-V cross compiler, picolibc, ccache, clang-format, cppcheck, Open MPI for a
+# simulation model cut into partitions across hosts) and a Python
 # virtual environment with LiteX and its data packages from PyPI.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ APT_PACKAGES=(
     verilator libevent-dev libjson-c-dev zlib1g-dev
     gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
     device-tree-compiler ccache make cmake clang-format cppcheck
+    openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -80,13 +80,13 @@ class PartitionError(ValueError):
 
 @dataclass(frozen=True)
 class Net:
-    """A signal of the cut: ``name`` (a port of both partitions' top modules), ``width`` bits,
-    driven by partition ``driver``, read by partition ``reader``."""
+    """A signal of the cut: ``name`` (a port of its partitions' top modules), ``width`` bits,
+    driven by partition ``driver``, read by the partitions ``readers``."""
 
     name: str
     width: int
     driver: int
-    reader: int
+    readers: tuple
 
     @property
     def words(self):
@@ -99,15 +99,29 @@ class Partitioning:
     of tile ids (row-major), as even as they come; partition 0 also everything that is not a tile.
     """
 
-    def __init__(self, mesh_x, mesh_y, n):
+    def __init__(self, mesh_x, mesh_y, n, leader_tiles=None):
+        """``leader_tiles``: the leader's tiles (tile 0 and the next ones), the others shared
+        evenly by the other partitions (default: every partition alike)."""
         n_tiles = mesh_x * mesh_y
         if not 1 <= n <= n_tiles:
             raise PartitionError(
                 f"{n} partitions of {n_tiles} tiles: give 1 to {n_tiles} (one tile a partition at least)"
             )
+        if leader_tiles is not None and not (
+            1 <= leader_tiles <= n_tiles - (n - 1) and (n > 1 or leader_tiles == n_tiles)
+        ):
+            raise PartitionError(
+                f"a leader of {leader_tiles} tiles in {n} partitions of {n_tiles} tiles: give 1 to "
+                f"{n_tiles - (n - 1)} (every other partition a tile at least)"
+            )
         self.mesh_x, self.mesh_y, self.n = mesh_x, mesh_y, n
         self.n_tiles = n_tiles
-        bounds = [k * n_tiles // n for k in range(n + 1)]
+        self.leader_tiles = leader_tiles
+        if leader_tiles is None:
+            bounds = [k * n_tiles // n for k in range(n + 1)]
+        else:
+            rest = n_tiles - leader_tiles
+            bounds = [0] + [leader_tiles + k * rest // (n - 1) for k in range(n)] if n > 1 else [0, n_tiles]
         self.ranges = [range(bounds[k], bounds[k + 1]) for k in range(n)]
         self._of = {i: k for k, r in enumerate(self.ranges) for i in r}
 
@@ -137,21 +151,28 @@ class Partitioning:
 
     def nets(self):
         """Every net of the cut, in the order of the exchange buffer."""
-        nets = [Net("soc_rst", 1, 0, k) for k in range(1, self.n)]
+        nets = [Net("soc_rst", 1, 0, tuple(range(1, self.n)))] if self.n > 1 else []
         for a, p, b in self.links():
             ka, kb = self._of[a], self._of[b]
             if ka == kb:
                 continue
             for field, width, direction in LINK_FIELDS:
                 forward = direction == DIR_M_TO_S
-                nets.append(Net(link_net(a, b, field), width, ka if forward else kb, kb if forward else ka))
+                nets.append(
+                    Net(link_net(a, b, field), width, ka if forward else kb, (kb if forward else ka,))
+                )
         for i in self.remote_tiles():
             k = self._of[i]
-            nets.append(Net(f"tile{i}_cpu_reset", 1, 0, k))
+            nets.append(Net(f"tile{i}_cpu_reset", 1, 0, (k,)))
             for field, width, direction in UPLINK_FIELDS:
                 tile_drives = direction == DIR_M_TO_S
                 nets.append(
-                    Net(f"tile{i}_uplink_{field}", width, k if tile_drives else 0, 0 if tile_drives else k)
+                    Net(
+                        f"tile{i}_uplink_{field}",
+                        width,
+                        k if tile_drives else 0,
+                        (0,) if tile_drives else (k,),
+                    )
                 )
         return nets
 
@@ -181,19 +202,19 @@ class Partitioning:
 
     def readers(self, k):
         """The partitions that read nets of partition ``k``."""
-        return sorted({net.reader for net in self.nets() if net.driver == k})
+        return sorted({r for net in self.nets() if net.driver == k for r in net.readers})
 
     def layout_id(self):
         """A 64-bit digest of the layout, which every partition checks against the leader's."""
         place, words = self.layout()
         text = ";".join(
-            f"{n}:{w}:{net.width}:{net.driver}:{net.reader}" for n, (w, net) in sorted(place.items())
+            f"{n}:{w}:{net.width}:{net.driver}:{net.readers}" for n, (w, net) in sorted(place.items())
         )
         return int.from_bytes(hashlib.sha256(f"{words};{text}".encode()).digest()[:8], "little")
 
     def providers(self, k):
         """The partitions whose nets partition ``k`` reads."""
-        return sorted({net.driver for net in self.nets() if net.reader == k})
+        return sorted({net.driver for net in self.nets() if k in net.readers})
 
 
 def link_net(a, b, field):
@@ -305,7 +326,7 @@ def check_ports(path, partitioning, k):
             if m:
                 ports[m.group(3)] = (m.group(1), int(m.group(2) or 0) + 1)
     for net in partitioning.nets():
-        if k not in (net.driver, net.reader):
+        if k != net.driver and k not in net.readers:
             continue
         want = ("output" if net.driver == k else "input", net.width)
         if ports.get(net.name) != want:
@@ -341,7 +362,7 @@ def ports_header(partitioning, k, binaries=()):
         "{",
     ]
     for name, (word, net) in place.items():
-        if net.reader == k:
+        if k in net.readers:
             if net.words == 1:
                 out.append(f"\ttop->{name} = nets[{word}];")
             else:
@@ -369,6 +390,9 @@ def ports_header(partitioning, k, binaries=()):
     return "\n".join(out) + "\n"
 
 
-def partition_dir(gateware_dir, n):
-    """Where a model of ``n`` partitions is generated and built, beside the single model."""
-    return os.path.join(gateware_dir, f"partitions{n}")
+def partition_dir(gateware_dir, n, leader_tiles=None):
+    """Where a model cut into ``n`` partitions (the leader's ``leader_tiles``, :class:`Partitioning`)
+    is generated and built, beside the single model: ``partitions<n>[_leader<tiles>]``."""
+    return os.path.join(
+        gateware_dir, f"partitions{n}" + ("" if leader_tiles is None else f"_leader{leader_tiles}")
+    )

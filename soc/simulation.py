@@ -203,13 +203,13 @@ def _source_digest():
 class SimModel:
     """A built Verilator model of one SoC configuration, runnable on many firmware images."""
 
-    def __init__(self, output_dir, obj_dir="obj_dir", partitions=1):
+    def __init__(self, output_dir, obj_dir="obj_dir", partitions=1, leader_tiles=None):
         self.output_dir = os.path.abspath(output_dir)
         self.gateware_dir = os.path.join(self.output_dir, "gateware")
         #: Processes the model runs in (soc/partition.py); its binary is the leader's.
         self.partitions = partitions
         if partitions > 1:
-            self.gateware_dir = partition_dir(self.gateware_dir, partitions)
+            self.gateware_dir = partition_dir(self.gateware_dir, partitions, leader_tiles)
         self.generated_dir = os.path.join(self.output_dir, "software", "include", "generated")
         self.csr_json = os.path.join(self.output_dir, "csr.json")
         self.binary = os.path.join(self.gateware_dir, obj_dir, "Vsim")
@@ -529,6 +529,7 @@ def _build_model(
     tile_blocks=None,
     profile=False,
     partitions=1,
+    leader_tiles=None,
     force=False,
     log=print,
 ):
@@ -539,7 +540,7 @@ def _build_model(
                 "a model in partitions is built with its tile module, without a waveform, "
                 "--threads, a profile or PGO"
             )
-        partitioning = Partitioning(mesh_x, mesh_y, partitions)
+        partitioning = Partitioning(mesh_x, mesh_y, partitions, leader_tiles)
         tile_blocks = True
         obj_dir = obj_dir or partition_obj_dir(0)
     if tile_blocks is None:
@@ -556,7 +557,7 @@ def _build_model(
         )
         obj_dir += "" if threads == 1 else f"_threads{threads}"
         obj_dir += "_profile" if profile else ""
-    model = SimModel(output_dir, obj_dir, partitions=partitions)
+    model = SimModel(output_dir, obj_dir, partitions=partitions, leader_tiles=leader_tiles)
     params = dict(
         mesh=[mesh_x, mesh_y],
         cpu_variant=cpu_variant,
@@ -577,6 +578,7 @@ def _build_model(
         params["profile"] = True
     if partitions > 1:
         params["partitions"] = partitions
+        params["leader_tiles"] = leader_tiles
         params["mpi"] = mpi_flags() is not None
     if tile_blocks and mesh_x * mesh_y > 1:
         params["tile_blocks"] = True
@@ -717,11 +719,17 @@ def verilate_partitions(soc, model, knobs, partitioning, log=print, t0=None):
             f"[build] partition {k + 1} of {P.n} ({len(P.tiles(k))} tiles{', the memory system' if k == 0 else ''}): "
             f"verilating and compiling ({time.time() - t0:.0f} s so far)"
         )
+        part_knobs, part_sources = knobs, sources
+        if k == 0 and P.tiles(0) == [0]:
+            # A leader of tile 0 alone has no instance of the tile module: no hierarchy block.
+            part_knobs = {key: v for key, v in knobs.items() if key != "HIER_BLOCKS"}
+            block = os.path.join(model.gateware_dir, f"{soc.tile_block.name}.v")
+            part_sources = [f for f in sources if not f.endswith(".vlt") and f != block]
         _make_model(
             model,
             dict(
-                knobs,
-                SOURCES=_sources(tops[k], sources),
+                part_knobs,
+                SOURCES=_sources(tops[k], part_sources),
                 OBJ_DIR=partition_obj_dir(k),
                 HARNESS="partition.cpp",
                 HARNESS_CFLAGS=f"-I{include}" + (f" -DSUBUTAI_MPI=1 {mpi[0]}" if mpi else ""),

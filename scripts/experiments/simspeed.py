@@ -3,7 +3,8 @@
 Builds the Verilator model of 1 to 64 tiles with several build configurations, from what LiteX's
 own flow does to this project's defaults (those up to 8 tiles, --compare-up-to), the flattened and
 the tile-module models (up to 32 tiles, --tile-modules-up-to) and the model on two host threads
-(from 32 tiles, --threads-from), runs the `busy` firmware (every core computing) for a fixed
+(from 32 tiles, --threads-from), the model cut into partitions in processes of their own (from 16
+tiles, --partitions-from; --partitions counts), runs the `busy` firmware (every core computing) for a fixed
 number of cycles and prints cycles/s, the fastest of --repeat runs; with --rebuild, the time and
 peak memory of building each default model. Results go to results/simspeed.{csv,md,png}.
 
@@ -53,6 +54,11 @@ CONFIGS = {
     ),
     "pgo": ("default + gcc profile-guided compile (trained on busy)", dict(opt=XFAST, cxxopt="-O2")),
     "threads": ("default on several host threads (Verilator --threads)", {}),
+    "partitions": (
+        "the model cut into partitions of tiles, each in a process of its own (soc/partition.py): "
+        "the same cycles",
+        {},
+    ),
 }
 
 
@@ -125,7 +131,7 @@ class SimSpeed(Experiment):
     def add_arguments(self, parser):
         parser.add_argument(
             "--configs",
-            default="litex,default,flat,blocks,threads",
+            default="litex,default,flat,blocks,threads,partitions",
             help="Comma-separated configurations (default: LiteX's flow, the project's, flattened or one "
             f"tile module, on host threads; all: {', '.join(CONFIGS)}).",
         )
@@ -149,6 +155,21 @@ class SimSpeed(Experiment):
             default=32,
             help="Smallest mesh the `threads` configuration is built for (below 32 tiles two threads were "
             "slower than one on a 2-core machine).",
+        )
+        parser.add_argument(
+            "--partitions",
+            type=int,
+            nargs="+",
+            default=[2],
+            metavar="N",
+            help="Partition counts of the `partitions` configuration (processes a model runs in; "
+            "default 2, a process a core of this machine).",
+        )
+        parser.add_argument(
+            "--partitions-from",
+            type=int,
+            default=16,
+            help="Smallest mesh the `partitions` configuration is built for.",
         )
         parser.add_argument(
             "--cycles", type=int, default=None, help="Simulated cycles per measurement (default: by size)."
@@ -179,6 +200,8 @@ class SimSpeed(Experiment):
             error("--repeat must be 1 or more")
         if args.threads < 2:
             error("--threads: 2 or more (1 is the default configuration)")
+        if any(p < 2 for p in args.partitions):
+            error("--partitions: 2 or more (1 is the default configuration)")
 
     def runs(self, args):
         runs = []
@@ -187,7 +210,13 @@ class SimSpeed(Experiment):
                 too_small = c == "threads" and n < args.threads_from
                 limit = args.tile_modules_up_to if c in ("flat", "blocks") else args.compare_up_to
                 too_large = c not in ("default", "threads") and n > limit
-                if not (too_small or too_large):
+                if c == "partitions":
+                    runs += [
+                        Run.of(f"{n} tiles in {p} partitions", tiles=n, config=c, partitions=p)
+                        for p in args.partitions
+                        if n >= args.partitions_from and p <= n
+                    ]
+                elif not (too_small or too_large):
                     runs.append(Run.of(f"{n} tiles, {c}: {CONFIGS[c][0]}", tiles=n, config=c))
         return runs
 
@@ -209,6 +238,9 @@ class SimSpeed(Experiment):
             model = build_model(x, y, jobs=jobs)
         elif c == "threads":
             model = build_model(x, y, jobs=jobs, threads=args.threads)
+        elif c == "partitions":
+            model = build_model(x, y, jobs=jobs, partitions=run.config["partitions"])
+            out["config"] = f"p{run.config['partitions']}"
         elif c in ("flat", "blocks"):
             # The model of boards/sim.py --no-tile-blocks or --tile-blocks: the default one
             # where that is the default, else a model of its own beside it.
@@ -227,7 +259,13 @@ class SimSpeed(Experiment):
         return ["@subutai " + json.dumps(out)]
 
     def report(self, lines, args, results_dir):
-        configs = args.configs.split(",")
+        # The cut models are a column each: p<N>, the model in N partitions.
+        configs = [
+            col
+            for c in args.configs.split(",")
+            for col in ([f"p{p}" for p in args.partitions] if c == "partitions" else [c])
+        ]
+        cut = [c for c in configs if re.fullmatch(r"p\d+", c)]
         tiles = args.tiles
         speeds, builds, texts = {}, {}, {}
         for r in parse_lines(lines):
@@ -258,6 +296,8 @@ class SimSpeed(Experiment):
             header.append("blocks/flat")
         if "threads" in configs:
             header.append(f"{args.threads} threads (M tile-cycles/s)")
+        for c in cut:
+            header += [f"{c[1:]} partitions (M tile-cycles/s)", f"{c[1:]} partitions/default"]
         if builds:
             header += ["build (s)", "build CPU (s)", "build peak (GB)"]
         rows = []
@@ -280,6 +320,10 @@ class SimSpeed(Experiment):
                 row.append(f"{speeds[(n, 'blocks')] / speeds[(n, 'flat')]:.2f}x" if both else "–")
             if "threads" in configs:
                 row.append(f"{n * speeds[(n, 'threads')] / 1e6:.3f}" if (n, "threads") in speeds else "–")
+            for c in cut:
+                both = (n, c) in speeds and (n, "default") in speeds
+                row.append(f"{n * speeds[(n, c)] / 1e6:.3f}" if (n, c) in speeds else "–")
+                row.append(f"{speeds[(n, c)] / speeds[(n, 'default')]:.2f}x" if both else "–")
             if builds:
                 wall, cpu, peak = builds[n]
                 row += [f"{wall:.0f}", f"{cpu:.0f}", f"{peak / 2**30:.2f}"]
@@ -290,8 +334,10 @@ class SimSpeed(Experiment):
             f"to {args.tile_modules_up_to} tiles; the others but `default` and `threads` up to "
             f"{args.compare_up_to} tiles, `threads` from {args.threads_from}):\n\n"
             + "\n".join(
-                f"- `{c}`: {CONFIGS[c][0]}" + (f" ({args.threads})" if c == "threads" else "")
-                for c in configs
+                f"- `{c}`: {CONFIGS[c][0]}"
+                + (f" ({args.threads})" if c == "threads" else "")
+                + (f" (p<N>: N partitions, from {args.partitions_from} tiles)" if c == "partitions" else "")
+                for c in args.configs.split(",")
             )
             + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
             f"(model run only, not start-up), the fastest of {args.repeat} run{'s' if args.repeat > 1 else ''}."

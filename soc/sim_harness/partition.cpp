@@ -134,7 +134,14 @@ struct Transport {
 
 struct SharedMemoryTransport : Transport {
 	Exchange *x;
-	explicit SharedMemoryTransport(Exchange *x) : x(x) {}
+	// Spins before a wait yields the core: long with a core for every partition (a provider is
+	// a few microseconds behind), none with more partitions than cores (the provider may be
+	// waiting for this very core).
+	unsigned spin_limit;
+	explicit SharedMemoryTransport(Exchange *x)
+	    : x(x), spin_limit(sysconf(_SC_NPROCESSORS_ONLN) >= N_PARTITIONS ? 2000 : 0)
+	{
+	}
 
 	void publish(const Vsim *top, uint64_t cycle) override
 	{
@@ -149,13 +156,13 @@ struct SharedMemoryTransport : Transport {
 		for (int i = 0; i < N_PROVIDERS; i++) {
 			unsigned spins = 0;
 			while (x->published[PROVIDERS[i]].value.load(std::memory_order_acquire) <= cycle) {
-				if (++spins < 2000) {
+				if (++spins < spin_limit) {
 					__builtin_ia32_pause();
 					continue;
 				}
 				if (!LEADER && x->stop.load(std::memory_order_acquire))
 					return false;
-				if (LEADER && (spins & 1023) == 0 && !children_alive())
+				if (LEADER && (spins & 255) == 0 && !children_alive())
 					return false;
 				sched_yield();
 			}
@@ -238,7 +245,7 @@ struct MpiTransport : Transport {
 
 // Starts the other partitions' binaries (beside this one's directory), each with the buffer's
 // descriptor.
-static bool start_children(int fd, const char *dir)
+static bool start_children(int fd, const char *dir, bool quiet)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -267,6 +274,8 @@ static bool start_children(int fd, const char *dir)
 				argv.push_back("--dir");
 				argv.push_back(dir);
 			}
+			if (quiet)
+				argv.push_back("--quiet");
 			argv.push_back(nullptr);
 			execv(path.c_str(), (char *const *)argv.data());
 			fprintf(stderr, "[sim] cannot start partition %d (%s): %s\n", k, path.c_str(),
@@ -278,27 +287,57 @@ static bool start_children(int fd, const char *dir)
 	return true;
 }
 
-static void clock_edge(Vsim *top)
+// A cycle's two evaluations, as main.cpp's, but the falling edge first: the model settles with the
+// nets it received (and the leader publishes what depends on them), then clocks its rising edge,
+// after which its registered outputs are the next cycle's. Each evaluation also settles the logic
+// that hangs on the model's inputs (Verilator's input region), a third one would cost as much again.
+static void settle(Vsim *top)
 {
-	top->sys_clk = 1;
-	top->eval();
-	main_time++;
 	top->sys_clk = 0;
 	top->eval();
 	main_time++;
 }
 
-// A partition other than the leader: its cycles until the leader stops the run.
-static int run_child(Transport *t, Vsim *top)
+static void rising_edge(Vsim *top)
 {
+	top->sys_clk = 1;
+	top->eval();
+	main_time++;
+}
+
+// Where a partition's time goes: waiting for its providers' nets, or evaluating its model. What
+// limits a cut model's speed is the partition that waits least (the others wait for it).
+struct WaitClock {
+	std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), mark;
+	double waiting = 0;
+	void begin() { mark = std::chrono::steady_clock::now(); }
+	void end() { waiting += std::chrono::duration<double>(std::chrono::steady_clock::now() - mark).count(); }
+	void report(uint64_t cycles)
+	{
+		double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		fprintf(stderr, "[sim] partition %d: %" PRIu64 " cycles, %.3f s, waiting %.3f s (%.0f%%)\n",
+			PARTITION_INDEX, cycles, total, waiting, total > 0 ? 100 * waiting / total : 0.0);
+	}
+};
+
+// A partition other than the leader: its cycles until the leader stops the run.
+static int run_child(Transport *t, Vsim *top, bool quiet)
+{
+	WaitClock clock;
 	top->sys_clk = 0;
 	top->eval();
 	for (uint64_t cycle = 0;; cycle++) {
 		t->publish(top, cycle);
-		if (!t->receive(top, cycle))
+		clock.begin();
+		bool going = t->receive(top, cycle);
+		clock.end();
+		if (!going) {
+			if (!quiet)
+				clock.report(cycle);
 			return 0;
-		top->eval();
-		clock_edge(top);
+		}
+		settle(top);
+		rising_edge(top);
 	}
 }
 
@@ -312,17 +351,21 @@ static int run_leader(Transport *t, Vsim *top, uint64_t max_cycles, bool quiet)
 	top->eval();
 
 	auto t0 = std::chrono::steady_clock::now();
+	WaitClock clock;
 	uint64_t cycle = 0;
 	int code = -1;
 	bool failed = false;
 	while (!Verilated::gotFinish()) {
-		if (!t->receive(top, cycle)) {
+		clock.begin();
+		bool going = t->receive(top, cycle);
+		clock.end();
+		if (!going) {
 			failed = true;
 			break;
 		}
-		top->eval();
+		settle(top);
 		t->publish(top, cycle);
-		clock_edge(top);
+		rising_edge(top);
 		cycle++;
 		if (top->serial_source_valid)
 			putchar(top->serial_source_data);
@@ -335,6 +378,8 @@ static int run_leader(Transport *t, Vsim *top, uint64_t max_cycles, bool quiet)
 	}
 	fflush(stdout);
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	if (!quiet)
+		clock.report(cycle);
 	if (!failed)
 		t->stop(cycle);
 	if (failed) {
@@ -355,7 +400,7 @@ static int run_leader(Transport *t, Vsim *top, uint64_t max_cycles, bool quiet)
 
 // The shared memory of a run without MPI: the leader creates it (zero: no partition has
 // published) and starts the others, which inherit it.
-static Transport *shared_memory(uint64_t fd, const char *dir)
+static Transport *shared_memory(uint64_t fd, const char *dir, bool quiet)
 {
 	if (LEADER) {
 		int mfd = memfd_create("subutai-exchange", 0);
@@ -373,7 +418,7 @@ static Transport *shared_memory(uint64_t fd, const char *dir)
 	Exchange *x = (Exchange *)mem;
 	if (LEADER) {
 		x->layout_id = LAYOUT_ID;
-		if (!start_children((int)fd, dir)) {
+		if (!start_children((int)fd, dir, quiet)) {
 			for (pid_t pid : children)
 				kill(pid, SIGKILL);
 			return nullptr;
@@ -481,7 +526,7 @@ int main(int argc, char **argv)
 		t = mpi(&argc, &argv);
 	else
 #endif
-		t = shared_memory(fd, dir);
+		t = shared_memory(fd, dir, quiet);
 	if (!t)
 		return EXIT_PARTITION;
 
@@ -490,7 +535,7 @@ int main(int argc, char **argv)
 #if PARTITION_INDEX == 0
 	int code = run_leader(t, top, max_cycles, quiet);
 #else
-	int code = run_child(t, top);
+	int code = run_child(t, top, quiet);
 #endif
 	top->final();
 	delete top;
