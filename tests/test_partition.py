@@ -81,6 +81,15 @@ def test_each_partition_reads_what_it_is_sent():
     assert Partitioning(4, 4, 2).layout_id() != P.layout_id()
 
 
+def test_a_leader_of_chosen_size_leaves_the_other_tiles_evenly_shared():
+    P = Partitioning(8, 8, 3, leader_tiles=1)
+    assert [P.tiles(k) for k in range(3)] == [[0], list(range(1, 32)), list(range(32, 64))]
+    assert P.remote_tiles() == list(range(1, 64))
+    for bad in (0, 63, 64):
+        with pytest.raises(PartitionError, match="leader of"):
+            Partitioning(8, 8, 3, leader_tiles=bad)
+
+
 @pytest.mark.parametrize("n", [0, 5, -1])
 def test_more_partitions_than_tiles_is_an_error(n):
     with pytest.raises(PartitionError, match="partitions of 4 tiles"):
@@ -139,8 +148,7 @@ def test_2x2_in_2_partitions_runs_the_programs_cycle_for_cycle(sim, cut_2x2, pro
 @pytest.mark.skipif(mpi_flags() is None, reason="Open MPI is not installed (make setup)")
 def test_2x2_in_2_partitions_as_an_mpi_job_runs_the_same_cycles(sim, cut_2x2):
     """The partitions as the ranks of an MPI job (mpirun on this host, Open MPI's transports)."""
-    for app in ("synctest", "prodcons"):
-        _same_run(sim.model(2, 2), cut_2x2, sim.image(2, 2, app), hosts=["localhost"])
+    _same_run(sim.model(2, 2), cut_2x2, sim.image(2, 2, "synctest"), hosts=["localhost"])
 
 
 def test_a_partition_that_dies_ends_the_run_with_an_error(sim, cut_2x2):
@@ -156,7 +164,7 @@ def test_a_partition_that_dies_ends_the_run_with_an_error(sim, cut_2x2):
         for entry in os.listdir("/proc"):
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if f.read().split(b"\0")[0].decode() == child:
+                    if os.path.realpath(f.read().split(b"\0")[0].decode()) == child:
                         pid = int(entry)
             except (OSError, ValueError):
                 pass
