@@ -13,6 +13,7 @@ It measures the host: its runs go one at a time (one worker) and are never kept 
 Usage: python -m scripts.experiments simspeed [--tiles 1 2 4 8 16 32 64] [--configs ...] [--rebuild]
 """
 
+import argparse
 import json
 import os
 import re
@@ -112,6 +113,30 @@ def l2_cache_size():
         return None
 
 
+def cut_arg(text):
+    """``argparse`` type of ``--partitions``: ``N`` or ``N:L`` (N >= 2 partitions, a leader of L tiles)."""
+    if not re.fullmatch(r"\d+(:\d+)?", text) or cut_parts(text)[0] < 2 or cut_parts(text)[1] == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: N or N:L, N >= 2 partitions, a leader of L >= 1 tiles")
+    return text
+
+
+def cut_parts(text):
+    """(partitions, the leader's tiles or None) of a ``--partitions`` value."""
+    n, _, leader = text.partition(":")
+    return int(n), int(leader) if leader else None
+
+
+def cut_label(text):
+    n, leader = cut_parts(text)
+    return f"{n} partitions" + (f" (leader {leader} tile{'s' if leader > 1 else ''})" if leader else "")
+
+
+def cut_fits(text, tiles):
+    """Whether the cut ``text`` fits a mesh of ``tiles`` (each partition a tile at least)."""
+    n, leader = cut_parts(text)
+    return n <= tiles and (leader is None or leader <= tiles - (n - 1))
+
+
 def default_cycles(n):
     """Simulated cycles of a run: 400,000 up to 16 tiles, then fewer in proportion (a 64-tile
     model runs a few thousand cycles per second)."""
@@ -158,12 +183,13 @@ class SimSpeed(Experiment):
         )
         parser.add_argument(
             "--partitions",
-            type=int,
+            type=cut_arg,
             nargs="+",
-            default=[2],
-            metavar="N",
-            help="Partition counts of the `partitions` configuration (processes a model runs in; "
-            "default 2, a process a core of this machine).",
+            default=["2", "3:1"],
+            metavar="N[:L]",
+            help="Cuts of the `partitions` configuration: N partitions (processes a model runs in), "
+            "the leader's L tiles (default: all alike); default 2 (a process a core of this "
+            "machine) and 3:1 (the leader with tile 0 alone).",
         )
         parser.add_argument(
             "--partitions-from",
@@ -200,8 +226,6 @@ class SimSpeed(Experiment):
             error("--repeat must be 1 or more")
         if args.threads < 2:
             error("--threads: 2 or more (1 is the default configuration)")
-        if any(p < 2 for p in args.partitions):
-            error("--partitions: 2 or more (1 is the default configuration)")
 
     def runs(self, args):
         runs = []
@@ -212,9 +236,9 @@ class SimSpeed(Experiment):
                 too_large = c not in ("default", "threads") and n > limit
                 if c == "partitions":
                     runs += [
-                        Run.of(f"{n} tiles in {p} partitions", tiles=n, config=c, partitions=p)
+                        Run.of(f"{n} tiles in {cut_label(p)}", tiles=n, config=c, partitions=p)
                         for p in args.partitions
-                        if n >= args.partitions_from and p <= n
+                        if n >= args.partitions_from and cut_fits(p, n)
                     ]
                 elif not (too_small or too_large):
                     runs.append(Run.of(f"{n} tiles, {c}: {CONFIGS[c][0]}", tiles=n, config=c))
@@ -239,7 +263,8 @@ class SimSpeed(Experiment):
         elif c == "threads":
             model = build_model(x, y, jobs=jobs, threads=args.threads)
         elif c == "partitions":
-            model = build_model(x, y, jobs=jobs, partitions=run.config["partitions"])
+            partitions, leader_tiles = cut_parts(run.config["partitions"])
+            model = build_model(x, y, jobs=jobs, partitions=partitions, leader_tiles=leader_tiles)
             out["config"] = f"p{run.config['partitions']}"
         elif c in ("flat", "blocks"):
             # The model of boards/sim.py --no-tile-blocks or --tile-blocks: the default one
@@ -265,7 +290,7 @@ class SimSpeed(Experiment):
             for c in args.configs.split(",")
             for col in ([f"p{p}" for p in args.partitions] if c == "partitions" else [c])
         ]
-        cut = [c for c in configs if re.fullmatch(r"p\d+", c)]
+        cut = [c for c in configs if re.fullmatch(r"p\d+(:\d+)?", c)]
         tiles = args.tiles
         speeds, builds, texts = {}, {}, {}
         for r in parse_lines(lines):
@@ -297,7 +322,7 @@ class SimSpeed(Experiment):
         if "threads" in configs:
             header.append(f"{args.threads} threads (M tile-cycles/s)")
         for c in cut:
-            header += [f"{c[1:]} partitions (M tile-cycles/s)", f"{c[1:]} partitions/default"]
+            header += [f"{cut_label(c[1:])} (M tile-cycles/s)", f"{cut_label(c[1:])}/default"]
         if builds:
             header += ["build (s)", "build CPU (s)", "build peak (GB)"]
         rows = []
@@ -336,7 +361,11 @@ class SimSpeed(Experiment):
             + "\n".join(
                 f"- `{c}`: {CONFIGS[c][0]}"
                 + (f" ({args.threads})" if c == "threads" else "")
-                + (f" (p<N>: N partitions, from {args.partitions_from} tiles)" if c == "partitions" else "")
+                + (
+                    f" (p<N>[:<L>]: N partitions, the leader's L tiles, from {args.partitions_from} tiles)"
+                    if c == "partitions"
+                    else ""
+                )
                 for c in args.configs.split(",")
             )
             + "\n\nWorkload: firmware `busy` on every core for the `cycles` of the row; speed from the harness "
