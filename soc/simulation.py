@@ -671,10 +671,10 @@ def _sources(top, sources):
     return " ".join(configs + [top] + [f for f in sources if f not in configs])
 
 
-def _make_model(model, knobs):
+def _make_model(model, knobs, target="model", makefile="Makefile"):
     if os.path.exists(os.path.join(model.gateware_dir, knobs["OBJ_DIR"])):
         shutil.rmtree(os.path.join(model.gateware_dir, knobs["OBJ_DIR"]))
-    _harness_make(model, "model", knobs)
+    _harness_make(model, target, knobs, makefile)
 
 
 def mpi_flags():
@@ -731,10 +731,13 @@ def verilate_partitions(soc, model, knobs, partitioning, log=print, t0=None):
                 part_knobs,
                 SOURCES=_sources(tops[k], part_sources),
                 OBJ_DIR=partition_obj_dir(k),
-                HARNESS="partition.cpp",
-                HARNESS_CFLAGS=f"-I{include}" + (f" -DSUBUTAI_MPI=1 {mpi[0]}" if mpi else ""),
-                HARNESS_LDFLAGS=mpi[1] if mpi else None,
+                PARTITION_INCLUDE=include,
+                EXIT_PARTITION=EXIT_PARTITION,
+                MPI_CFLAGS=f"-DSUBUTAI_MPI=1 {mpi[0]}" if mpi else None,
+                MPI_LDFLAGS=mpi[1] if mpi else None,
             ),
+            target="partition",
+            makefile="partition.mk",
         )
 
 
@@ -749,16 +752,16 @@ def harness_knobs(
         "JOBS": jobs or os.cpu_count() or 2,
         "TRACE": trace,
         "EXIT_TIMEOUT": EXIT_TIMEOUT,
-        "EXIT_PARTITION": EXIT_PARTITION,
         "VERILATOR_OPT": opt,
         "CXXOPT": cxxopt,
         "PGO": pgo,
     }
 
 
-def _harness_make(model, target, knobs):
-    """Run the harness Makefile (soc/sim_harness/Makefile) in the model's gateware directory."""
-    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, "Makefile"), "-C", model.gateware_dir, target]
+def _harness_make(model, target, knobs, makefile="Makefile"):
+    """Run the harness Makefile (soc/sim_harness/Makefile, or ``makefile`` beside it) in the model's
+    gateware directory."""
+    cmd = ["make", "-s", "-f", os.path.join(HARNESS_DIR, makefile), "-C", model.gateware_dir, target]
     cmd += [f"{k}={v}" for k, v in knobs.items() if v is not None]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
