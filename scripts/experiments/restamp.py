@@ -45,6 +45,21 @@ import hashlib, json, os, re, sys
 import soc.simulation as sim
 args, out = json.loads(sys.argv[1]), sys.argv[2]
 
+def canonical_verilog(text):
+    # A module's items (an always block, an assign, a declaration, an instance: a line at the
+    # margin and what follows it, indented or the block's closing `end`) in sorted order. Migen
+    # orders them partly by where Python allocated its objects (the lowered specials come from a
+    # set), so the same design may come out in another order from another process; the order of
+    # concurrent items means nothing to the hardware, their text is kept whole.
+    items, item = [], []
+    for line in text.splitlines():
+        if line and not line[0].isspace() and not re.match(r"end(case|module)?\b", line) and item:
+            items.append("\n".join(item))
+            item = []
+        item.append(line)
+    items.append("\n".join(item))
+    return "\n".join(sorted(items))
+
 def digest(soc, model, knobs, **_):
     from litex.soc.integration.builder import Builder
     Builder(soc, output_dir=model.output_dir, compile_software=False, compile_gateware=False,
@@ -61,6 +76,8 @@ def digest(soc, model, knobs, **_):
         with open(path, errors="replace") as f:
             text = f.read().replace(os.path.abspath(out), "OUT")
         text = re.sub(r"(?m)^//.*(Auto-Generated|\d{4}-\d{2}-\d{2}).*$", "", text)
+        if path.endswith(".v"):
+            text = canonical_verilog(text)
         h.update(os.path.basename(path).encode() + b"\0" + text.encode())
     print("netlist", h.hexdigest())
     raise SystemExit(0)
