@@ -373,3 +373,15 @@ def test_a_result_whose_images_did_not_change_is_restamped(tmp_path, monkeypatch
     )
     with pytest.raises(Unprovable, match="the 2-tile model is not the hardware of"):
         restamp(str(capture), log=lambda msg: None)
+
+
+def test_a_netlist_in_another_order_is_the_same_and_another_statement_is_not():
+    """restamp's netlist digest: the same items of a module in another order (Migen orders some
+    by where Python allocated its objects) are the same hardware; an item changed is not."""
+    from scripts.experiments.restamp import canonical_verilog
+
+    a = "module top (\n\tinput wire clk\n);\nreg x = 1'd0;\nalways @(*) begin\n\tx <= 1'd1;\nend\nassign y = x;\nendmodule\n"
+    b = "module top (\n\tinput wire clk\n);\nassign y = x;\nreg x = 1'd0;\nalways @(*) begin\n\tx <= 1'd1;\nend\nendmodule\n"
+    c = b.replace("x <= 1'd1", "x <= 1'd0")
+    assert canonical_verilog(a) == canonical_verilog(b)
+    assert canonical_verilog(a) != canonical_verilog(c)

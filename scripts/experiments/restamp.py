@@ -21,6 +21,7 @@ stamp it replaces (``restamped``). Anything else is refused with the reason: rer
 """
 
 import argparse
+import inspect
 import json
 import os
 import re
@@ -37,6 +38,27 @@ from scripts.experiments.framework import parse_arguments, save_capture, split_r
 MODEL_SOURCES = stamps.MODEL_SOURCES
 
 
+def canonical_verilog(text):
+    """The Verilog ``text`` with its modules' items (an always block, an assign, a declaration,
+    an instance: a line at the margin and what follows it, indented or the block's closing
+    ``end``) in sorted order. Migen orders some of them by where Python allocated its objects (the
+    lowered specials come from a set), so the same design may come out in another order from
+    another process; the order of concurrent items means nothing to the hardware, and each
+    item's text is kept whole. (Also the netlist script's: the old tree may not have it.)"""
+    modules, items, item = [], [], []
+    for line in text.splitlines() + ["endmodule"]:
+        ends = line.startswith("endmodule")
+        if (ends or (line and not line[0].isspace() and not re.match(r"end(case)?\b", line))) and item:
+            items.append("\n".join(item))
+            item = []
+        if ends:
+            modules.append("\n".join(sorted(items)))
+            items = []
+        else:
+            item.append(line)
+    return "\nendmodule\n".join(modules)
+
+
 #: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)
 #: and prints the digest of what Verilator would compile: the Verilog, dates and the output
 #: directory blanked, and the harness's sources.
@@ -45,20 +67,7 @@ import hashlib, json, os, re, sys
 import soc.simulation as sim
 args, out = json.loads(sys.argv[1]), sys.argv[2]
 
-def canonical_verilog(text):
-    # A module's items (an always block, an assign, a declaration, an instance: a line at the
-    # margin and what follows it, indented or the block's closing `end`) in sorted order. Migen
-    # orders them partly by where Python allocated its objects (the lowered specials come from a
-    # set), so the same design may come out in another order from another process; the order of
-    # concurrent items means nothing to the hardware, their text is kept whole.
-    items, item = [], []
-    for line in text.splitlines():
-        if line and not line[0].isspace() and not re.match(r"end(case|module)?\b", line) and item:
-            items.append("\n".join(item))
-            item = []
-        item.append(line)
-    items.append("\n".join(item))
-    return "\n".join(sorted(items))
+CANONICAL_VERILOG
 
 def digest(soc, model, knobs, **_):
     from litex.soc.integration.builder import Builder
@@ -85,7 +94,7 @@ def digest(soc, model, knobs, **_):
 sim.verilate = digest
 sim.quiet_litex()
 sim.build_model(*args.pop("mesh"), output_dir=out, force=True, log=lambda m: None, **args)
-"""
+""".replace("CANONICAL_VERILOG", inspect.getsource(canonical_verilog))
 
 
 class Unprovable(RuntimeError):
