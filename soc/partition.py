@@ -12,8 +12,12 @@ many host cores as there are pieces. This module cuts the Subutai SoC the same w
 
 **The cut.** A tile generated as a module of its own (:class:`soc.tile_block.TileBlock`) meets the
 rest of the SoC only through its clock and reset, its core's hold (``cpu_reset``), its uplink to
-the memory system (Wishbone, leaving through a :class:`gateware.uplink.RegisteredUplink`) and its
-router's four links to its neighbours. A :class:`Partitioning` gives each partition a range of
+the memory system (Wishbone) and its router's four links to its neighbours. In a cut model the
+uplink's register (:class:`gateware.uplink.RegisteredUplink`) is not in the tile module but in the
+leader, on the memory system's side: what the leader receives then reaches that register and the
+few gates of its answers, not the crossbar's arbitration and the banks behind it, which Verilator
+would otherwise settle on every evaluation of the leader (the logic that hangs on a model's inputs,
+its input region), twice a cycle. A :class:`Partitioning` gives each partition a range of
 tiles (row-major, so mostly whole rows of the mesh); partition 0, the *leader*, holds tile 0 and
 everything that is not a tile (the memory banks and their crossbar, the SoC bus, the UART, the
 global control). Each other partition is a module of its own instances of the tile module
@@ -24,13 +28,16 @@ with its remote tiles' instances left out and their ports made its own (``remote
 **Why it is cycle for cycle the same machine.** Every signal a tile partition sends is a
 register's output, or logic of its registers only: the router's links are registered (a flit on
 a link comes from a register, ``ready`` from an input FIFO's level, :mod:`gateware.noc.router`),
-and so is every request of a registered uplink. The leader's answers on the uplinks are not: a
-bank acknowledges the request it sees in the same cycle, through the crossbar's arbitration (as in
-the single model). So every cycle runs in two steps (:data:`PROTOCOL`): each tile partition
-publishes its signals for the cycle (they depend on nothing it receives); the leader takes them,
-settles its logic and publishes its own (the answers included); then every partition takes what it
-receives and clocks its edge. Registering the answers instead would cost a cycle on every store
-and uncached load of every model; the second step costs the leader one settling of its logic.
+and a core's requests come from its bus command registers through the tile's own decoding. The
+leader's answers on the uplinks are not: the uplink register acknowledges the request it sees in
+the same cycle (a burst's next word, when the address follows), and so does a bank behind it (as
+in the single model). So every cycle runs in two steps (:data:`PROTOCOL`): each tile partition
+publishes its signals for the cycle (they depend on nothing it receives: the harness checks it
+on every cycle, and a net that moves with what its partition received ends the run with an
+error); the leader takes them, settles its logic and publishes its own (the answers included);
+then every partition takes what it receives and clocks its edge. Registering the answers instead
+would cost a cycle on every store and uncached load of every model; the second step costs the
+leader one settling of its logic.
 The exchange keeps the signals' values bit for bit, so a partitioned model runs exactly the cycles
 and prints exactly the output of the single one (``tests/test_partition.py``).
 
@@ -124,6 +131,8 @@ class Partitioning:
             bounds = [0] + [leader_tiles + k * rest // (n - 1) for k in range(n)] if n > 1 else [0, n_tiles]
         self.ranges = [range(bounds[k], bounds[k + 1]) for k in range(n)]
         self._of = {i: k for k, r in enumerate(self.ranges) for i in r}
+        self._nets = None
+        self._place_blocks = None
 
     def tiles(self, k):
         return list(self.ranges[k])
@@ -150,7 +159,12 @@ class Partitioning:
         return [i for i in range(self.n_tiles) if self._of[i] != 0]
 
     def nets(self):
-        """Every net of the cut, in the order of the exchange buffer."""
+        """Every net of the cut, in the order of the exchange buffer (a list of its own)."""
+        if self._nets is None:
+            self._nets = self._make_nets()
+        return list(self._nets)
+
+    def _make_nets(self):
         nets = [Net("soc_rst", 1, 0, tuple(range(1, self.n)))] if self.n > 1 else []
         for a, p, b in self.links():
             ka, kb = self._of[a], self._of[b]
@@ -180,14 +194,19 @@ class Partitioning:
         """{net name: (first word, net)} of the exchange buffer, and its words: each driver's nets
         together, each driver's block on a cache line of its own (a partition writes only its
         block, and sends it whole to its readers over MPI)."""
-        place, _ = self._blocks()
-        return place, self._blocks()[1][-1][0]
+        place, blocks = self._blocks()
+        return dict(place), blocks[-1][0]
 
     def blocks(self):
         """(first word, words) of each partition's block of the exchange buffer."""
         return self._blocks()[1][: self.n]
 
     def _blocks(self):
+        if self._place_blocks is None:
+            self._place_blocks = self._make_blocks()
+        return self._place_blocks
+
+    def _make_blocks(self):
         place, blocks, word = {}, [], 0
         nets = self.nets()
         for k in range(self.n + 1):
@@ -380,6 +399,14 @@ def ports_header(partitioning, k, binaries=()):
             if net.words == 2:
                 out.append(f"\tnets[{word + 1}] = (uint32_t)((uint64_t)top->{name} >> 32);")
     out.append("}")
+    published = [(w, net) for w, net in place.values() if net.driver == k]
+    out += [
+        "",
+        "// The nets this partition drives (its block's first word, words, name).",
+        "static const struct { int word, words; const char *name; } PUBLISHED[] = {",
+    ]
+    out += [f'\t{{{w}, {net.words}, "{net.name}"}},' for w, net in published] or ['\t{0, 0, ""},']
+    out += ["};", f"static const int N_PUBLISHED = {len(published)};"]
     # The leader starts the others; theirs is empty.
     out += ["", "// The other partitions' binaries, relative to the leader's directory."]
     out.append("static const char *const PARTITION_BINARIES[] = {")

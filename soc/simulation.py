@@ -330,12 +330,8 @@ class SimModel:
             constants.get("mem_line_bytes", 32),
             self.config["memories"]["main_ram"]["size"],
         )
-        cmd = [*launcher, self.binary, "--dir", run_dir, "--max-cycles", str(max_cycles), *args]
-        if hosts:
-            cmd = [
-                *launcher,
-                *self.mpi_command(hosts, ["--dir", run_dir, "--max-cycles", str(max_cycles), *args]),
-            ]
+        model_args = ["--dir", run_dir, "--max-cycles", str(max_cycles), *args]
+        cmd = [*launcher, *(self.mpi_command(hosts, model_args) if hosts else [self.binary, *model_args])]
         if trace:
             cmd += ["--trace", os.path.abspath(trace)]
         proc = None
@@ -579,7 +575,8 @@ def _build_model(
     if partitions > 1:
         params["partitions"] = partitions
         params["leader_tiles"] = leader_tiles
-        params["mpi"] = mpi_flags() is not None
+        mpi = mpi_flags()
+        params["mpi"] = mpi is not None
     if tile_blocks and mesh_x * mesh_y > 1:
         params["tile_blocks"] = True
     if registered_uplinks is not None:
@@ -620,7 +617,7 @@ def _build_model(
         if partitioning is None:
             verilate(soc, model, knobs, log=log, t0=t0)
         else:
-            verilate_partitions(soc, model, knobs, partitioning, log=log, t0=t0)
+            verilate_partitions(soc, model, knobs, partitioning, mpi, log=log, t0=t0)
     model.write_stamp(params)
     log(f"[build] model ready in {time.time() - t0:.0f} s: {model.binary}")
     return model
@@ -696,10 +693,11 @@ def partition_obj_dir(k):
     return f"obj_dir_part{k}"
 
 
-def verilate_partitions(soc, model, knobs, partitioning, log=print, t0=None):
+def verilate_partitions(soc, model, knobs, partitioning, mpi, log=print, t0=None):
     """Generate the leader ``soc`` and the other partitions of ``partitioning`` into the model's
     directory (``gateware/partitions<n>``: :mod:`soc.partition`), check each top module's ports
-    against the cut, and build each partition's Verilator model with its generated exchange."""
+    against the cut, and build each partition's Verilator model with its generated exchange
+    (with ``mpi``, Open MPI's flags of :func:`mpi_flags`, an MPI transport too)."""
     t0 = t0 or time.time()
     P = partitioning
     knobs, sources = generate(soc, model, knobs)
@@ -708,7 +706,6 @@ def verilate_partitions(soc, model, knobs, partitioning, log=print, t0=None):
         tops.append(f"part{k}.v")
         group_verilog(soc.tile_block, P, k, soc.platform, os.path.join(model.gateware_dir, tops[k]))
     binaries = [f"../{partition_obj_dir(k)}/Vsim" for k in range(1, P.n)]
-    mpi = mpi_flags()
     for k in range(P.n):
         check_ports(os.path.join(model.gateware_dir, tops[k]), P, k)
         include = os.path.join(model.gateware_dir, f"include_part{k}")

@@ -2,6 +2,7 @@
 # Subutai SoC: N VexRiscv tiles in a 2-D mesh, shared main RAM, one UART.
 #
 
+import dataclasses
 import os
 
 from migen import *
@@ -51,7 +52,8 @@ class SubutaiSoC(SoCCore):
     model verilates once for all (the simulation's large meshes); ``self.tile_block`` writes it.
     With ``remote_tiles`` (tile ids, needs ``tile_blocks``) those tiles are left out: their
     uplinks (``self.remote_uplinks``), router links (``self.noc.routers``) and holds stay for a
-    model cut into partitions to make ports of (:mod:`soc.partition`).
+    model cut into partitions to make ports of (:mod:`soc.partition`), and the uplink register of
+    every instance of the tile module moves out of it into the SoC: the memory system's side.
     Core 0 boots; the other cores are held in reset until core 0 writes ``cores_release``.
     """
 
@@ -175,11 +177,14 @@ class SubutaiSoC(SoCCore):
             else None,
         )
         # With tile_blocks, every tile but tile 0 is an instance of one generated module, which
-        # holds the tile's router and uplink register too.
-        self.tile_block = TileBlock(platform, settings) if tile_blocks and n_tiles > 1 else None
+        # holds the tile's router and uplink register too; but in a model cut into partitions
+        # the uplink registers are the memory system's side of the cut (see below).
         remote_tiles = set(remote_tiles)
-        if remote_tiles and (self.tile_block is None or 0 in remote_tiles):
+        if remote_tiles and (not tile_blocks or n_tiles < 2 or 0 in remote_tiles):
             raise ValueError("remote_tiles: tiles other than tile 0, of a SoC with tile_blocks")
+        registers_outside_blocks = bool(remote_tiles) and registered_uplinks
+        block_settings = dataclasses.replace(settings, uplink=None) if registers_outside_blocks else settings
+        self.tile_block = TileBlock(platform, block_settings) if tile_blocks and n_tiles > 1 else None
         self.remote_uplinks = {}
         block_routers = [None] * n_tiles
         if self.tile_block is not None:
@@ -219,7 +224,14 @@ class SubutaiSoC(SoCCore):
                     setattr(self.submodules, f"uplink{i}", registered)
                     uplink = registered.source
             else:
-                # The instance's uplink leaves through the register inside it.
+                # The instance's uplink leaves through the register inside it, or, in a model cut
+                # into partitions, through one here: then the cut runs between a tile's core and
+                # its uplink register, and what the leader receives from the other partitions
+                # reaches only that register and its answers' few gates. Verilator settles all
+                # the logic that hangs on a model's inputs on every evaluation (its input
+                # region): behind the register that would be the crossbar's arbitration and
+                # the banks, twice a cycle in the leader (docs/architecture.md). The same
+                # logic, cycle for cycle (tests/test_partition.py).
                 uplink = wishbone.Interface(data_width=32, address_width=32, addressing="word")
                 if i in remote_tiles:
                     self.remote_uplinks[i] = uplink
@@ -227,6 +239,10 @@ class SubutaiSoC(SoCCore):
                     self.specials += self.tile_block.instance(
                         i, x, y, self.cores.resets[i], uplink, block_routers[i]
                     )
+                if registers_outside_blocks:
+                    registered = RegisteredUplink(uplink, **settings.uplink)
+                    setattr(self.submodules, f"uplink{i}", registered)
+                    uplink = registered.source
             uplinks.append(uplink)
         masters = uplinks
         if not mem_banks:

@@ -6,7 +6,7 @@
 // inherit it, and runs the cycles with them. Every cycle runs in two steps (soc/partition.py):
 //
 //   1. each other partition publishes the nets it drives (register outputs: they depend on
-//      nothing it receives in the cycle);
+//      nothing it receives in the cycle, which it checks every cycle);
 //   2. the leader takes them, settles its logic and publishes its nets (the memory system's
 //      answers depend on the requests of the same cycle);
 //   3. every partition takes the nets it reads and clocks its edge.
@@ -320,13 +320,27 @@ struct WaitClock {
 	}
 };
 
+// The premise of the cycle's two steps: what a tile partition publishes depends on nothing it
+// receives in the same cycle. Checked on every cycle, on its nets as the partition has settled
+// them with what it received, against those it published: the first net that moved, or null.
+static const char *moved_net(const uint32_t *published, const uint32_t *settled)
+{
+	for (int i = 0; i < N_PUBLISHED; i++)
+		if (memcmp(&published[PUBLISHED[i].word], &settled[PUBLISHED[i].word],
+			   PUBLISHED[i].words * sizeof(uint32_t)) != 0)
+			return PUBLISHED[i].name;
+	return nullptr;
+}
+
 // A partition other than the leader: its cycles until the leader stops the run.
 static int run_child(Transport *t, Vsim *top, bool quiet)
 {
 	WaitClock clock;
+	static uint32_t published[NET_WORDS], settled[NET_WORDS];
 	top->sys_clk = 0;
 	top->eval();
 	for (uint64_t cycle = 0;; cycle++) {
+		partition_publish(top, published);
 		t->publish(top, cycle);
 		clock.begin();
 		bool going = t->receive(top, cycle);
@@ -337,6 +351,14 @@ static int run_child(Transport *t, Vsim *top, bool quiet)
 			return 0;
 		}
 		settle(top);
+		partition_publish(top, settled);
+		if (const char *net = moved_net(published, settled)) {
+			fprintf(stderr,
+				"[sim] partition %d: %s changed in cycle %" PRIu64 " with what the partition "
+				"received: the cut is not at registers there (soc/partition.py)\n",
+				PARTITION_INDEX, net, cycle);
+			return EXIT_PARTITION;
+		}
 		rising_edge(top);
 	}
 }
