@@ -81,6 +81,39 @@ def test_each_partition_reads_what_it_is_sent():
     assert Partitioning(4, 4, 2).layout_id() != P.layout_id()
 
 
+def test_each_partition_checks_every_net_it_drives():
+    # The harness compares these nets, as the partition settled them with what it received,
+    # with those it published (the premise of the cycle's two steps).
+    P = Partitioning(4, 4, 3)
+    place, _ = P.layout()
+    for k in range(1, P.n):
+        header = ports_header(P, k)
+        driven = [(w, net) for w, net in place.values() if net.driver == k]
+        assert driven
+        assert f"static const int N_PUBLISHED = {len(driven)};" in header
+        for w, net in driven:
+            assert f'{{{w}, {net.words}, "{net.name}"}},' in header
+
+
+def test_the_uplink_registers_of_a_cut_model_are_the_leaders():
+    # What a tile partition sends the leader reaches a register there, not the crossbar: every
+    # instance's uplink leaves through a RegisteredUplink of the SoC, none of the tile module's.
+    from gateware.uplink import RegisteredUplink
+    from soc.simulation import SimSoC
+
+    P = Partitioning(2, 2, 2)
+    soc = SimSoC(2, 2, partitioning=P, tile_blocks=True)
+    assert not any(isinstance(m, RegisteredUplink) for _, m in soc.tile_block.module._submodules)
+    for i in range(1, 4):
+        registered = getattr(soc, f"uplink{i}")
+        assert isinstance(registered, RegisteredUplink)
+    for i in P.remote_tiles():
+        assert getattr(soc, f"uplink{i}").sink is soc.remote_uplinks[i]
+    # The single model keeps the register in the tile module.
+    single = SimSoC(2, 2, tile_blocks=True)
+    assert any(isinstance(m, RegisteredUplink) for _, m in single.tile_block.module._submodules)
+
+
 def test_a_leader_of_chosen_size_leaves_the_other_tiles_evenly_shared():
     P = Partitioning(8, 8, 3, leader_tiles=1)
     assert [P.tiles(k) for k in range(3)] == [[0], list(range(1, 32)), list(range(32, 64))]
