@@ -6,7 +6,10 @@ the tile-module models (up to 32 tiles, --tile-modules-up-to) and the model on t
 (from 32 tiles, --threads-from), the model cut into partitions in processes of their own (from 16
 tiles, --partitions-from; --partitions counts), runs the `busy` firmware (every core computing) for a fixed
 number of cycles and prints cycles/s, the fastest of --repeat runs; with --rebuild, the time and
-peak memory of building each default model. Results go to results/simspeed.{csv,md,png}.
+peak memory of building each default model. A cut model's speed with a host core for each of its
+partitions, which this machine may not have, is modelled from what its partitions' evaluations
+cost and what the exchange costs where they had a core each. Results go to
+results/simspeed.{csv,md,png}.
 
 It measures the host: its runs go one at a time (one worker) and are never kept for a later sweep.
 
@@ -27,7 +30,7 @@ from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.mesh import mesh_shape
 from scripts.capture import parse_lines
 from scripts.experiments.framework import Experiment, Run
-from scripts.results import console_table, new_figure, save_figure, save_table, to_int
+from scripts.results import console_table, markdown_table, new_figure, save_figure, save_table, to_int
 from gateware.build import ROOT
 
 XFAST = "-O3 --x-assign fast --x-initial fast --noassert"
@@ -63,17 +66,32 @@ CONFIGS = {
 }
 
 
+#: A cut model's report of a partition (soc/sim_harness/partition.cpp): its evaluation's CPU time.
+PARTITION_REPORT = re.compile(r"\[sim\] partition (\d+): .* evaluating ([0-9.]+) us/cycle \(CPU\)")
+
+
 def measure(model, image, cycles, repeat):
     """The speeds of `repeat` runs, of which the fastest is kept: the same model measured 0.52 and
     0.91 M cycles/s in two single runs of one benchmark here, and a run is only ever slowed down by
-    the host (as Python's timeit takes the minimum time)."""
-    speeds = []
+    the host (as Python's timeit takes the minimum time); and, of a cut model, the CPU time each
+    partition's evaluation took per cycle in that fastest run (microseconds, by partition)."""
+    speeds, evaluating = [], []
     for _ in range(repeat):
         r = model.run(image, max_cycles=cycles)
         if r.exit_code != EXIT_TIMEOUT or r.cycles != cycles:
             raise RuntimeError(f"busy run ended early (exit {r.exit_code}):\n{r.output}\n{r.stderr}")
         speeds.append(r.speed)
-    return speeds
+        reports = {int(k): float(us) for k, us in PARTITION_REPORT.findall(r.stderr)}
+        if model.partitions > 1 and sorted(reports) != list(range(model.partitions)):
+            raise RuntimeError(f"a cut model's run without every partition's report:\n{r.stderr}")
+        evaluating.append([reports[k] for k in sorted(reports)])
+    return speeds, evaluating[speeds.index(max(speeds))]
+
+
+def modelled_speed(tiles, evaluating, exchange):
+    """M tile-cycles/s of a cut model with a host core for each partition: a cycle takes its
+    slowest partition's evaluation and the exchange (microseconds)."""
+    return tiles / (max(evaluating) + exchange)
 
 
 def measured_build(n, threads, jobs):
@@ -185,11 +203,12 @@ class SimSpeed(Experiment):
             "--partitions",
             type=cut_arg,
             nargs="+",
-            default=["2", "3:1"],
+            default=["2", "3:1", "16:1"],
             metavar="N[:L]",
             help="Cuts of the `partitions` configuration: N partitions (processes a model runs in), "
             "the leader's L tiles (default: all alike); default 2 (a process a core of this "
-            "machine) and 3:1 (the leader with tile 0 alone).",
+            "machine), 3:1 (the leader with tile 0 alone) and 16:1 (a 16-core host's, modelled "
+            "from its partitions' evaluation times).",
         )
         parser.add_argument(
             "--partitions-from",
@@ -280,7 +299,9 @@ class SimSpeed(Experiment):
             model = build_model(x, y, obj_dir=obj_dir, pgo="use", jobs=jobs, force=True, **opts)
         if c in ("default", "flat", "blocks"):
             out["text"] = text_bytes(model.binary)
-        out["runs"] = measure(model, image, cycles, args.repeat)
+        out["runs"], evaluating = measure(model, image, cycles, args.repeat)
+        if c == "partitions":
+            out["evaluating"] = evaluating
         return ["@subutai " + json.dumps(out)]
 
     def report(self, lines, args, results_dir):
@@ -292,12 +313,23 @@ class SimSpeed(Experiment):
         ]
         cut = [c for c in configs if re.fullmatch(r"p\d+(:\d+)?", c)]
         tiles = args.tiles
-        speeds, builds, texts = {}, {}, {}
+        speeds, builds, texts, evaluating = {}, {}, {}, {}
         for r in parse_lines(lines):
             if r.get("program") != "simspeed":
                 continue
             n, c = r["tiles"], r["config"]
             speeds[(n, c)] = max(r["runs"])
+            if "evaluating" in r:
+                evaluating[(n, c)] = r["evaluating"]
+        # A cut with a host core for each partition: a cycle is its slowest partition's evaluation
+        # and the exchange, whose cost is measured here on the cuts of each mesh that had a core
+        # for every partition (the wall time of a cycle less the slowest evaluation).
+        cores = os.cpu_count() or 1
+        exchange = {}
+        for (n, c), ev in evaluating.items():
+            if len(ev) <= cores:
+                cost = 1e6 / speeds[(n, c)] - max(ev)
+                exchange[n] = min(exchange.get(n, cost), cost)
             if "text" in r:
                 texts[(n, c)] = r["text"]
             if "build" in r:
@@ -323,6 +355,7 @@ class SimSpeed(Experiment):
             header.append(f"{args.threads} threads (M tile-cycles/s)")
         for c in cut:
             header += [f"{cut_label(c[1:])} (M tile-cycles/s)", f"{cut_label(c[1:])}/default"]
+            header += [f"{cut_label(c[1:])}, a core each (M tile-cycles/s, modelled)"]
         if builds:
             header += ["build (s)", "build CPU (s)", "build peak (GB)"]
         rows = []
@@ -349,6 +382,8 @@ class SimSpeed(Experiment):
                 both = (n, c) in speeds and (n, "default") in speeds
                 row.append(f"{n * speeds[(n, c)] / 1e6:.3f}" if (n, c) in speeds else "–")
                 row.append(f"{speeds[(n, c)] / speeds[(n, 'default')]:.2f}x" if both else "–")
+                modelled = (n, c) in evaluating and n in exchange
+                row.append(f"{modelled_speed(n, evaluating[(n, c)], exchange[n]):.3f}" if modelled else "–")
             if builds:
                 wall, cpu, peak = builds[n]
                 row += [f"{wall:.0f}", f"{cpu:.0f}", f"{peak / 2**30:.2f}"]
@@ -384,6 +419,26 @@ class SimSpeed(Experiment):
                 else ""
             )
         )
+        if evaluating:
+            notes += (
+                "\n\nA cut model with a host core for each partition (modelled, where this machine has "
+                f"{cores} cores): a cycle takes the slowest partition's evaluation, in CPU time (the "
+                "harness times it on every 16th cycle, so a partition that shares a core is timed "
+                "as if it had one, but for the cache it shares), and the exchange, measured here on "
+                "the cuts of the same mesh that had a core for each partition (a cycle's wall time "
+                "less the slowest evaluation): "
+                + ", ".join(f"{exchange[n]:.2f} µs at {n} tiles" for n in sorted(exchange))
+                + ". It leaves out that the leader waits for more partitions as they grow in number "
+                "(one more cache line a partition and a cycle). Each partition's evaluation, in µs "
+                "a cycle (the leader first):\n\n"
+                + markdown_table(
+                    ["tiles", "cut", "evaluating (µs/cycle, by partition)", "slowest"],
+                    [
+                        [n, cut_label(c[1:]), " / ".join(f"{v:.1f}" for v in ev), f"{max(ev):.1f}"]
+                        for (n, c), ev in sorted(evaluating.items())
+                    ],
+                )
+            )
         title = "Simulation speed (million simulated cycles per second)"
         save_table("simspeed", header, rows, title, notes, results_dir)
         plot(sorted(tiles), configs, speeds, results_dir)
@@ -412,6 +467,23 @@ class SimSpeed(Experiment):
                 f"{t} tiles on {threads_col.split()[0]} host threads {v:.3g} M tile-cycles/s"
                 for t, v in threaded
             )
+        # The cut models: the fastest measured here, and the fastest with a core for each partition.
+        for kind, pattern in (
+            ("here", r"(\d+ partitions.*) \(M tile-cycles/s\)"),
+            ("with a host core for each partition (modelled)", r"(\d+ partitions.*), a core each \(M tile-cycles/s, modelled\)"),
+        ):
+            cols = [(c, re.fullmatch(pattern, c)) for c in rows[0]]
+            cells = [
+                (float(r[c]), t, m.group(1))
+                for c, m in cols
+                if m
+                for t, r in zip(tiles, rows)
+                if r[c] not in ("", "–")
+            ]
+            largest = [x for x in cells if x[1] == max((x[1] for x in cells), default=0)]
+            if largest:
+                v, t, cut = max(largest)
+                value += f"; {t} tiles in {cut}, {kind}: {v:.3g} M tile-cycles/s"
         # What the largest model costs to build (simspeed --rebuild: a cold build of the default model).
         built = [(t, r) for t, r in zip(tiles, rows) if r.get("build (s)", "–") not in ("", "–")]
         if built:

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <libgen.h>
 #include <sched.h>
@@ -306,17 +307,40 @@ static void rising_edge(Vsim *top)
 }
 
 // Where a partition's time goes: waiting for its providers' nets, or evaluating its model. What
-// limits a cut model's speed is the partition that waits least (the others wait for it).
+// limits a cut model's speed is the partition that waits least (the others wait for it). Its
+// evaluation is also timed in CPU time, on every 16th cycle: what a partition costs whether or not
+// it has a core of its own, the measure of how a cut scales on a host with more cores than this
+// one (results/simspeed.md).
 struct WaitClock {
 	std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), mark;
-	double waiting = 0;
+	double waiting = 0, evaluating = 0;
+	uint64_t sampled = 0;
+	timespec eval_mark = {};
 	void begin() { mark = std::chrono::steady_clock::now(); }
 	void end() { waiting += std::chrono::duration<double>(std::chrono::steady_clock::now() - mark).count(); }
+	static bool sampling(uint64_t cycle) { return (cycle & 15) == 0; }
+	void begin_eval(uint64_t cycle)
+	{
+		if (sampling(cycle))
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &eval_mark);
+	}
+	void end_eval(uint64_t cycle)
+	{
+		if (!sampling(cycle))
+			return;
+		timespec now;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+		evaluating += (now.tv_sec - eval_mark.tv_sec) + 1e-9 * (now.tv_nsec - eval_mark.tv_nsec);
+		sampled++;
+	}
 	void report(uint64_t cycles)
 	{
 		double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-		fprintf(stderr, "[sim] partition %d: %" PRIu64 " cycles, %.3f s, waiting %.3f s (%.0f%%)\n",
-			PARTITION_INDEX, cycles, total, waiting, total > 0 ? 100 * waiting / total : 0.0);
+		fprintf(stderr,
+			"[sim] partition %d: %" PRIu64 " cycles, %.3f s, waiting %.3f s (%.0f%%), "
+			"evaluating %.2f us/cycle (CPU)\n",
+			PARTITION_INDEX, cycles, total, waiting, total > 0 ? 100 * waiting / total : 0.0,
+			sampled ? 1e6 * evaluating / sampled : 0.0);
 	}
 };
 
@@ -350,6 +374,7 @@ static int run_child(Transport *t, Vsim *top, bool quiet)
 				clock.report(cycle);
 			return 0;
 		}
+		clock.begin_eval(cycle);
 		settle(top);
 		partition_publish(top, settled);
 		if (const char *net = moved_net(published, settled)) {
@@ -360,6 +385,7 @@ static int run_child(Transport *t, Vsim *top, bool quiet)
 			return EXIT_PARTITION;
 		}
 		rising_edge(top);
+		clock.end_eval(cycle);
 	}
 }
 
@@ -385,9 +411,11 @@ static int run_leader(Transport *t, Vsim *top, uint64_t max_cycles, bool quiet)
 			failed = true;
 			break;
 		}
+		clock.begin_eval(cycle);
 		settle(top);
 		t->publish(top, cycle);
 		rising_edge(top);
+		clock.end_eval(cycle);
 		cycle++;
 		if (top->serial_source_valid)
 			putchar(top->serial_source_data);
