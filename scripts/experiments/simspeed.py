@@ -470,7 +470,10 @@ class SimSpeed(Experiment):
         # The cut models: the fastest measured here, and the fastest with a core for each partition.
         for kind, pattern in (
             ("here", r"(\d+ partitions.*) \(M tile-cycles/s\)"),
-            ("with a host core for each partition (modelled)", r"(\d+ partitions.*), a core each \(M tile-cycles/s, modelled\)"),
+            (
+                "with a host core for each partition (modelled)",
+                r"(\d+ partitions.*), a core each \(M tile-cycles/s, modelled\)",
+            ),
         ):
             cols = [(c, re.fullmatch(pattern, c)) for c in rows[0]]
             cells = [
