@@ -120,6 +120,14 @@ def main():
         "(soc/partition.py; a model of its own, with the tile module).",
     )
     parser.add_argument(
+        "--leader-tiles",
+        type=int,
+        default=None,
+        metavar="L",
+        help="Tiles of the first partition, which also holds the memory system, the UART and the "
+        "global control (default: as many as the others'); the other tiles are shared evenly.",
+    )
+    parser.add_argument(
         "--hosts",
         default=None,
         metavar="HOST[,HOST...]",
@@ -158,6 +166,8 @@ def main():
         parser.error(
             "--partitions: a model cut into partitions has no --threads, --trace or --no-tile-blocks"
         )
+    if args.leader_tiles is not None and args.partitions < 2:
+        parser.error("--leader-tiles: a model cut into --partitions 2 or more")
     hosts = [h for h in (args.hosts or "").split(",") if h]
     if args.hosts is not None and (args.partitions < 2 or not hosts):
         parser.error("--hosts: give host names, and --partitions 2 or more")
@@ -194,6 +204,7 @@ def main():
             threads=args.threads,
             tile_blocks=args.tile_blocks,
             partitions=args.partitions,
+            leader_tiles=args.leader_tiles,
             force=args.force,
         )
     except (RuntimeError, ValueError) as e:
