@@ -22,7 +22,7 @@ from soc.mesh import MeshShapeError, mesh_shape
 from soc.simulation import EXIT_TIMEOUT, build_model
 from soc.zephyr import (
     BARRIER_POLICIES,
-    MULTI_SOC,
+    multi_soc,
     SCHED_POLICIES,
     build_app,
     chan_conf,
@@ -138,7 +138,7 @@ def main():
 
     try:
         if args.app == "multi":
-            model = build_model(mesh_x, mesh_y, **MULTI_SOC)
+            model = build_model(mesh_x, mesh_y, **multi_soc(mesh_x * mesh_y))
             image = build_multi(
                 model,
                 args.set.split(),

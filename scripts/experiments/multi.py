@@ -557,10 +557,10 @@ def kernel_policy(policy):
 
 
 def multi_model(tiles):
-    """The SoC of the sets: Zephyr's module's (soc.zephyr.MULTI_SOC)."""
-    from soc.zephyr import MULTI_SOC
+    """The SoC of the sets: Zephyr's module's (soc.zephyr.multi_soc)."""
+    from soc.zephyr import multi_soc
 
-    return ModelConfig.of(tiles, **MULTI_SOC)
+    return ModelConfig.of(tiles, **multi_soc(tiles))
 
 
 def run_name(label):
