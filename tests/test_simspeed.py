@@ -1,6 +1,8 @@
 """`make simspeed`'s and `make simprofile`'s command lines (scripts/experiments/simspeed.py, scripts/simprofile.py): a
 wrong argument is refused with a clear message before any model is built."""
 
+import csv
+import json
 import subprocess
 import sys
 
@@ -79,3 +81,37 @@ def test_simprofile_attributes_statements_to_parts():
         TILE_EVAL: 7.0,
         SOC: 7.5,
     }
+
+
+def test_report_keeps_every_runs_figures_beside_the_cut_models(tmp_path):
+    """A report with cut models keeps each run's code size and models the cut with a core for each
+    partition: tiles / (slowest evaluation + the exchange its 2-partition cut measured)."""
+    from scripts.experiments import load
+    from scripts.experiments.framework import parse_arguments
+
+    experiment = load("simspeed")
+    args = parse_arguments(
+        experiment, ["--tiles", "1", "64", "--configs", "default,partitions", "--partitions", "2", "16:1"]
+    )
+    records = [
+        {"program": "simspeed", "tiles": 1, "config": "default", "runs": [1.0e6], "text": 300_000},
+        {"program": "simspeed", "tiles": 64, "config": "default", "runs": [5_000.0], "text": 2_500_000},
+        # 100 us a cycle, of which 90 the slowest partition's evaluation: 10 us of exchange.
+        {"program": "simspeed", "tiles": 64, "config": "p2", "runs": [10_000.0], "evaluating": [90.0, 80.0]},
+        {
+            "program": "simspeed",
+            "tiles": 64,
+            "config": "p16:1",
+            "runs": [2_000.0],
+            "evaluating": [54.0] + [15.0] * 15,
+        },
+    ]
+    experiment.report(["@subutai " + json.dumps(r) for r in records], args, str(tmp_path))
+    with open(tmp_path / "simspeed.csv") as f:
+        header, _, row64 = csv.reader(line for line in f if not line.startswith("#"))
+    cell = dict(zip(header, row64))
+    assert cell["default code (MB)"] == "2.50"
+    assert (
+        cell["16 partitions (leader 1 tile), a core each (M tile-cycles/s, modelled)"]
+        == f"{64 / (54 + 10):.3f}"
+    )

@@ -321,6 +321,10 @@ class SimSpeed(Experiment):
             speeds[(n, c)] = max(r["runs"])
             if "evaluating" in r:
                 evaluating[(n, c)] = r["evaluating"]
+            if "text" in r:
+                texts[(n, c)] = r["text"]
+            if "build" in r:
+                builds[n] = r["build"]
         # A cut with a host core for each partition: a cycle is its slowest partition's evaluation
         # and the exchange, whose cost is measured here on the cuts of each mesh that had a core
         # for every partition (the wall time of a cycle less the slowest evaluation).
@@ -330,10 +334,6 @@ class SimSpeed(Experiment):
             if len(ev) <= cores:
                 cost = 1e6 / speeds[(n, c)] - max(ev)
                 exchange[n] = min(exchange.get(n, cost), cost)
-            if "text" in r:
-                texts[(n, c)] = r["text"]
-            if "build" in r:
-                builds[n] = r["build"]
 
         def cell(n, c):
             return f"{speeds[(n, c)] / 1e6:.4f}" if (n, c) in speeds else "–"
