@@ -3,7 +3,7 @@ time-donating barrier of seed 002 (zephyr-app/lib/pthread/sched_zephyr.c).
 
 - A laggard preempted on its waiting sibling's core (tests/programs/tidon_laggard: a waiter, a
   laggard and a spinner of no barrier on one core) runs within one timeslot of the waiter's
-  arrival under Tidon: not yet, with either backend (strict xfails with the measured waits).
+  arrival under Tidon, with either backend.
 - Under every policy and both backends, a barrier releases every waiter exactly once per round
   (tests/programs/barrier_rounds) while other applications share the cores, and every program's
   checksum equals the host build's.
@@ -58,22 +58,7 @@ def largest_wait_ns(result):
 
 @pytest.mark.slow
 @pytest.mark.zephyr
-@pytest.mark.parametrize(
-    "backend",
-    [
-        pytest.param(
-            backend,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the waiter donates (about 12 times a round), yet in some rounds the laggard first runs "
-                "more than a slot (100 us) after the arrival: 183 us with Subutai on this SoC, 176 us with "
-                "SW-only on the sets' (4 MiB); Tidon's step comes before the donation (docs/architecture.md). "
-                "A known shortfall, kept as measured",
-            ),
-        )
-        for backend in ("subutai", "swonly")
-    ],
-)
+@pytest.mark.parametrize("backend", ["subutai", "swonly"])
 def test_a_preempted_laggard_runs_within_one_slice_of_the_arrival(sim, backend):
     result, run = run_set(sim, [LAGGARD], backend, "tidon")
     assert result.exit_code == 0, result.output[-3000:]

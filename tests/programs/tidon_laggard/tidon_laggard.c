@@ -2,8 +2,12 @@
  * A laggard preempted on its waiting sibling's core, for the barrier tests (tests/test_tidon.py;
  * seed 002, Tidon). Three threads share core 1: a waiter and a laggard that meet at a barrier of
  * two every round, and a spinner that takes no part in it (it stands for another application).
- * Each round the waiter arrives at once while the laggard still has several timeslots of work,
- * done in short steps; the laggard notes when it first runs after the waiter's arrival. Under
+ * Each round the waiter arrives while the laggard still has several timeslots of work, done in
+ * short steps; the laggard notes when it first runs after the waiter's arrival, at its first
+ * reading of the clock. The waiter notes its arrival just before it calls the barrier, at the
+ * beginning of a timeslot of its own: a slot's end between the note and the call (about 1,000
+ * cycles, a tenth of a 100 us slot) would delay the arrival itself, which no barrier policy can
+ * act on. Under
  * Tidon the waiter donates its core to the laggard at once; under the other policies the laggard
  * waits for the round-robin to come back to it, behind the spinner.
  *
@@ -14,10 +18,11 @@
 #include <stdio.h>
 #include <time.h>
 
-#define ROUNDS    12
-#define STEP_NS   5000   /* one step of the laggard's work */
-#define WORK_NS   300000 /* the laggard's work per round: three 100 us timeslots */
-#define WORK_CORE 1
+#define ROUNDS     12
+#define STEP_NS    5000   /* one step of the laggard's work */
+#define WORK_NS    300000 /* the laggard's work per round: three 100 us timeslots */
+#define WORK_CORE  1
+#define RESUMED_NS 20000 /* a gap this long between two readings of the clock: preempted */
 
 static pthread_barrier_t barrier;
 static volatile int64_t arrived_ns;     /* the waiter's arrival this round, 0 before */
@@ -33,11 +38,37 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static void busy_ns(int64_t ns)
+/* Spins for ns; the laggard (note) notes its first reading of the clock after the arrival. */
+static void busy_ns(int64_t ns, int note)
 {
 	int64_t end = now_ns() + ns;
 
-	while (now_ns() < end) {
+	for (;;) {
+		int arrived =
+			arrived_ns != 0; /* read before the clock: a reading after the arrival */
+		int64_t now = now_ns();
+
+		if (note && arrived && first_after_ns == 0) {
+			first_after_ns = now;
+		}
+		if (now >= end) {
+			return;
+		}
+	}
+}
+
+/* Returns at the beginning of a timeslot of the caller's: once it has been preempted. */
+static void until_resumed(void)
+{
+	int64_t last = now_ns();
+
+	for (;;) {
+		int64_t now = now_ns();
+
+		if (now - last > RESUMED_NS) {
+			return;
+		}
+		last = now;
 	}
 }
 
@@ -47,10 +78,7 @@ static void *laggard(void *arg)
 
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int64_t worked = 0; worked < WORK_NS; worked += STEP_NS) {
-			if (arrived_ns != 0 && first_after_ns == 0) {
-				first_after_ns = now_ns();
-			}
-			busy_ns(STEP_NS);
+			busy_ns(STEP_NS, 1);
 		}
 		/* From the second round on: the laggard has waited at the barrier before (its
 		 * participation is what makes it the waiter's sibling). */
@@ -71,7 +99,7 @@ static void *waiter(void *arg)
 {
 	(void)arg;
 	for (int r = 0; r < ROUNDS; r++) {
-		busy_ns(2 * STEP_NS);
+		until_resumed();
 		arrived_ns = now_ns();
 		pthread_barrier_wait(&barrier);
 		pthread_barrier_wait(&barrier);

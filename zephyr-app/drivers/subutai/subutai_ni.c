@@ -70,7 +70,13 @@ SUBUTAI_SYNC_PATH static inline bool may_spin(const struct subutai_waiter *waite
 
 /*
  * Whether a waiter alone on its core spins until its wait ends: not at a barrier under Tidon,
- * whose step comes after the brief spin (subutai_waiter_sleep(); alone, it spins after it).
+ * whose step comes first (alone, after the brief spin; then it spins on).
+ *
+ * Tidon's step first: where another thread of its core could run, a barrier waiter under Tidon
+ * does not spin before its step. Seed 002 checks the barrier once, then donates (Algorithm 2),
+ * and a preempted laggard of its core cannot arrive while it spins: spinning first delayed the
+ * donation past the end of the waiter's slot in a tenth of the rounds of
+ * tests/programs/tidon_laggard (TS = 100 us), the laggard then waiting a slot more.
  */
 SUBUTAI_SYNC_PATH static inline bool spins_alone(const struct subutai_waiter *waiter)
 {
@@ -197,14 +203,19 @@ SUBUTAI_SW_PATH void subutai_waiter_spin(struct subutai_waiter *waiter)
 		return;
 	}
 	bool alone_spins = spins_alone(waiter);
+	uint32_t spin_cycles = CONFIG_SUBUTAI_REPLY_SPIN_CYCLES;
 
-	while (k_sem_count_get(&waiter->sem) == 0 &&
-	       ((alone_spins && ni_data.runnable <= 1) ||
-		subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
+	if (!alone_spins && ni_data.runnable > 1) {
+		spin_cycles = 0; /* Tidon's step first (spins_alone()) */
+	}
+#endif
+	while (k_sem_count_get(&waiter->sem) == 0 && ((alone_spins && ni_data.runnable <= 1) ||
+						      subutai_cycles32() - start < spin_cycles)) {
 	}
 #ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 	if (!alone_spins && k_sem_count_get(&waiter->sem) == 0) {
-		/* Tidon's step after the brief spin; alone on its core, it spins on. */
+		/* Tidon's step; alone on its core, it spins on. */
 		subutai_ni_barrier_sleeping_hook(waiter);
 		while (k_sem_count_get(&waiter->sem) == 0 && ni_data.runnable <= 1) {
 		}
@@ -430,7 +441,13 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 	uint32_t start = subutai_cycles32();
 	bool spins = may_spin(waiter);
 	bool alone_spins = spins_alone(waiter);
+	uint32_t spin_cycles = CONFIG_SUBUTAI_REPLY_SPIN_CYCLES;
 
+#ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
+	if (!alone_spins && ni_data.runnable > 1) {
+		spin_cycles = 0; /* Tidon's step first (spins_alone()) */
+	}
+#endif
 	*invalidated = false;
 	for (;;) {
 		if (subutai_replies_awaited != 0) {
@@ -442,7 +459,7 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 
 		while (!(info & SUBUTAI_WINDOW_INFO_VALID) && !other_interrupt_pending() && spins &&
 		       ((alone_spins && ni_data.runnable <= 1) ||
-			subutai_cycles32() - start < CONFIG_SUBUTAI_REPLY_SPIN_CYCLES)) {
+			subutai_cycles32() - start < spin_cycles)) {
 			info = subutai_window_reply_brief();
 		}
 		if (info & SUBUTAI_WINDOW_INFO_VALID) {
@@ -470,12 +487,12 @@ SUBUTAI_HW_PATH static bool window_wait(struct subutai_reply *reply, subutai_id_
 		awaits_delivery(waiter);
 #ifdef CONFIG_SUBUTAI_NI_BARRIER_HOOKS
 		if (step) {
-			/* Tidon's step after the brief spin (its donations run other threads, so
-			 * the reply is delivered meanwhile); then, alone on its core, it watches
-			 * on. */
+			/* Tidon's step (its donations run other threads, so the reply is
+			 * delivered meanwhile); then, alone on its core, it watches on. */
 			irq_unlock(key);
 			subutai_ni_barrier_sleeping_hook(waiter);
 			alone_spins = true;
+			spin_cycles = CONFIG_SUBUTAI_REPLY_SPIN_CYCLES;
 		} else {
 			let_interrupts_in(key);
 		}

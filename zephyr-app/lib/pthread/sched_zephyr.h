@@ -20,6 +20,13 @@ struct subutai_sched_cs {
 	bool expired;   /* held mutexes past CSALimit: round robin until it holds none */
 	bool donated;   /* runs raised on time a barrier waiter donated (Tidon), until its
 			 * timeslot ends or it blocks */
+#ifdef CONFIG_SUBUTAI_BARRIER_WAIT_TIDON
+	/* 1 + the waiter id of the thread of this core whose timeslot a donated thread runs in;
+	 * 0 for none (a raise by another core's message, a thread not donated to). */
+	uint16_t donor;
+	uint32_t round; /* the donor's BAPS as it waits: the donation ends when it leaves that round
+			 */
+#endif
 	uint32_t since; /* subutai_cycles32() when its critical section began (CSA) */
 };
 
