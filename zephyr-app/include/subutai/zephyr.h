@@ -112,6 +112,9 @@ void subutai_ni_barrier_sleeping_hook(struct subutai_waiter *waiter);
 /* A barrier waiter alone on its core watches for its reply (Tidon: only other cores' laggards
  * may be preempted), interrupts locked or not; it never switches threads. */
 void subutai_ni_barrier_notify_hook(struct subutai_waiter *waiter);
+/* Whether a thread of this core that the waiter's step would run is preempted (Tidon: the step
+ * then comes at once, without the brief spin); interrupts locked or not. */
+bool subutai_ni_barrier_laggard_here_hook(const struct subutai_waiter *waiter);
 #endif
 
 /*

@@ -927,14 +927,22 @@ static inline bool lags(uint32_t baps, uint32_t waiting, bool released_too)
 	       (released_too ? baps != waiting : !(baps & SUBUTAI_BAPS_ARRIVED));
 }
 
+/* Whether a thread of this core is a laggard of the round that does not run raised already and
+ * is not asleep. */
+static inline bool may_raise(const struct subutai_waiter *waiter, uint32_t waiting,
+			     bool released_too)
+{
+	return !waiter->asleep && !SCHED(waiter)->cs.donated &&
+	       lags(subutai_baps[waiter->id], waiting, released_too);
+}
+
 /* Raises one of this core's threads if it is a laggard of the round that does not run raised
  * already and is not asleep, on the timeslot of donor (a waiter of this core, or NULL: another
  * core's); whether it did. Interrupts locked or in an interrupt. */
 static bool raise_laggard(struct subutai_waiter *waiter, uint32_t waiting, bool released_too,
 			  const struct subutai_waiter *donor)
 {
-	if (waiter->asleep || SCHED(waiter)->cs.donated ||
-	    !lags(subutai_baps[waiter->id], waiting, released_too)) {
+	if (!may_raise(waiter, waiting, released_too)) {
 		return false;
 	}
 	SCHED(waiter)->cs.donated = true;
@@ -971,6 +979,29 @@ static unsigned int run_laggards(uint32_t waiting, bool released_too,
 	}
 #endif
 	return raised;
+}
+
+bool subutai_ni_barrier_laggard_here_hook(const struct subutai_waiter *waiter)
+{
+	uint32_t waiting = subutai_baps[waiter->id];
+	unsigned int key = irq_lock();
+	bool here = false;
+#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
+	struct subutai_sched_thread *thread;
+
+	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, thread, rotation)
+	{
+		here = here || may_raise(&thread->waiter, waiting, true);
+	}
+#else
+	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX && !here; id++) {
+		const struct subutai_waiter *other = subutai_waiter_local(id);
+
+		here = other != NULL && may_raise(other, waiting, true);
+	}
+#endif
+	irq_unlock(key);
+	return here;
 }
 
 static void on_laggards(const struct subutai_ni_msg *msg)
