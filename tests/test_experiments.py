@@ -378,10 +378,26 @@ def test_a_result_whose_images_did_not_change_is_restamped(tmp_path, monkeypatch
 def test_a_netlist_in_another_order_is_the_same_and_another_statement_is_not():
     """restamp's netlist digest: the same items of a module in another order (Migen orders some
     by where Python allocated its objects) are the same hardware; an item changed is not."""
-    from scripts.experiments.restamp import canonical_verilog
+    from scripts.experiments.hardware import canonical_verilog
 
     a = "module top (\n\tinput wire clk\n);\nreg x = 1'd0;\nalways @(*) begin\n\tx <= 1'd1;\nend\nassign y = x;\nendmodule\n"
     b = "module top (\n\tinput wire clk\n);\nassign y = x;\nreg x = 1'd0;\nalways @(*) begin\n\tx <= 1'd1;\nend\nendmodule\n"
     c = b.replace("x <= 1'd1", "x <= 1'd0")
     assert canonical_verilog(a) == canonical_verilog(b)
     assert canonical_verilog(a) != canonical_verilog(c)
+
+
+def test_the_store_keeps_a_run_by_the_hardware_restamp_proves(sim):
+    """The campaign keeps a run by its model's hardware digest, read from the built model; restamp
+    proves a result by the same digest of the model generated afresh from a tree. The two agree,
+    and the key moves with the hardware (another mesh) but not with the model's directory."""
+    from scripts.experiments.framework import ModelConfig
+    from scripts.experiments.hardware import SINGLE_HARNESS, hardware_digest, model_digest
+    from scripts.experiments.restamp import netlist
+    from soc.simulation import HARNESS_DIR
+
+    config = ModelConfig.of(4)
+    model = config.build(log=lambda m: None)
+    built = hardware_digest(model.gateware_dir, model.output_dir, HARNESS_DIR, SINGLE_HARNESS)
+    assert built == netlist(ROOT, config)
+    assert model_digest(model) != model_digest(sim.model(2, 1))

@@ -11,10 +11,12 @@ toolchain (``make setup`` on the node's image: Verilator, the RISC-V compiler, t
 
 Each model configuration is one task, built once; each run is a task that depends on its model's.
 A run's task builds its image, digests it, and looks in build/experiments/<name>/ for a run of the
-same configuration, image and model (the digest of the model's sources, gateware/ and soc/: the
-simulation is cycle-accurate and deterministic, so they give the same output): a sweep stopped and
-started again runs only what is missing, and one after a change that left some images as they were
-(code of another program, a comment) runs only the others.
+same configuration, image and model (the digest of the model's hardware, what Verilator compiles:
+``hardware.model_digest``; the simulation is cycle-accurate and deterministic, so they give the
+same output): a sweep stopped and started again runs only what is missing, and one after a change
+that left some images and the hardware as they were (code of another program, a comment, the
+generator's build helpers) runs only the others. A store is plain files named by their keys: one
+copied to another machine (``--store``) resumes the sweep there.
 A task whose worker dies is given to another worker by the scheduler (``distributed``'s
 ``allowed-failures``, 3), and a run that raised is retried once (``--retries``). Runs come back in
 the experiment's order whatever order they end in, so the capture does not depend on the
@@ -90,16 +92,16 @@ def _digest(path):
     return h.hexdigest()
 
 
-def run_key(experiment_name, run, image_digest, sources):
+def run_key(experiment_name, run, image_digest, hardware):
     """The store's key of a run: its experiment, configuration, model, image and the digest of
-    the model's sources."""
+    the model's hardware."""
     text = json.dumps(
         {
             "experiment": experiment_name,
             "run": run.label,
             "model": run.model.describe() if run.model else None,
             "image": image_digest,
-            "sources": sources,
+            "hardware": hardware,
         },
         sort_keys=True,
         default=str,
@@ -114,15 +116,17 @@ def build_model_task(config):
     return config
 
 
-def run_task(name, run, args, sources, _model=None):
+def run_task(name, run, args, _model=None):
     """Build a run's image, then run it unless the store has it; its :class:`Outcome`."""
     from scripts.experiments import load
+    from scripts.experiments.hardware import model_digest
 
     experiment = load(name)
     model = run.model.build(log=lambda msg: None) if run.model else None
     image = experiment.image(run, model, args)
     digest = _digest(image)
-    path = os.path.join(args.store, name, run_key(name, run, digest, sources) + ".txt")
+    hardware = model_digest(model) if model else None
+    path = os.path.join(args.store, name, run_key(name, run, digest, hardware) + ".txt")
     if experiment.cacheable and not args.rerun and os.path.exists(path):
         with open(path) as f:
             return Outcome(f.read().splitlines(), digest, True, 0.0)
@@ -155,14 +159,14 @@ class Progress:
         self.bar.close()
 
 
-def _serial(experiment, runs, args, sources):
+def _serial(experiment, runs, args):
     progress = Progress(len(runs), experiment.name)
     outcomes = []
     try:
         for config in dict.fromkeys(r.model for r in runs if r.model):
             config.build()
         for run in runs:
-            outcome = run_task(experiment.name, run, args, sources)
+            outcome = run_task(experiment.name, run, args)
             progress.ended(run, outcome, 0)
             outcomes.append(outcome)
     finally:
@@ -210,7 +214,7 @@ def stop_models():
     return len(running)
 
 
-def _dask(experiment, runs, args, sources):
+def _dask(experiment, runs, args):
     from dask.distributed import Client, as_completed
 
     # An exclusive experiment measures the host: one worker, one run at a time.
@@ -230,7 +234,6 @@ def _dask(experiment, runs, args, sources):
                 experiment.name,
                 run,
                 args,
-                sources,
                 models.get(run.model),
                 pure=False,
                 retries=args.retries,
@@ -261,8 +264,8 @@ def _dask(experiment, runs, args, sources):
             cluster.close()
 
 
-def sweep(experiment, runs, args, sources):
+def sweep(experiment, runs, args):
     """Every run's :class:`Outcome`, in the order of ``runs``."""
     if args.serial:
-        return _serial(experiment, runs, args, sources)
-    return _dask(experiment, runs, args, sources)
+        return _serial(experiment, runs, args)
+    return _dask(experiment, runs, args)

@@ -373,9 +373,9 @@ def capture(experiment, args):
     models = sorted({json.dumps(r.model.describe(), sort_keys=True) for r in runs if r.model})
     name = experiment.result_name(args)
     stamp = stamps.make_stamp(experiment, name, options_of(args), [json.loads(m) for m in models])
-    # A run is kept by what it runs: its configuration, its image and its model (the model's
-    # sources): a change elsewhere that leaves an image as it was keeps that image's runs.
-    outcomes = sweep(experiment, runs, args, stamps.sources_digest(stamps.MODEL_SOURCES))
+    # A run is kept by what it runs: its configuration, its image and its model's hardware
+    # (campaign.run_key): a change elsewhere that leaves them as they were keeps the run.
+    outcomes = sweep(experiment, runs, args)
     lines = [stamps.stamp_record(stamp)]
     for run, outcome in zip(runs, outcomes):
         lines.append("@subutai " + json.dumps({"run": dict(run.config, image=outcome.image)}, sort_keys=True))

@@ -31,43 +31,25 @@ import tempfile
 
 from gateware.build import ROOT
 from scripts.capture import CaptureError, parse_lines, read_capture
-from scripts.experiments import load
+from scripts.experiments import hardware, load
 from scripts.experiments import stamp as stamps
 from scripts.experiments.framework import parse_arguments, save_capture, split_runs, write_report
 
 MODEL_SOURCES = stamps.MODEL_SOURCES
 
 
-def canonical_verilog(text):
-    """The Verilog ``text`` with its modules' items (an always block, an assign, a declaration,
-    an instance: a line at the margin and what follows it, indented or the block's closing
-    ``end``) in sorted order. Migen orders some of them by where Python allocated its objects (the
-    lowered specials come from a set), so the same design may come out in another order from
-    another process; the order of concurrent items means nothing to the hardware, and each
-    item's text is kept whole. (Also the netlist script's: the old tree may not have it.)"""
-    modules, items, item = [], [], []
-    for line in text.splitlines() + ["endmodule"]:
-        ends = line.startswith("endmodule")
-        if (ends or (line and not line[0].isspace() and not re.match(r"end(case)?\b", line))) and item:
-            items.append("\n".join(item))
-            item = []
-        if ends:
-            modules.append("\n".join(sorted(items)))
-            items = []
-        else:
-            item.append(line)
-    return "\nendmodule\n".join(modules)
-
-
 #: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)
 #: and prints the digest of what Verilator would compile: the Verilog, dates and the output
 #: directory blanked, and the harness's sources.
-NETLIST_SCRIPT = r"""
+NETLIST_SCRIPT = (
+    r"""
 import hashlib, json, os, re, sys
 import soc.simulation as sim
 args, out = json.loads(sys.argv[1]), sys.argv[2]
+GENERATED = GENERATED_FILES
 
 CANONICAL_VERILOG
+HARDWARE_DIGEST
 
 def digest(soc, model, knobs, **_):
     from litex.soc.integration.builder import Builder
@@ -76,25 +58,18 @@ def digest(soc, model, knobs, **_):
     block = getattr(soc, "tile_block", None)
     if block is not None:
         block.write(soc.platform, model.gateware_dir)
-    h = hashlib.sha256()
-    files = [os.path.join(model.gateware_dir, f) for f in sorted(os.listdir(model.gateware_dir))
-             if f.endswith(".v")]
     # The single model's harness (a cut model's, partition.cpp and partition.mk, is not its).
-    files += [os.path.join(sim.HARNESS_DIR, f) for f in ("Makefile", "main.cpp")]
-    for path in files:
-        with open(path, errors="replace") as f:
-            text = f.read().replace(os.path.abspath(out), "OUT")
-        text = re.sub(r"(?m)^//.*(Auto-Generated|\d{4}-\d{2}-\d{2}).*$", "", text)
-        if path.endswith(".v"):
-            text = canonical_verilog(text)
-        h.update(os.path.basename(path).encode() + b"\0" + text.encode())
-    print("netlist", h.hexdigest())
+    print("netlist", hardware_digest(model.gateware_dir, out, sim.HARNESS_DIR, SINGLE_HARNESS))
     raise SystemExit(0)
 
 sim.verilate = digest
 sim.quiet_litex()
 sim.build_model(*args.pop("mesh"), output_dir=out, force=True, log=lambda m: None, **args)
-""".replace("CANONICAL_VERILOG", inspect.getsource(canonical_verilog))
+""".replace("GENERATED_FILES", repr(hardware.GENERATED))
+    .replace("SINGLE_HARNESS", repr(hardware.SINGLE_HARNESS))
+    .replace("CANONICAL_VERILOG", inspect.getsource(hardware.canonical_verilog))
+    .replace("HARDWARE_DIGEST", inspect.getsource(hardware.hardware_digest))
+)
 
 
 class Unprovable(RuntimeError):
