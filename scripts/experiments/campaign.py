@@ -120,12 +120,15 @@ def run_task(name, run, args, _model=None):
     """Build a run's image, then run it unless the store has it; its :class:`Outcome`."""
     from scripts.experiments import load
     from scripts.experiments.hardware import model_digest
+    from scripts.experiments.stamp import MODEL_SOURCES, sources_digest
 
     experiment = load(name)
     model = run.model.build(log=lambda msg: None) if run.model else None
     image = experiment.image(run, model, args)
     digest = _digest(image)
-    hardware = model_digest(model) if model else None
+    # A run without a model of the campaign's (a board's own SoC, built by its image step) is
+    # kept by the generator's sources, which make that SoC.
+    hardware = model_digest(model) if model else sources_digest(MODEL_SOURCES)
     path = os.path.join(args.store, name, run_key(name, run, digest, hardware) + ".txt")
     if experiment.cacheable and not args.rerun and os.path.exists(path):
         with open(path) as f:
