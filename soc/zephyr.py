@@ -167,10 +167,35 @@ def build_app(
     if extra_cflags:
         cmd.append(f"-DEXTRA_CFLAGS={extra_cflags}")
     log(f"[zephyr] {name}: configuring for {soc_dir}")
+    if discard_foreign_build(out_dir, os.path.join(APPS_DIR, app)):
+        log(f"[zephyr] {name}: the build directory was configured elsewhere: configured afresh")
     _run(cmd, env, out_dir, "configure")
     log(f"[zephyr] {name}: building")
     _run(["ninja", "-C", out_dir], env, out_dir, "build")
     return os.path.join(out_dir, "zephyr", "zephyr.bin")
+
+
+def discard_foreign_build(out_dir, source_dir):
+    """Remove ``out_dir`` when its CMake cache was made for another build directory or another
+    source (a model's build directory copied from another checkout): CMake refuses to configure
+    such a cache ("does not match the source ... used to generate cache"), and everything in it
+    is another checkout's. True when it was removed."""
+    cache = os.path.join(out_dir, "CMakeCache.txt")
+    try:
+        with open(cache) as f:
+            entries = dict(
+                line.rstrip("\n").split("=", 1)
+                for line in f
+                if line.startswith(("CMAKE_CACHEFILE_DIR:", "CMAKE_HOME_DIRECTORY:"))
+            )
+    except FileNotFoundError:
+        return False
+    made_for = (entries.get("CMAKE_CACHEFILE_DIR:INTERNAL"), entries.get("CMAKE_HOME_DIRECTORY:INTERNAL"))
+    here = (os.path.realpath(out_dir), os.path.realpath(source_dir))
+    if tuple(p and os.path.realpath(p) for p in made_for) == here:
+        return False
+    shutil.rmtree(out_dir)
+    return True
 
 
 def _run(cmd, env, out_dir, stage):
@@ -242,12 +267,16 @@ def build_multi(
     model, programs, backend, policy, ts_us, program_args="", conf=(), log=print, barrier=BARRIER_POLICIES[0]
 ):
     """Build zephyr-app/apps/multi for a set of applications (programs of firmware/programs/ or
-    directories of a plain PThreads program, each optionally ":threads"), one scheduling policy,
-    timeslot and barrier waiting policy; return its zephyr.bin."""
+    directories of a plain PThreads program, each optionally ":threads", and "*runs" for an
+    application run again while the others' first runs go on), one scheduling policy, timeslot
+    and barrier waiting policy; return its zephyr.bin."""
     for entry in programs:
-        name = entry.split(":")[0]
+        name = entry.split("*")[0].split(":")[0]
         if "/" not in name and name not in benchmark_programs():
             raise ValueError(f"application {entry!r}: no such program ({', '.join(benchmark_programs())})")
+        runs = entry.split("*")[1:]
+        if runs and (len(runs) > 1 or not runs[0].isdigit() or int(runs[0]) < 1):
+            raise ValueError(f"application {entry!r}: give its runs as a count of at least 1 (ep:2*3)")
     set_conf = [f"MULTI_SET={' '.join(programs)}", f"MULTI_ARGS={program_args}"]
     # The default policy adds no setting: its images are the ones built before the others existed.
     wait_conf = barrier_conf(barrier) if barrier != BARRIER_POLICIES[0] else []

@@ -97,6 +97,45 @@ def test_every_round_releases_every_waiter_once_beside_other_applications(sim, r
     }
 
 
+@pytest.mark.zephyr
+def test_an_application_runs_again_while_the_first_runs_overlap(sim, reference):
+    """Seed 002's co-runs ("ep:1*4"): an application whose run ended runs again, in its own
+    copy, while another application's first run goes on; the set ends with the last first run,
+    and every run that finished gives the host's checksum."""
+    result, run = run_set(sim, ["streamcluster*4", "ep:1*4"], "subutai", "spin-then-block")
+    assert result.exit_code == 0, result.output[-3000:]
+    instances = run["instances"]
+    assert [i["application"] for i in instances] == [0] * 4 + [1] * 4
+    assert [i["first"] for i in instances] == [True, False, False, False] * 2
+    firsts = [i for i in instances if i["first"]]
+    assert all(i["finished"] for i in firsts)
+    last_first = max(i["end"] for i in firsts)
+    assert run["set"]["makespan"] == last_first
+    repeated = 0
+    for app in (0, 1):
+        runs = [i for i in instances if i["application"] == app]
+        started = [i for i in runs if i["started"]]
+        # Started one after the other, each once the one before had ended, all within the
+        # first runs; none after one that did not start.
+        assert runs[: len(started)] == started
+        for before, after in zip(started, started[1:]):
+            assert before["finished"] and before["end"] <= after["start"] < last_first
+        repeated += len(started) - 1
+    assert repeated >= 1, "the shorter application never ran again"
+    sums = {k: o["checksum"] for k, o in run["output"].items() if "checksum" in o}
+    finished = [k for k, i in enumerate(instances) if i["finished"]]
+    assert sorted(sums) == finished
+    assert all(sums[k] == (instances[k]["program"], reference[instances[k]["program"]]) for k in finished)
+
+
+def test_a_set_refuses_runs_that_are_not_a_count():
+    from soc.zephyr import build_multi
+
+    for entry in ("ep:2*0", "ep:2*x", "ep:2*2*2"):
+        with pytest.raises(ValueError, match="runs as a count"):
+            build_multi(None, [entry], "subutai", "rr", TS_US)
+
+
 # Always: the report's metrics from a capture of known figures ------------------------------------
 
 

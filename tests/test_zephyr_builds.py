@@ -167,3 +167,26 @@ def test_builds(sim, app, backend, program, conf):
         value = given.get(f"CONFIG_{symbol}", "y")
         expected = f"# CONFIG_{symbol} is not set\n" if value == "n" else f"CONFIG_{symbol}={value}\n"
         assert expected in config, (symbol, value)
+
+
+@pytest.mark.zephyr
+def test_a_build_directory_of_another_checkout_is_configured_afresh(sim, tmp_path):
+    """A model's build directory copied from another checkout holds CMake caches made for other
+    paths, which CMake refuses to configure: the build starts afresh there instead of failing."""
+    from soc.zephyr import build_app
+
+    model = sim.model(2, 2)
+    elsewhere = str(tmp_path / "elsewhere")
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    first = build_app(model, "hello", out_dir=elsewhere, log=log)
+    moved = str(tmp_path / "moved")
+    shutil.copytree(elsewhere, moved, symlinks=True)
+    said = []
+    image = build_app(model, "hello", out_dir=moved, log=said.append)
+    assert any("configured afresh" in m for m in said), said
+    with open(first, "rb") as a, open(image, "rb") as b:
+        assert a.read() == b.read()
+    # Configured here now: the next build keeps it.
+    said.clear()
+    build_app(model, "hello", out_dir=moved, log=said.append)
+    assert not any("configured afresh" in m for m in said), said

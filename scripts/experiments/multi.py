@@ -102,6 +102,12 @@ def set_runs(lines):
             raise CaptureError(f"line {number}: a record before any run's label: {line.strip()}")
         elif event == "multi_instance":
             current["instances"].append(record)
+        elif event == "multi_run":
+            # An application with runs ("ep:2*3"): its instance's application and whether it is
+            # the first run (the one measured; the others overlap it).
+            current["instances"][record["instance"]].update(
+                application=record["application"], first=record["first"]
+            )
         elif event == "multi_set":
             current["set"] = record
         elif event == "multi_barrier":

@@ -30,6 +30,10 @@
 #ifndef BENCH_ARGS
 #define BENCH_ARGS ""
 #endif
+#ifndef MULTI_PLACEMENT
+/* The instance its threads are placed as: an application's runs after the first, as the first. */
+#define MULTI_PLACEMENT MULTI_INDEX
+#endif
 
 #define MULTI_MAX_ARGS    32
 #define MULTI_OUTPUT_SIZE 4096
@@ -100,7 +104,7 @@ int multi_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*
 	}
 	if (core < 0) {
 		pthread_mutex_lock(&output_lock);
-		core = (MULTI_INDEX + 1 + placed++) % subutai_num_tiles();
+		core = (MULTI_PLACEMENT + 1 + placed++) % subutai_num_tiles();
 		pthread_mutex_unlock(&output_lock);
 		pthread_attr_setcore_np(&placed_attr, core);
 	}
