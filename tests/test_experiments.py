@@ -401,3 +401,24 @@ def test_the_store_keeps_a_run_by_the_hardware_restamp_proves(sim):
     built = hardware_digest(model.gateware_dir, model.output_dir, HARNESS_DIR, SINGLE_HARNESS)
     assert built == netlist(ROOT, config)
     assert model_digest(model) != model_digest(sim.model(2, 1))
+
+
+def test_the_hardware_digest_leaves_out_what_names_the_build(tmp_path):
+    """The generator's header (LiteX's commit line, which names the checkout LiteX is installed
+    in, and the dates) and the model's directory are not hardware: a model built at another
+    commit, in another directory, keeps its runs; a changed statement does not."""
+    from scripts.experiments.hardware import hardware_digest
+
+    def digest(name, sha, statement):
+        gateware = tmp_path / name / "gateware"
+        gateware.mkdir(parents=True)
+        (gateware / "sim.v").write_text(
+            f"// LiteX sha1 : {sha}\n// Date       : 2026-11-29 23:06:48\n"
+            f'module top ();\nreg x = 1\'d0;\ninitial $readmemh("{gateware}/sim_mem.init", x);\n'
+            f"assign y = {statement};\nendmodule\n"
+        )
+        (gateware / "sim_mem.init").write_text("00\n")
+        return hardware_digest(str(gateware), str(tmp_path / name), str(gateware), ())
+
+    assert digest("a", "bec8afc", "x") == digest("b", "f8db2a4", "x")
+    assert digest("c", "bec8afc", "x") != digest("d", "bec8afc", "~x")

@@ -46,14 +46,15 @@ def canonical_verilog(text):
 def hardware_digest(gateware_dir, output_dir, harness_dir, harness_files):
     """sha256 of a model's generated files in ``gateware_dir`` and of ``harness_files`` of
     ``harness_dir``: the model's own directory (``output_dir``) blanked out of them, the
-    generators' date lines dropped, the Verilog in :func:`canonical_verilog` order."""
+    generators' date lines and LiteX's "sha1" line (the commit of the checkout LiteX is
+    installed in, so every commit's) dropped, the Verilog in :func:`canonical_verilog` order."""
     files = [os.path.join(gateware_dir, f) for f in sorted(os.listdir(gateware_dir)) if f.endswith(GENERATED)]
     files += [os.path.join(harness_dir, f) for f in harness_files]
     h = hashlib.sha256()
     for path in files:
         with open(path, errors="replace") as f:
             text = f.read().replace(os.path.abspath(output_dir), "OUT")
-        text = re.sub(r"(?m)^//.*(Auto-Generated|\d{4}-\d{2}-\d{2}).*$", "", text)
+        text = re.sub(r"(?m)^//.*(Auto-Generated|LiteX sha1|\d{4}-\d{2}-\d{2}).*$", "", text)
         if path.endswith(".v"):
             text = canonical_verilog(text)
         h.update(os.path.basename(path).encode() + b"\0" + text.encode())

@@ -76,9 +76,11 @@ class Unprovable(RuntimeError):
     """A result that cannot be shown to be what the tree gives now (the message says why)."""
 
 
-def restamp(path, log=print):
+def restamp(path, log=print, netlists=None):
     """Stamp the result of the capture at ``path`` fresh if its images are the tree's; its new
-    stamp, or None when it was fresh already. Raises :class:`Unprovable`."""
+    stamp, or None when it was fresh already. Raises :class:`Unprovable`. ``netlists``: the
+    hardware digests generated so far, by (commit, or None for the tree, and model), shared by
+    the captures restamped together (their models are mostly the same)."""
     lines = read_capture(path)
     old = stamps.capture_stamp(parse_lines(lines))
     if old is None or stamps.capture_stamp(parse_lines(lines[:1])) is None:
@@ -99,7 +101,7 @@ def restamp(path, log=print):
     experiment.prepare(args)
     runs = experiment.runs(args)
     if stamps.sources_digest(MODEL_SOURCES, commit) != stamps.sources_digest(MODEL_SOURCES):
-        same_hardware(commit, {run.model for run in runs if run.model}, log)
+        same_hardware(commit, {run.model for run in runs if run.model}, log, netlists)
     recorded = split_runs(lines)
     if [r.config for r in runs] != [
         {k: v for k, v in label.items() if k != "image"} for label, _ in recorded
@@ -153,21 +155,32 @@ def netlist(tree, model):
     return found.group(1)
 
 
-def same_hardware(commit, models, log=print):
+def same_hardware(commit, models, log=print, netlists=None):
     """Raises :class:`Unprovable` unless every model, generated from ``commit``'s tree and from
-    this one, is the same hardware (the model's sources changed, but maybe not what they make)."""
-    tree = tempfile.mkdtemp(prefix="subutai-restamp-")
+    this one, is the same hardware (the model's sources changed, but maybe not what they make).
+    ``netlists`` (see :func:`restamp`) holds the digests generated already and gets the new ones."""
+    netlists = {} if netlists is None else netlists
+    tree = None
     git = ["git", "-C", ROOT]
-    subprocess.run(git + ["worktree", "add", "--detach", tree, commit], check=True, capture_output=True)
     try:
         for model in sorted(models, key=lambda m: (m.tiles, repr(m))):
-            if netlist(tree, model) != netlist(ROOT, model):
+            if (commit, model) not in netlists:
+                if tree is None:
+                    tree = tempfile.mkdtemp(prefix="subutai-restamp-")
+                    subprocess.run(
+                        git + ["worktree", "add", "--detach", tree, commit], check=True, capture_output=True
+                    )
+                netlists[(commit, model)] = netlist(tree, model)
+            if (None, model) not in netlists:
+                netlists[(None, model)] = netlist(ROOT, model)
+            if netlists[(commit, model)] != netlists[(None, model)]:
                 raise Unprovable(
                     f"the {model.tiles}-tile model is not the hardware of {commit[:10]}: rerun its sweep"
                 )
             log(f"  the {model.tiles}-tile model: the hardware of {commit[:10]}")
     finally:
-        subprocess.run(git + ["worktree", "remove", "--force", tree], capture_output=True)
+        if tree is not None:
+            subprocess.run(git + ["worktree", "remove", "--force", tree], capture_output=True)
 
 
 def main(argv=None):
@@ -176,9 +189,10 @@ def main(argv=None):
     )
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="results/<name>_capture.txt")
     status = 0
+    netlists = {}
     for path in parser.parse_args(argv).captures:
         try:
-            new = restamp(path)
+            new = restamp(path, netlists=netlists)
             print(
                 f"{path}: " + ("fresh already" if new is None else f"stamped fresh at {new['commit'][:10]}")
             )
