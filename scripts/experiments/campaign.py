@@ -128,7 +128,7 @@ def run_task(name, run, args, _model=None):
     digest = _digest(image)
     # A run without a model of the campaign's (a board's own SoC, built by its image step) is
     # kept by the generator's sources, which make that SoC.
-    hardware = model_digest(model) if model else sources_digest(MODEL_SOURCES)
+    hardware = model_digest(run.model) if model else sources_digest(MODEL_SOURCES)
     path = os.path.join(args.store, name, run_key(name, run, digest, hardware) + ".txt")
     if experiment.cacheable and not args.rerun and os.path.exists(path):
         with open(path) as f:

@@ -7,12 +7,18 @@ else (the Zephyr and firmware build helpers, the board flows, the partitioner): 
 that generates the same hardware leaves every run's output as it was. The campaign keeps runs by
 this digest (``campaign.run_key``) and ``restamp`` proves a stale result by it.
 
-Only the standard library here: ``restamp`` runs these functions in an older checkout's tree.
+``canonical_verilog`` and ``hardware_digest`` use only the standard library: the generation
+script runs them in an older checkout's tree (``restamp``).
 """
 
 import hashlib
+import inspect
+import json
 import os
 import re
+import subprocess
+import sys
+import tempfile
 
 #: Generated files of a model's gateware directory that Verilator reads or the run loads: the
 #: Verilog, the memories' initial contents and the hierarchy blocks' configuration.
@@ -61,16 +67,88 @@ def hardware_digest(gateware_dir, output_dir, harness_dir, harness_files):
     return h.hexdigest()
 
 
-def model_digest(model):
-    """The hardware digest of a built model (:class:`soc.simulation.SimModel`), with the build
-    parameters that reach the compiled model (its mesh, memories, timeouts; not the sources'
-    digest, which is what this replaces)."""
-    import json
+class HardwareUnknown(RuntimeError):
+    """A model whose hardware could not be generated (the message says why)."""
 
-    from soc.simulation import HARNESS_DIR
 
-    with open(model.stamp) as f:
-        params = {k: v for k, v in json.load(f).items() if k != "digest"}
-    harness = CUT_HARNESS if model.partitions > 1 else SINGLE_HARNESS
-    digest = hardware_digest(model.gateware_dir, model.output_dir, HARNESS_DIR, harness)
-    return hashlib.sha256((digest + json.dumps(params, sort_keys=True)).encode()).hexdigest()
+#: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)
+#: and prints the digest of what Verilator would compile: the Verilog, dates and the output
+#: directory blanked, and the harness's sources.
+NETLIST_SCRIPT = (
+    r"""
+import hashlib, json, os, re, sys
+import soc.simulation as sim
+args, out = json.loads(sys.argv[1]), sys.argv[2]
+GENERATED = GENERATED_FILES
+
+CANONICAL_VERILOG
+HARDWARE_DIGEST
+
+def digest(soc, model, knobs, **_):
+    from litex.soc.integration.builder import Builder
+    Builder(soc, output_dir=model.output_dir, compile_software=False, compile_gateware=False,
+            csr_json=model.csr_json).build(run=False, build_name="sim")
+    block = getattr(soc, "tile_block", None)
+    if block is not None:
+        block.write(soc.platform, model.gateware_dir)
+    # The single model's harness (a cut model's, partition.cpp and partition.mk, is not its).
+    print("netlist", hardware_digest(model.gateware_dir, out, sim.HARNESS_DIR, SINGLE_HARNESS))
+    raise SystemExit(0)
+
+sim.verilate = digest
+sim.quiet_litex()
+sim.build_model(*args.pop("mesh"), output_dir=out, force=True, log=lambda m: None, **args)
+""".replace("GENERATED_FILES", repr(GENERATED))
+    .replace("SINGLE_HARNESS", repr(SINGLE_HARNESS))
+    .replace("CANONICAL_VERILOG", inspect.getsource(canonical_verilog))
+    .replace("HARDWARE_DIGEST", inspect.getsource(hardware_digest))
+)
+
+
+def model_arguments(model):
+    """build_model()'s arguments of a model of the runs."""
+    from soc.mesh import mesh_shape
+
+    return dict(
+        mesh=list(mesh_shape(model.tiles)),
+        cpu_variant=model.cpu_variant,
+        mem_banks=model.mem_banks,
+        threads=model.threads,
+        **dict(model.options),
+    )
+
+
+def netlist(tree, model):
+    """The digest of a model's hardware generated from the sources at ``tree``."""
+    with tempfile.TemporaryDirectory(prefix="subutai-netlist-") as out:
+        proc = subprocess.run(
+            [sys.executable, "-c", NETLIST_SCRIPT, json.dumps(model_arguments(model)), out],
+            cwd=tree,
+            env=dict(os.environ, PYTHONPATH=tree),
+            capture_output=True,
+            text=True,
+        )
+    found = re.search(r"^netlist ([0-9a-f]{64})$", proc.stdout, re.M)
+    if proc.returncode != 0 or not found:
+        raise HardwareUnknown(f"cannot generate the {model.tiles}-tile model at {tree}: {proc.stderr[-500:]}")
+    return found.group(1)
+
+
+#: Digests of this process, by model configuration: each generates once per process.
+_DIGESTS = {}
+
+
+def model_digest(config):
+    """The hardware digest of a model configuration (:class:`framework.ModelConfig`) as this
+    tree generates it, with the build parameters that reach the compiled model: what the model a
+    campaign built from this tree computes. Generated, not read from the model's directory: the
+    variants of a model (a hierarchy of blocks, partitions) share that directory and each writes
+    its own Verilog there."""
+    if config not in _DIGESTS:
+        from gateware.build import ROOT
+
+        digest = netlist(ROOT, config)
+        _DIGESTS[config] = hashlib.sha256(
+            (digest + json.dumps(model_arguments(config), sort_keys=True)).encode()
+        ).hexdigest()
+    return _DIGESTS[config]

@@ -21,10 +21,7 @@ stamp it replaces (``restamped``). Anything else is refused with the reason: rer
 """
 
 import argparse
-import inspect
-import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -36,40 +33,6 @@ from scripts.experiments import stamp as stamps
 from scripts.experiments.framework import parse_arguments, save_capture, split_runs, write_report
 
 MODEL_SOURCES = stamps.MODEL_SOURCES
-
-
-#: Generates a model's hardware from the tree it runs in (build_model() with Verilator left out)
-#: and prints the digest of what Verilator would compile: the Verilog, dates and the output
-#: directory blanked, and the harness's sources.
-NETLIST_SCRIPT = (
-    r"""
-import hashlib, json, os, re, sys
-import soc.simulation as sim
-args, out = json.loads(sys.argv[1]), sys.argv[2]
-GENERATED = GENERATED_FILES
-
-CANONICAL_VERILOG
-HARDWARE_DIGEST
-
-def digest(soc, model, knobs, **_):
-    from litex.soc.integration.builder import Builder
-    Builder(soc, output_dir=model.output_dir, compile_software=False, compile_gateware=False,
-            csr_json=model.csr_json).build(run=False, build_name="sim")
-    block = getattr(soc, "tile_block", None)
-    if block is not None:
-        block.write(soc.platform, model.gateware_dir)
-    # The single model's harness (a cut model's, partition.cpp and partition.mk, is not its).
-    print("netlist", hardware_digest(model.gateware_dir, out, sim.HARNESS_DIR, SINGLE_HARNESS))
-    raise SystemExit(0)
-
-sim.verilate = digest
-sim.quiet_litex()
-sim.build_model(*args.pop("mesh"), output_dir=out, force=True, log=lambda m: None, **args)
-""".replace("GENERATED_FILES", repr(hardware.GENERATED))
-    .replace("SINGLE_HARNESS", repr(hardware.SINGLE_HARNESS))
-    .replace("CANONICAL_VERILOG", inspect.getsource(hardware.canonical_verilog))
-    .replace("HARDWARE_DIGEST", inspect.getsource(hardware.hardware_digest))
-)
 
 
 class Unprovable(RuntimeError):
@@ -126,33 +89,13 @@ def restamp(path, log=print, netlists=None):
     return new
 
 
-def model_arguments(model):
-    """build_model()'s arguments of a model of the runs."""
-    from soc.mesh import mesh_shape
-
-    return dict(
-        mesh=list(mesh_shape(model.tiles)),
-        cpu_variant=model.cpu_variant,
-        mem_banks=model.mem_banks,
-        threads=model.threads,
-        **dict(model.options),
-    )
-
-
 def netlist(tree, model):
-    """The digest of a model's hardware generated from the sources at ``tree``."""
-    with tempfile.TemporaryDirectory(prefix="subutai-netlist-") as out:
-        proc = subprocess.run(
-            [sys.executable, "-c", NETLIST_SCRIPT, json.dumps(model_arguments(model)), out],
-            cwd=tree,
-            env=dict(os.environ, PYTHONPATH=tree),
-            capture_output=True,
-            text=True,
-        )
-    found = re.search(r"^netlist ([0-9a-f]{64})$", proc.stdout, re.M)
-    if proc.returncode != 0 or not found:
-        raise Unprovable(f"cannot generate the {model.tiles}-tile model at {tree}: {proc.stderr[-500:]}")
-    return found.group(1)
+    """The digest of a model's hardware generated from the sources at ``tree``
+    (:func:`hardware.netlist`); :class:`Unprovable` if it cannot be generated."""
+    try:
+        return hardware.netlist(tree, model)
+    except hardware.HardwareUnknown as e:
+        raise Unprovable(str(e)) from None
 
 
 def same_hardware(commit, models, log=print, netlists=None):
