@@ -28,6 +28,7 @@ SMALL_SET = TWO_SET * 2
 TEST_ARGS = "-i test -s 1"
 CS_SPIN = os.path.join(ROOT, "tests", "programs", "cs_spin")
 MIGRATE_KEEPS = os.path.join(ROOT, "tests", "programs", "migrate_keeps")
+RUNTIME_LOCK = os.path.join(ROOT, "tests", "programs", "runtime_lock")
 #: Timeslot of the tests (us): short beside the test input's runs, so threads rotate many times.
 TS_US = 100
 
@@ -175,6 +176,25 @@ def test_a_moved_thread_keeps_its_key_data_and_pending_cancellation(sim, backend
     # cycles), and both kernels' work on it (a suspend, a resume) is counted.
     s = run["set"]
     assert s["move_latency"] >= 100 * s["moved"] and s["move_work"] >= 100 * s["moved"], s
+
+
+@pytest.mark.zephyr
+@pytest.mark.parametrize("backend", ["subutai", pytest.param("swonly", marks=pytest.mark.slow)])
+def test_a_holder_of_the_runtime_lock_keeps_its_core_past_its_timeslot(sim, backend):
+    """Two applications whose threads take the runtime's lock in a loop (tests/programs/
+    runtime_lock), one a core, rotated by rr: a holder preempted at its slot's end would leave
+    the other application's threads spinning on the lock for their whole slot. Each thread's
+    rounds end at most about one slot of the other application apart."""
+    ts_us = 1000
+    result, run = run_set(sim, [f"{RUNTIME_LOCK}:4"] * 2, backend, "rr", ts_us=ts_us)
+    assert result.exit_code == 0, result.output[-3000:]
+    gaps = [
+        int(g)
+        for g in re.findall(r"runtime_lock: 4 threads, \d+ rounds, largest gap (\d+) ns", result.output)
+    ]
+    assert len(gaps) == 2, result.output[-3000:]
+    # The other application's slot, and the round around it: well under two slots.
+    assert all(ts_us * 1000 // 2 < g < ts_us * 1000 * 3 // 2 for g in gaps), gaps
 
 
 @pytest.mark.slow

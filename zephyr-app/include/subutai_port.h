@@ -100,23 +100,39 @@ static inline bool subutai_port_wait(struct subutai_reply *reply, subutai_id_t i
 /* Lets the other ready threads of this core run first (lib/pthread/thread_zephyr.c). */
 void rt_yield(void);
 
+/* Internal locks this core's running thread holds (subutai_port_spin_enter()), and the
+ * interrupt lock's key of the outermost hold. Kernel data: only the holder touches them, with
+ * interrupts masked. */
+extern unsigned int subutai_spins_held;
+extern unsigned int subutai_spins_key;
+
 /*
- * Round robin: a holder of the lock preempted on the spinner's core runs at the spinner's next
- * timeslot's end at the latest. With a critical-section-aware scheduler (the library built with
- * RT_CS_TRACKING, lib/CMakeLists.txt) a spinner that holds a mutex keeps its core at its
- * timeslot's end, so it yields now and then to a holder of its core preempted meanwhile (the lazy
- * initialization of an object holds the runtime's lock across its allocation request to an
- * engine, which may sleep); without the limit it would otherwise spin for ever.
+ * A holder of an internal lock runs with interrupts masked, as a holder of Zephyr's k_spinlock
+ * does: preempted (a timeslot's end, the wake-up of a thread of the slot's application) it would
+ * stop every core's takers of the lock until its application's next timeslot, up to a whole
+ * rotation later. The driver watches for a reply the holder waits for meanwhile (the allocation
+ * of a lazily set-up object) instead of sleeping (subutai_ni_wait_reply()).
  */
+static inline void subutai_port_spin_enter(void)
+{
+	unsigned int key = irq_lock();
+
+	if (subutai_spins_held++ == 0) {
+		subutai_spins_key = key;
+	}
+}
+
+static inline void subutai_port_spin_exit(void)
+{
+	if (--subutai_spins_held == 0) {
+		irq_unlock(subutai_spins_key);
+	}
+}
+
+/* The holder is never a thread of the spinner's core (it keeps its core until it releases). */
 static inline void subutai_port_spin_wait(unsigned int spins)
 {
-#ifdef RT_CS_TRACKING /* the library's paths that tell the scheduler of critical sections */
-	if (spins % SUBUTAI_PORT_SPINS_PER_YIELD == 0) {
-		rt_yield();
-	}
-#else
 	ARG_UNUSED(spins);
-#endif
 }
 
 /* A poll of channels in memory that found nothing lets the core's other threads run. */

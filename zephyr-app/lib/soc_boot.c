@@ -7,7 +7,8 @@
  * shared part of main RAM (linker/shared.ld): core 0 prepares it before it releases the others,
  * which then boot their own kernels.
  *
- * Also here: the console, whose lines from different cores never mix, and exit().
+ * Also here: the console, whose lines from different cores never mix, exit(), and the state of
+ * the library's internal locks a core's running thread holds (subutai_port.h).
  */
 #include <string.h>
 
@@ -29,6 +30,11 @@ extern char __subutai_shared_bss_start[], __subutai_shared_bss_end[];
 extern char __subutai_tile_bss_start[], __subutai_tile_bss_end[];
 
 static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
+
+/* Kernel data: the holds of internal locks by this core's running thread, and the interrupt
+ * lock's key of the outermost (subutai_port_spin_enter()). */
+unsigned int subutai_spins_held;
+unsigned int subutai_spins_key;
 
 /* This core's console line (kernel data: private to the core). */
 static char line[CONSOLE_LINE];

@@ -54,10 +54,20 @@
  *     Thread slots of each core, a core's being consecutive (a waker finds a waiter's core from
  *     its slot alone), or 0 when any core's thread may take any slot.
  *
+ *   void subutai_port_spin_enter(void);
+ *   void subutai_port_spin_exit(void);
+ *     Around each hold of a short internal lock of the library, from before its first try
+ *     (rt_spin_lock()) to after its release (rt_spin_unlock()); they nest. Where threads of a
+ *     core preempt each other, enter masks what could preempt the holder, and a reply the
+ *     holder waits for meanwhile (an object's allocation) is watched for, never slept on: a
+ *     holder that lost its core would stop every core's takers of the lock until it ran again,
+ *     which under a rotation of applications is the holder's next timeslot. Nothing where
+ *     threads only switch when they wait.
+ *
  *   void subutai_port_spin_wait(unsigned int spins);
  *     Called by a spinner on a short internal lock of the library (rt_spin_lock()) after each of
- *     its loads that found the word taken (spins: the loads so far): the holder may be a thread
- *     of the same core, preempted or blocked, which this may let run.
+ *     its loads that found the word taken (spins: the loads so far): where the holder may be a
+ *     thread of the same core, switched out while it waited, this may let it run.
  *
  *   void subutai_port_relax(void);
  *     Called by a poll of channels in memory that found nothing: lets the core's other threads

@@ -222,11 +222,13 @@ static inline unsigned int rt_core(void)
 }
 
 /* Short internal critical sections only (a few atomic-unit accesses): users of the
- * synchronization objects never spin, they sleep. While the word is taken the port may let the
+ * synchronization objects never spin, they sleep. The holder keeps its core where threads
+ * preempt each other (subutai_port_spin_enter()); while the word is taken the port may let the
  * core's other threads run (subutai_port_spin_wait()).
  */
 static inline void rt_spin_lock(unsigned int word)
 {
+	subutai_port_spin_enter();
 	while (subutai_atomic_test_and_set(word) != 0) {
 		for (unsigned int spins = 1; subutai_atomic_load(word) != 0; spins++) {
 			subutai_port_spin_wait(spins);
@@ -237,6 +239,7 @@ static inline void rt_spin_lock(unsigned int word)
 static inline void rt_spin_unlock(unsigned int word)
 {
 	subutai_atomic_store(word, 0);
+	subutai_port_spin_exit();
 }
 
 /*

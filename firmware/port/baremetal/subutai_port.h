@@ -192,6 +192,15 @@ static inline void subutai_port_yield_now(void)
 	(void)result;
 }
 
+/* Threads switch only when they wait: a holder of an internal lock keeps its core. */
+static inline void subutai_port_spin_enter(void)
+{
+}
+
+static inline void subutai_port_spin_exit(void)
+{
+}
+
 /*
  * A spinner on a taken internal lock lets the core's other threads run now and then (the holder
  * may be one of them, blocked: the lazy initialization of an object holds the runtime's lock

@@ -302,7 +302,8 @@ SUBUTAI_HW_PATH static bool take_given(struct subutai_waiter *waiter, struct sub
  * condition) the caller sleeps.
  */
 SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter,
-					   struct subutai_reply *reply, bool *woken)
+					   struct subutai_reply *reply, bool *woken,
+					   bool until_mine)
 {
 	uint32_t start = subutai_cycles32();
 	/* A reply or a wake-up the handler gave before this request: take it first. */
@@ -311,7 +312,7 @@ SUBUTAI_HW_PATH static bool spin_for_reply(struct subutai_waiter *waiter,
 
 	uint32_t spin = may_spin(waiter) ? CONFIG_SUBUTAI_REPLY_SPIN_CYCLES : 0;
 
-	while (!mine && subutai_cycles32() - start < spin) {
+	while (!mine && (until_mine || subutai_cycles32() - start < spin)) {
 		if (!subutai_window_reply_waits()) {
 			continue;
 		}
@@ -376,9 +377,23 @@ SUBUTAI_HW_PATH static bool wait_asleep(struct subutai_reply *reply, uint64_t de
 {
 	struct subutai_waiter *waiter = subutai_waiter_current();
 	bool woken = false;
-	bool mine = spin_for_reply(waiter, reply, &woken);
+	bool mine = spin_for_reply(waiter, reply, &woken, false);
 
 	return sleep_for_reply(waiter, reply, deadline, key, stop, mine, woken);
+}
+
+/*
+ * The wait of a holder of an internal lock (subutai_port_spin_enter(): interrupts masked): it
+ * keeps its core and watches the window until its reply, handing the others' to their threads.
+ * Only replies the engine gives at once are waited for so (an allocation, a free).
+ */
+SUBUTAI_HW_PATH static bool watch_for_reply(struct subutai_reply *reply, unsigned int key)
+{
+	bool woken = false;
+
+	spin_for_reply(subutai_waiter_current(), reply, &woken, true);
+	irq_unlock(key);
+	return true;
 }
 
 /* An interrupt other than the reply's waits: the spinning thread lets it in. */
@@ -522,6 +537,9 @@ SUBUTAI_HW_PATH bool subutai_ni_wait_reply(struct subutai_reply *reply, subutai_
 					   bool *invalidated)
 {
 	*invalidated = false;
+	if (subutai_spins_held != 0) {
+		return watch_for_reply(reply, key);
+	}
 	if (deadline != 0) {
 		return wait_asleep(reply, deadline, key, stop);
 	}
