@@ -954,52 +954,46 @@ static bool raise_laggard(struct subutai_waiter *waiter, uint32_t waiting, bool 
 	return true;
 }
 
-/* Raises this core's laggards of the round (a preempted laggard, or the one the interrupt came
- * in; raise_laggard()); how many. Interrupts locked or in an interrupt. Under the rotation it
- * walks the core's own threads: a walk of every waiter slot took 2,000-2,300 cycles, most of a
- * donation's delay. */
-static unsigned int run_laggards(uint32_t waiting, bool released_too,
-				 const struct subutai_waiter *donor)
+/* This core's laggards of the round: raised (raise: a preempted laggard, or the one the
+ * interrupt came in; raise_laggard()) or only counted (may_raise()); how many. Interrupts locked
+ * or in an interrupt. Under the rotation it walks the core's own threads: a walk of every waiter
+ * slot took 2,000-2,300 cycles, most of a donation's delay. */
+static unsigned int core_laggards(uint32_t waiting, bool released_too,
+				  const struct subutai_waiter *donor, bool raise)
 {
-	unsigned int raised = 0;
+	unsigned int found = 0;
 #ifdef CONFIG_SUBUTAI_SCHED_ROTATION
 	struct subutai_sched_thread *thread;
 
 	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, thread, rotation)
 	{
-		raised += raise_laggard(&thread->waiter, waiting, released_too, donor);
-	}
+		struct subutai_waiter *waiter = &thread->waiter;
 #else
 	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX; id++) {
 		struct subutai_waiter *waiter = subutai_waiter_local(id);
 
-		if (waiter != NULL) {
-			raised += raise_laggard(waiter, waiting, released_too, donor);
+		if (waiter == NULL) {
+			continue;
 		}
-	}
 #endif
-	return raised;
+		found += raise ? raise_laggard(waiter, waiting, released_too, donor)
+			       : may_raise(waiter, waiting, released_too);
+	}
+	return found;
+}
+
+static unsigned int run_laggards(uint32_t waiting, bool released_too,
+				 const struct subutai_waiter *donor)
+{
+	return core_laggards(waiting, released_too, donor, true);
 }
 
 bool subutai_ni_barrier_laggard_here_hook(const struct subutai_waiter *waiter)
 {
 	uint32_t waiting = subutai_baps[waiter->id];
 	unsigned int key = irq_lock();
-	bool here = false;
-#ifdef CONFIG_SUBUTAI_SCHED_ROTATION
-	struct subutai_sched_thread *thread;
+	bool here = core_laggards(waiting, true, NULL, false) != 0;
 
-	SYS_DLIST_FOR_EACH_CONTAINER(&rotation, thread, rotation)
-	{
-		here = here || may_raise(&thread->waiter, waiting, true);
-	}
-#else
-	for (unsigned int id = 0; id < CONFIG_SUBUTAI_THREADS_MAX && !here; id++) {
-		const struct subutai_waiter *other = subutai_waiter_local(id);
-
-		here = other != NULL && may_raise(other, waiting, true);
-	}
-#endif
 	irq_unlock(key);
 	return here;
 }
