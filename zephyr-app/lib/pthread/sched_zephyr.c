@@ -599,9 +599,11 @@ bool subutai_sched_may_move(const struct subutai_waiter *waiter)
 }
 
 #ifdef CONFIG_SUBUTAI_SCHED_STEAL
-/* This core's steal: asked and not answered yet, and when it may ask again (kernel data). */
+/* This core's steal: asked and not answered yet, when it may ask again, and how long it waits
+ * after a "none" (kernel data). */
 static bool steal_asked;
 static uint32_t steal_after;
+static uint32_t steal_backoff = CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES;
 #endif
 
 void subutai_sched_move_cost(uint32_t work, uint32_t latency)
@@ -626,6 +628,7 @@ void subutai_sched_thread_arrives(struct subutai_waiter *waiter, uint32_t how)
 #ifdef CONFIG_SUBUTAI_SCHED_STEAL
 	if (how & SUBUTAI_MOVE_STAY) {
 		steal_asked = false;
+		steal_backoff = CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES;
 	}
 #endif
 }
@@ -676,11 +679,19 @@ static void on_steal(const struct subutai_ni_msg *msg)
 }
 
 #ifdef CONFIG_SUBUTAI_SCHED_STEAL
+/*
+ * A "none": the next question waits, twice as long as the last after each "none" in a row (a
+ * Linux domain's balance interval doubles while its balancing fails, up to its maximum). A core
+ * can count runnable threads none of which may move (holding a mutex, or not in an application
+ * yet): asked by every idle kernel at a fixed pace, its answers took all its time, so its NI
+ * interrupt never returned and nothing else ran on it (8 tiles, streamcluster*8 beside ep:2*8).
+ */
 static void on_none(const struct subutai_ni_msg *msg)
 {
 	ARG_UNUSED(msg);
 	steal_asked = false;
-	steal_after = subutai_cycles32() + CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES;
+	steal_after = subutai_cycles32() + steal_backoff;
+	steal_backoff = MIN(2 * steal_backoff, CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_MAX_CYCLES);
 }
 
 /*
