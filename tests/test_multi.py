@@ -179,6 +179,27 @@ def test_a_moved_thread_keeps_its_key_data_and_pending_cancellation(sim, backend
 
 
 @pytest.mark.zephyr
+def test_idle_kernels_asking_a_core_that_can_give_nothing_back_off(sim, reference):
+    """The migrating baseline with a short first wait after a "none" (2,000 cycles): three idle
+    kernels ask the launcher's core, whose runnable threads cannot move at first (the launcher,
+    a main that has not joined its application yet). At a fixed pace their questions kept its NI
+    interrupt busy for good and nothing else ran there: no output within 20 M cycles. Each
+    "none" in a row now doubles the asker's wait: the set ends, and the misses stay few."""
+    conf = ["CONFIG_SUBUTAI_SCHED_STEAL=y", "CONFIG_SUBUTAI_SCHED_STEAL_BACKOFF_CYCLES=2000"]
+    result, run = run_set(
+        sim, ["streamcluster*4", "ep:1*4"], "subutai", "rr", ts_us=500, extra_conf=conf, max_cycles=20_000_000
+    )
+    assert result.exit_code == 0, result.output[-3000:]
+    firsts = [i for i in run["instances"] if i.get("first", True)]
+    assert len(firsts) == 2 and all(i["finished"] and i["exit"] == 0 for i in firsts), run["instances"]
+    s = run["set"]
+    assert s["migration"] == "steal" and s["moved"] >= 1, s
+    # Three askers over the whole set: a fixed 2,000-cycle wait would answer thousands.
+    assert s["steal_misses"] <= 100, s
+    assert all(c == reference.get(p) for p, c in checksums(run).values() if p == "streamcluster"), checksums(run)
+
+
+@pytest.mark.zephyr
 @pytest.mark.parametrize("backend", ["subutai", pytest.param("swonly", marks=pytest.mark.slow)])
 def test_a_holder_of_the_runtime_lock_keeps_its_core_past_its_timeslot(sim, backend):
     """Two applications whose threads take the runtime's lock in a loop (tests/programs/
