@@ -196,7 +196,8 @@ def test_idle_kernels_asking_a_core_that_can_give_nothing_back_off(sim, referenc
     assert s["migration"] == "steal" and s["moved"] >= 1, s
     # Three askers over the whole set: a fixed 2,000-cycle wait would answer thousands.
     assert s["steal_misses"] <= 100, s
-    assert all(c == reference.get(p) for p, c in checksums(run).values() if p == "streamcluster"), checksums(run)
+    sums = checksums(run)
+    assert all(c == reference.get(p) for p, c in sums.values() if p == "streamcluster"), sums
 
 
 @pytest.mark.zephyr
