@@ -21,7 +21,8 @@ from gateware.build import ROOT
 from scripts import host_programs
 from scripts.experiments.multi import set_runs
 from scripts.experiments.framework import label_record
-from scripts.experiments.tidon import CSV_FIELDS, metrics
+from scripts.experiments.multi import kernel_policy
+from scripts.experiments.tidon import CSV_FIELDS, barrier_and_schedule, goals, metrics
 
 TEST_ARGS = "-i test -s 1"
 TS_US = 100
@@ -179,3 +180,21 @@ def test_metrics_of_a_known_capture():
     # A wrong checksum is reported, not passed.
     rows = metrics(set_runs(lines), {"streamcluster": "0x00000002", "ep": "0x00000001"})
     assert rows[0][f["checksums_ok"]] == "no"
+
+
+def test_the_migrating_baseline_is_one_of_the_other_policies():
+    """``block+steal`` builds the block barrier under rr-steal (idle kernels take ready threads),
+    and Tidon's goal line measures it against the best other policy, that one included."""
+    assert barrier_and_schedule("block+steal") == ("block", "rr-steal")
+    assert barrier_and_schedule("tidon") == ("tidon", "rr")
+    assert kernel_policy("rr-steal") == ("rr", ["CONFIG_SUBUTAI_SCHED_STEAL=y"])
+    lines = (
+        _run("alone", "streamcluster", 0, "spin-then-block", [100], ["streamcluster"], [8])
+        + _run("alone", "ep", 2, "spin-then-block", [300], ["ep"], [2])
+        + _run("corun", "streamcluster", 2, "tidon", [200, 400], ["streamcluster", "ep"], [8, 2])
+        + _run("corun", "streamcluster", 2, "block+steal", [125, 300], ["streamcluster", "ep"], [8, 2])
+    )
+    rows = metrics(set_runs(lines), {"streamcluster": "0x00000001", "ep": "0x00000001"})
+    (line,), _ = goals(rows)
+    # Tidon 0.5 + 0.75 = 1.25 against block+steal's 0.8 + 1.0 = 1.8.
+    assert "best other (block+steal) 1.800" in line and "**0.69×**" in line, line

@@ -13,7 +13,9 @@ program also runs alone, with the default barrier (spin-then-block), as the refe
 speed-up. In a co-run each program runs again while the other's first run goes on ("We run each
 workload repeatedly in order to fully overlap their executions", §5.2; up to ``--runs`` runs,
 ``program*runs`` of the launcher): its speed-up is its first run's, overlapped all along. Every co-run is built once per barrier waiting policy (Kconfig SUBUTAI_BARRIER_WAIT) and
-backend, with round-robin scheduling at a 0.5 ms timeslot (zephyr-app/apps/multi).
+backend, with round-robin scheduling at a 0.5 ms timeslot (zephyr-app/apps/multi); ``block+steal``
+and ``spin-then-block+steal`` add the migrating baseline (CONFIG_SUBUTAI_SCHED_STEAL: idle kernels
+take ready threads), the analog of seed 002's runs on Linux.
 
 Usage: python -m scripts.experiments tidon [--tiles 8] [--workloads streamcluster bodytrack]
            [--ep-threads 1 2 4] [--backends swonly subutai] [--policies spin block ...] [--jobs N]
@@ -27,8 +29,21 @@ from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, move_costs
 from scripts.results import RESULTS_DIR, console_table, markdown_table, new_figure, save_csv, save_figure
 from scripts.results import to_int
 
-#: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES).
-POLICIES = ("spin", "block", "spin-then-block", "tidon")
+#: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES), then the
+#: migrating baseline under the passive and the default ones ("+steal": idle kernels take ready
+#: threads, rr-steal of make bench-multi; seed 002's runs are on Linux, which migrates).
+POLICIES = ("spin", "block", "spin-then-block", "tidon", "block+steal", "spin-then-block+steal")
+#: What a policy's name adds to its barrier's: the scheduling of the migrating baseline.
+MIGRATING = "+steal"
+#: Short names of the plot.
+SHORT = {
+    "spin": "s",
+    "block": "b",
+    "spin-then-block": "s/b",
+    "tidon": "t",
+    "block+steal": "b+m",
+    "spin-then-block+steal": "s/b+m",
+}
 #: The policy programs run alone with (seed 002: the default barrier of the runtime).
 ALONE_POLICY = "spin-then-block"
 CSV_FIELDS = (
@@ -174,14 +189,16 @@ def report(runs, reference, results_dir=RESULTS_DIR, name="tidon"):
     ).split()
     tiles = sorted({r[3] for r in rows})
     md = [
-        "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block",
+        "# Tidon: a barrier that donates its time (seed 002) beside spin, block and spin-then-block, "
+        "and the migrating baseline",
         "",
         f"Zephyr on every tile ({', '.join(map(str, tiles))} tiles), round-robin scheduling (TS 0.5 ms), programs at "
         "`-i simsmall -s 1`. A barrier-intensive program runs one thread per tile beside `ep` (NAS EP) with "
         "1, 2 or 4 threads (imbalanced: the threads are not a multiple of the cores) or one per tile (balanced). "
         "Speed-up of a program = its time alone (spin-then-block, same backend) / its turnaround in the co-run; "
         "weighted speed-up = the sum over the two programs; unfairness = largest / smallest speed-up (seed 002 §5.2). "
-        "Times in cycles at 100 MHz.",
+        "Times in cycles at 100 MHz. `+steal`: the same barrier with the migrating baseline (idle kernels "
+        "take ready threads, `rr-steal` of `make bench-multi`): seed 002's machine is Linux, which migrates.",
         "",
         "## Goals (8 tiles)",
         "",
@@ -246,13 +263,13 @@ def plot(rows, path):
                 ax.bar(xs, main, width, color=colors["main"], edgecolor="black", linewidth=0.3)
                 ax.bar(xs, ep, width, bottom=main, color=colors["ep"], edgecolor="black", linewidth=0.3)
                 for x, m, e in zip(xs, main, ep):
-                    short = policy[0] if policy != "spin-then-block" else "s/b"
-                    ax.text(x, m + e + 0.02, short, ha="center", fontsize=6)
+                    ax.text(x, m + e + 0.02, SHORT[policy], ha="center", fontsize=6)
             ax.set_xticks(range(len(threads)))
             ax.set_xticklabels([f"EP ×{n}" for n in threads])
             ax.set_ylabel("weighted speed-up")
             ax.set_title(
-                f"{workload} + EP, {BACKEND_NAMES[backend]} (s spin, b block, s/b, t tidon)", fontsize=9
+                f"{workload} + EP, {BACKEND_NAMES[backend]} (s spin, b block, s/b, t tidon, +m migrating)",
+                fontsize=9,
             )
             ax.bar([], [], color=colors["main"], label=workload)
             ax.bar([], [], color=colors["ep"], label="ep")
@@ -271,6 +288,14 @@ DEADLINE_MS = 300
 #: Runs of each program of a co-run at most (the shorter runs again while the longer's first run
 #: goes on): ep:1 beside a workload on 8 tiles is about 4 times its length.
 RUNS = 8
+
+
+def barrier_and_schedule(policy):
+    """A policy's barrier waiting policy and scheduling (rr, or rr-steal for the migrating
+    baseline)."""
+    if policy.endswith(MIGRATING):
+        return policy[: -len(MIGRATING)], f"{SCHED_POLICY}-steal"
+    return policy, SCHED_POLICY
 
 
 def run_name(label):
@@ -348,7 +373,8 @@ class Tidon(ApplicationSets):
 
     def image(self, run, model, args):
         c = run.config
-        return self.build(model, c["programs"], c["backend"], SCHED_POLICY, TS_US, args, barrier=c["policy"])
+        barrier, schedule = barrier_and_schedule(c["policy"])
+        return self.build(model, c["programs"], c["backend"], schedule, TS_US, args, barrier=barrier)
 
     def execute(self, run, model, image, args):
         c = run.config
