@@ -19,9 +19,8 @@ import pytest
 
 from gateware.build import ROOT
 from scripts import host_programs
-from scripts.experiments.multi import set_runs
 from scripts.experiments.framework import label_record
-from scripts.experiments.multi import kernel_policy
+from scripts.experiments.multi import kernel_policy, set_runs
 from scripts.experiments.tidon import CSV_FIELDS, barrier_and_schedule, goals, metrics
 
 TEST_ARGS = "-i test -s 1"

@@ -29,13 +29,10 @@ from scripts.experiments.multi import BACKEND_NAMES, ApplicationSets, move_costs
 from scripts.results import RESULTS_DIR, console_table, markdown_table, new_figure, save_csv, save_figure
 from scripts.results import to_int
 
-#: Report order of the barrier waiting policies (soc.zephyr.BARRIER_POLICIES), then the
-#: migrating baseline under the passive and the default ones ("+steal": idle kernels take ready
-#: threads, rr-steal of make bench-multi; seed 002's runs are on Linux, which migrates).
-POLICIES = ("spin", "block", "spin-then-block", "tidon", "block+steal", "spin-then-block+steal")
-#: What a policy's name adds to its barrier's: the scheduling of the migrating baseline.
-MIGRATING = "+steal"
-#: Short names of the plot.
+#: The policies in report order, with their short names of the plot: the barrier waiting
+#: policies (soc.zephyr.BARRIER_POLICIES), then the migrating baseline under the passive and the
+#: default ones ("+steal": idle kernels take ready threads, rr-steal of make bench-multi; seed
+#: 002's runs are on Linux, which migrates).
 SHORT = {
     "spin": "s",
     "block": "b",
@@ -44,6 +41,9 @@ SHORT = {
     "block+steal": "b+m",
     "spin-then-block+steal": "s/b+m",
 }
+POLICIES = tuple(SHORT)
+#: What a policy's name adds to its barrier's: the scheduling of the migrating baseline.
+MIGRATING = "+steal"
 #: The policy programs run alone with (seed 002: the default barrier of the runtime).
 ALONE_POLICY = "spin-then-block"
 CSV_FIELDS = (
